@@ -1,0 +1,12 @@
+# Writes OUTPUT, a C++ file defining cnnstudio::embeddedPresets(): name -> JSON text of INPUTS.
+set(body "// Generated from resources/presets by cmake/EmbedPresets.cmake. Do not edit.\n")
+string(APPEND body "#include <map>\n#include <string>\nnamespace cnnstudio {\n")
+string(APPEND body "const std::map<std::string, std::string>& embeddedPresets() {\n")
+string(APPEND body "    static const std::map<std::string, std::string> presets = {\n")
+foreach(file IN LISTS INPUTS)
+  get_filename_component(name ${file} NAME_WE)
+  file(READ ${file} text)
+  string(APPEND body "        {\"${name}\", R\"cnnpreset(${text})cnnpreset\"},\n")
+endforeach()
+string(APPEND body "    };\n    return presets;\n}\n}  // namespace cnnstudio\n")
+file(WRITE ${OUTPUT} "${body}")

@@ -1,0 +1,229 @@
+// Backend: the op table every layer calls. A backend owns its memory; every pointer an op takes
+// is backend memory (host memory on CPU backends, device memory on GPU backends) unless the
+// name says "host". Shapes on this interface are NCHW; a backend may keep other layouts
+// internally. Every backward op OVERWRITES its outputs (no accumulation): the network sums
+// fan-out gradients itself with axpy().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cnnstudio {
+
+enum class Precision { Fp32, Tf32, Bf16 };
+std::string toString(Precision);
+Precision parsePrecision(const std::string& text);  // "fp32" | "tf32" | "bf16"; throws Error
+
+enum class Activation { Relu, LeakyRelu, Elu };
+enum class PoolKind { Max, Average };  // Average divides by the count of non-padding elements
+
+// One 2-D convolution (cross-correlation, as in PyTorch). x (batch, inChannels, inHeight, inWidth),
+// w (outChannels, inChannels/groups, kernelHeight, kernelWidth), bias (outChannels),
+// y (batch, outChannels, outHeight, outWidth). Zero padding, the same on both sides.
+struct ConvGeometry {
+    int batch = 1, inChannels = 1, inHeight = 1, inWidth = 1;
+    int outChannels = 1, outHeight = 1, outWidth = 1;
+    int kernelHeight = 1, kernelWidth = 1;
+    int strideHeight = 1, strideWidth = 1;
+    int padHeight = 0, padWidth = 0;
+    int groups = 1;
+
+    std::int64_t inputCount() const { return std::int64_t(batch) * inChannels * inHeight * inWidth; }
+    std::int64_t outputCount() const { return std::int64_t(batch) * outChannels * outHeight * outWidth; }
+    std::int64_t weightCount() const {
+        return std::int64_t(outChannels) * (inChannels / groups) * kernelHeight * kernelWidth;
+    }
+    bool operator==(const ConvGeometry&) const = default;
+};
+
+// x (batch, channels, inHeight, inWidth) -> y (batch, channels, outHeight, outWidth).
+struct PoolGeometry {
+    PoolKind kind = PoolKind::Max;
+    int batch = 1, channels = 1, inHeight = 1, inWidth = 1, outHeight = 1, outWidth = 1;
+    int kernelHeight = 1, kernelWidth = 1;
+    int strideHeight = 1, strideWidth = 1;
+    int padHeight = 0, padWidth = 0;
+
+    std::int64_t inputCount() const { return std::int64_t(batch) * channels * inHeight * inWidth; }
+    std::int64_t outputCount() const { return std::int64_t(batch) * channels * outHeight * outWidth; }
+    bool operator==(const PoolGeometry&) const = default;
+};
+
+// x, y (batch, channels, spatial); per-channel gamma, beta, running and saved statistics.
+// Running statistics follow PyTorch: running = (1 - momentum) * running + momentum * batch,
+// with the unbiased batch variance; normalisation uses the biased one.
+struct BatchNormGeometry {
+    int batch = 1, channels = 1, spatial = 1;
+    float epsilon = 1e-5f;
+    float momentum = 0.1f;
+
+    std::int64_t count() const { return std::int64_t(batch) * channels * spatial; }
+    bool operator==(const BatchNormGeometry&) const = default;
+};
+
+// x (batch, inFeatures), w (outFeatures, inFeatures) as PyTorch's Linear, bias (outFeatures),
+// y (batch, outFeatures).
+struct DenseGeometry {
+    int batch = 1, inFeatures = 1, outFeatures = 1;
+    bool operator==(const DenseGeometry&) const = default;
+};
+
+// Softmax cross-entropy over logits (batch, classes) and labels (batch) of int32.
+// Per sample: loss_i = -sum_k q_ik log p_ik with q = (1 - smoothing) onehot + smoothing / classes.
+// With class weights (classes), loss = sum_i w[y_i] loss_i / sum_i w[y_i]; without, the mean.
+struct LossGeometry {
+    int batch = 1, classes = 1;
+    float labelSmoothing = 0.0f;
+};
+
+// Values that change from one training step to the next. They live in backend memory so that
+// a captured step (a CUDA graph) reads the current values each time it is replayed.
+struct StepScalars {
+    float learningRate = 0.0f;
+    float adamCorrection1 = 1.0f;  // 1 - beta1^t, t = step + 1
+    float adamCorrection2 = 1.0f;  // 1 - beta2^t
+    std::uint32_t step = 0;        // 0-based; seeds the dropout masks
+};
+
+struct SgdSettings {
+    float momentum = 0.0f;
+    bool nesterov = false;
+    float weightDecay = 0.0f;  // L2, added to the gradient (PyTorch's SGD)
+};
+
+struct AdamSettings {
+    float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+    float weightDecay = 0.0f;
+    bool decoupledWeightDecay = false;  // true: AdamW (params -= lr * wd * params)
+};
+
+// A training step recorded once and replayed (a CUDA graph on GPU backends).
+class StepGraph {
+public:
+    virtual ~StepGraph() = default;
+    virtual void replay() = 0;
+};
+
+struct BackendOptions {
+    int threads = 0;  // CPU backends: 0 = every core
+    Precision precision = Precision::Fp32;
+    int device = 0;   // GPU backends: CUDA device index
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    virtual std::string name() const = 0;         // "cpu-ref", "cpu", "cuda", "cudnn"
+    virtual std::string description() const = 0;  // "oneDNN 2.6, 16 threads", "NVIDIA H200, fp32"
+    virtual bool isDevice() const = 0;            // true: memory is not host-addressable
+    virtual Precision precision() const { return Precision::Fp32; }
+
+    // ---- memory --------------------------------------------------------------------------
+    virtual void* allocateBytes(std::size_t bytes) = 0;  // throws Error when out of memory
+    virtual void freeBytes(void* pointer) noexcept = 0;
+    virtual void upload(void* destination, const void* hostSource, std::size_t bytes) = 0;
+    virtual void download(void* hostDestination, const void* source, std::size_t bytes) = 0;
+    virtual void copy(void* destination, const void* source, std::size_t bytes) = 0;
+    virtual void synchronize() = 0;
+
+    // ---- elementwise: x, y, a, b of `count` floats ---------------------------------------
+    virtual void fill(float* y, float value, std::size_t count) = 0;
+    virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;  // y += alpha x
+    virtual void add(const float* a, const float* b, float* y, std::size_t count) = 0;  // y = a + b
+    virtual void multiply(const float* a, const float* b, float* y, std::size_t count) = 0;
+    virtual void scale(float* y, float alpha, std::size_t count) = 0;  // y *= alpha
+
+    // ---- convolution -------------------------------------------------------------------
+    virtual void convForward(const ConvGeometry& g, const float* x, const float* w,
+                             const float* bias /* nullable */, float* y) = 0;
+    virtual void convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                  float* dx) = 0;
+    virtual void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                    float* dw, float* dbias /* nullable */) = 0;
+
+    // ---- pooling -----------------------------------------------------------------------
+    virtual void poolForward(const PoolGeometry& g, const float* x, float* y) = 0;
+    virtual void poolBackward(const PoolGeometry& g, const float* x, const float* y,
+                              const float* dy, float* dx) = 0;
+
+    // ---- batch normalisation -----------------------------------------------------------
+    // savedMean, savedInvStd (channels): the batch mean and 1/sqrt(var + eps) for backward.
+    virtual void batchNormForwardTraining(const BatchNormGeometry& g, const float* x,
+                                          const float* gamma, const float* beta, float* y,
+                                          float* runningMean, float* runningVar,
+                                          float* savedMean, float* savedInvStd) = 0;
+    virtual void batchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                           const float* gamma, const float* beta,
+                                           const float* runningMean, const float* runningVar,
+                                           float* y) = 0;
+    virtual void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                                   const float* gamma, const float* savedMean,
+                                   const float* savedInvStd, float* dx, float* dgamma,
+                                   float* dbeta) = 0;
+
+    // ---- activations: relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x;
+    //      elu(x) = x > 0 ? x : alpha (exp(x) - 1). Backward may read x or y (both given).
+    virtual void activationForward(Activation kind, float alpha, const float* x, float* y,
+                                   std::size_t count) = 0;
+    virtual void activationBackward(Activation kind, float alpha, const float* x, const float* y,
+                                    const float* dy, float* dx, std::size_t count) = 0;
+
+    // ---- dropout: mask[i] = keep ? 1 / (1 - probability) : 0, keep decided by
+    //      dropoutKeeps(seed, step->step, i, probability) (ops/dropout_hash.h), the same on
+    //      every backend. The layer then multiplies by the mask.
+    virtual void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
+                             float* mask, std::size_t count) = 0;
+
+    // ---- dense -------------------------------------------------------------------------
+    virtual void denseForward(const DenseGeometry& g, const float* x, const float* w,
+                              const float* bias /* nullable */, float* y) = 0;
+    virtual void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                                   float* dx) = 0;
+    virtual void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
+                                      float* dw, float* dbias /* nullable */) = 0;
+
+    // ---- concat: copies `channels` channels of every image from src (batch, srcChannels,
+    //      spatial) at channel srcOffset to dst (batch, dstChannels, spatial) at dstOffset.
+    virtual void copyChannels(int batch, int spatial, int channels, const float* src,
+                              int srcChannels, int srcOffset, float* dst, int dstChannels,
+                              int dstOffset) = 0;
+
+    // ---- loss: probabilities (batch, classes); loss is one float in backend memory ---------
+    virtual void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                            const std::int32_t* labels,
+                                            const float* classWeights /* nullable */,
+                                            float* probabilities, float* loss) = 0;
+    virtual void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                             const std::int32_t* labels,
+                                             const float* classWeights /* nullable */,
+                                             float* dlogits) = 0;
+
+    // ---- optimisers: one call over the whole flat parameter buffer ------------------------
+    virtual void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                           const float* grads, float* velocity, std::size_t count) = 0;
+    virtual void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                            const float* grads, float* m, float* v, std::size_t count) = 0;
+
+    // ---- step capture --------------------------------------------------------------------
+    // Records what recordStep issues and returns something that replays it, or nullptr when
+    // this backend does not capture (the caller then runs recordStep every step).
+    virtual std::unique_ptr<StepGraph> captureStep(const std::function<void()>& recordStep) {
+        return nullptr;
+    }
+};
+
+// ---- registry --------------------------------------------------------------------------------
+// Every backend this build knows of, available or not: "cpu-ref", "cpu", "cuda", "cudnn".
+std::vector<std::string> knownBackends();
+// Empty when `name` can run here; otherwise why not ("no CUDA device found", "not built with CUDA").
+std::string backendUnavailableReason(const std::string& name);
+std::vector<std::string> availableBackends();
+// Throws Error naming the backend and the reason when it cannot be created.
+std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOptions& options = {});
+
+}  // namespace cnnstudio

@@ -1,0 +1,34 @@
+// What this machine has to train on: GPUs (from the CUDA runtime, when built with CUDA),
+// library versions and CPU cores. Never fails: without a GPU or driver it lists zero GPUs
+// and says why in gpuProblem.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cnnstudio {
+
+struct GpuInfo {
+    int index = 0;
+    std::string name;
+    std::size_t totalBytes = 0, freeBytes = 0;
+    int multiprocessors = 0;
+    int computeMajor = 0, computeMinor = 0;
+};
+
+struct HardwareInfo {
+    std::vector<GpuInfo> gpus;
+    std::string driverVersion, runtimeVersion, cudnnVersion, ncclVersion;  // empty when absent
+    std::string gpuProblem;  // why there are no GPUs ("not built with CUDA", "no CUDA driver")
+    int cpuCores = 1;
+    std::string cpuName;
+    std::string onednnVersion;
+};
+
+HardwareInfo discoverHardware();
+nlohmann::json toJson(const HardwareInfo& hardware);
+
+}  // namespace cnnstudio

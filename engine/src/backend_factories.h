@@ -1,0 +1,13 @@
+// Factories of the CPU backends that live in the engine.
+#pragma once
+
+#include <memory>
+
+#include "cnnstudio/backend.h"
+
+namespace cnnstudio {
+
+std::unique_ptr<Backend> createCpuRefBackend(const BackendOptions& options);  // cpu_ref/
+std::unique_ptr<Backend> createCpuBackend(const BackendOptions& options);     // cpu/
+
+}  // namespace cnnstudio

@@ -1,0 +1,63 @@
+#include <algorithm>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/error.h"
+#include "backend_factories.h"
+
+#ifdef CNNSTUDIO_HAVE_CUDA
+#include "cnnstudio/kernels/gpu_backends.h"
+#endif
+
+namespace cnnstudio {
+
+std::string toString(Precision precision) {
+    switch (precision) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Bf16: return "bf16";
+    }
+    return "fp32";
+}
+
+Precision parsePrecision(const std::string& text) {
+    if (text == "fp32") return Precision::Fp32;
+    if (text == "tf32") return Precision::Tf32;
+    if (text == "bf16") return Precision::Bf16;
+    throw Error("unknown precision '" + text + "'", "", "use fp32, tf32 or bf16");
+}
+
+std::vector<std::string> knownBackends() { return {"cpu-ref", "cpu", "cuda", "cudnn"}; }
+
+std::string backendUnavailableReason(const std::string& name) {
+    if (name == "cpu-ref" || name == "cpu") return {};
+    if (name == "cuda" || name == "cudnn") {
+#ifdef CNNSTUDIO_HAVE_CUDA
+        return kernels::gpuUnavailableReason();
+#else
+        return "this build of CNN Studio has no CUDA support";
+#endif
+    }
+    return "unknown backend '" + name + "'";
+}
+
+std::vector<std::string> availableBackends() {
+    std::vector<std::string> names;
+    for (const auto& name : knownBackends())
+        if (backendUnavailableReason(name).empty()) names.push_back(name);
+    return names;
+}
+
+std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOptions& options) {
+    if (std::string why = backendUnavailableReason(name); !why.empty())
+        throw Error(why, "backend '" + name + "'", "available here: cpu-ref, cpu" +
+                    std::string(availableBackends().size() > 2 ? ", cuda, cudnn" : ""));
+    if (name == "cpu-ref") return createCpuRefBackend(options);
+    if (name == "cpu") return createCpuBackend(options);
+#ifdef CNNSTUDIO_HAVE_CUDA
+    if (name == "cuda") return kernels::createCudaBackend(options);
+    if (name == "cudnn") return kernels::createCudnnBackend(options);
+#endif
+    throw Error("unknown backend '" + name + "'");
+}
+
+}  // namespace cnnstudio

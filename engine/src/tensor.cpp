@@ -1,0 +1,41 @@
+#include "cnnstudio/tensor.h"
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/error.h"
+
+namespace cnnstudio {
+
+std::string TensorShape::toString() const {
+    return "(" + std::to_string(batch) + "," + std::to_string(channels) + "," +
+           std::to_string(height) + "," + std::to_string(width) + ")";
+}
+
+Tensor::Tensor(Backend& backend, TensorShape shape) : backend_(&backend), shape_(shape) {
+    if (shape.count() <= 0) throw Error("cannot allocate a tensor of shape " + shape.toString());
+    void* memory = backend.allocateBytes(bytes());
+    storage_ = std::shared_ptr<void>(memory, [b = &backend](void* p) { b->freeBytes(p); });
+    data_ = static_cast<float*>(memory);
+}
+
+Tensor Tensor::view(Backend& backend, float* data, TensorShape shape) {
+    Tensor tensor;
+    tensor.backend_ = &backend;
+    tensor.data_ = data;
+    tensor.shape_ = shape;
+    return tensor;
+}
+
+std::vector<float> Tensor::toHost() const {
+    std::vector<float> values(std::size_t(count()));
+    if (!values.empty()) backend_->download(values.data(), data_, bytes());
+    return values;
+}
+
+void Tensor::fromHost(std::span<const float> values) {
+    if (std::int64_t(values.size()) != count())
+        throw Error("tensor of shape " + shape_.toString() + " given " +
+                    std::to_string(values.size()) + " values");
+    backend_->upload(data_, values.data(), bytes());
+}
+
+}  // namespace cnnstudio

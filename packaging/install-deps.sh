@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package CNN Studio needs to build, test and run.
+# Idempotent and non-interactive; run as root. The CUDA 13 toolkit (with cuDNN 9 and NCCL)
+# is not a Debian package: when /usr/local/cuda exists the GPU backends are built, else skipped.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build git pkg-config ca-certificates
+  # engine and CLI
+  libdnnl-dev ocl-icd-opencl-dev opencl-headers
+  nlohmann-json3-dev libcli11-dev zlib1g-dev
+  # distributed training
+  libopenmpi-dev openmpi-bin iproute2
+  # datasets and webcam demo
+  libopencv-dev dataset-fashion-mnist
+  # desktop app
+  qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
+  # tests and screenshots
+  libgtest-dev googletest xvfb xauth
+)
+
+export DEBIAN_FRONTEND=noninteractive
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps.sh: run as root (apt-get needs it)" >&2
+  exit 1
+fi
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${packages[@]}"
