@@ -1,0 +1,70 @@
+#include "cnnstudio/events.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include "cnnstudio/error.h"
+
+namespace cnnstudio {
+
+std::string utcTimestamp() {
+    using namespace std::chrono;
+    const auto now = system_clock::now();
+    const std::time_t seconds = system_clock::to_time_t(now);
+    const auto milliseconds = duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                  utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, int(milliseconds));
+    return text;
+}
+
+EventWriter::EventWriter(bool writer) : writer_(writer) {}
+
+EventWriter::~EventWriter() = default;
+
+void EventWriter::addFile(const std::filesystem::path& file) {
+    if (!writer_) return;
+    auto output = std::make_unique<FileOutput>();
+    output->path = file;
+    output->stream.open(file, std::ios::out | std::ios::app);
+    if (!output->stream)
+        throw Error("cannot open the event log for appending", file.string(),
+                    "check that the run folder is writable");
+    files_.push_back(std::move(output));
+}
+
+void EventWriter::addStream(std::ostream& stream) {
+    if (writer_) streams_.push_back(&stream);
+}
+
+void EventWriter::addListener(std::function<void(const nlohmann::json&)> listener) {
+    listeners_.push_back(std::move(listener));
+}
+
+void EventWriter::emit(const std::string& event, nlohmann::json fields) {
+    nlohmann::json line = {{"schema", kEventSchemaVersion}, {"event", event}, {"time", utcTimestamp()}};
+    for (auto& [key, value] : fields.items()) line[key] = std::move(value);
+
+    if (writer_) {
+        // Invalid UTF-8 (a class name read from a file) is replaced, not thrown over mid-run.
+        const std::string text =
+            line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        for (auto& file : files_) {
+            file->stream << text;
+            file->stream.flush();
+            if (!file->stream)
+                throw Error("cannot write to the event log", file->path.string(),
+                            "check the free disk space");
+        }
+        for (std::ostream* stream : streams_) {
+            *stream << text;
+            stream->flush();
+        }
+    }
+    for (auto& listener : listeners_) listener(line);
+}
+
+}  // namespace cnnstudio
