@@ -63,7 +63,8 @@ struct ParamInfo {
 
 struct LayerTypeInfo {
     std::string type;         // "Conv2D"
-    std::string category;     // "Convolution", "Pooling", "Normalisation", "Activation", "Structure", "Dense", "Input"
+    std::string category;     // "Input", "Convolution", "Pooling", "Normalisation", "Activation",
+                              // "Regularisation", "Structure", "Dense"
     int minInputs = 1, maxInputs = 1;  // Input: 0, 0; Add/Concat: 2, unbounded (-1)
     std::vector<ParamInfo> params;
     std::string help;
