@@ -6,8 +6,17 @@
 namespace cnnstudio {
 
 std::string TensorShape::toString() const {
-    return "(" + std::to_string(batch) + "," + std::to_string(channels) + "," +
-           std::to_string(height) + "," + std::to_string(width) + ")";
+    // Appended piece by piece: GCC 12 reports a false -Wrestrict on a chain of "(" + ... at -O2.
+    std::string text = "(";
+    text += std::to_string(batch);
+    text += ',';
+    text += std::to_string(channels);
+    text += ',';
+    text += std::to_string(height);
+    text += ',';
+    text += std::to_string(width);
+    text += ')';
+    return text;
 }
 
 Tensor::Tensor(Backend& backend, TensorShape shape) : backend_(&backend), shape_(shape) {
@@ -26,7 +35,7 @@ Tensor Tensor::view(Backend& backend, float* data, TensorShape shape) {
 }
 
 std::vector<float> Tensor::toHost() const {
-    std::vector<float> values(std::size_t(count()));
+    std::vector<float> values(static_cast<std::size_t>(count()));
     if (!values.empty()) backend_->download(values.data(), data_, bytes());
     return values;
 }
