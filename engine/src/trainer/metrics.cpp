@@ -13,6 +13,20 @@ std::string className(const std::vector<std::string>& names, int index) {
     return std::size_t(index) < names.size() ? names[std::size_t(index)] : std::to_string(index);
 }
 
+std::string padLeft(const std::string& text, std::size_t width) {
+    return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string padRight(const std::string& text, std::size_t width) {
+    return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+std::string fixed(double value) {  // four decimals
+    char text[64];
+    std::snprintf(text, sizeof text, "%.4f", value);
+    return text;
+}
+
 }  // namespace
 
 ConfusionMatrix::ConfusionMatrix(int classes)
@@ -88,41 +102,26 @@ nlohmann::json ConfusionMatrix::perClassJson(const std::vector<std::string>& cla
 std::string ConfusionMatrix::formatTable(const std::vector<std::string>& classNames) const {
     std::size_t nameWidth = 5;  // "class"
     for (int c = 0; c < classes_; ++c) nameWidth = std::max(nameWidth, className(classNames, c).size());
-    const int name = int(nameWidth);
-    char line[256];
-    std::string text;
-
-    std::snprintf(line, sizeof line, "%-*s  precision  recall  support\n", name, "class");
-    text += line;
+    std::string text = padRight("class", nameWidth) + "  precision  recall  support\n";
     for (int c = 0; c < classes_; ++c) {
         ClassMetrics metrics = classMetrics(c);
-        std::snprintf(line, sizeof line, "%-*s  %9.4f  %6.4f  %7lld\n", name,
-                      className(classNames, c).c_str(), metrics.precision, metrics.recall,
-                      static_cast<long long>(metrics.support));
-        text += line;
+        text += padRight(className(classNames, c), nameWidth) + "  " + padLeft(fixed(metrics.precision), 9) +
+                "  " + padLeft(fixed(metrics.recall), 6) + "  " +
+                padLeft(std::to_string(metrics.support), 7) + "\n";
     }
-    std::snprintf(line, sizeof line, "accuracy %.4f (%lld of %lld)\n\n", accuracy(),
-                  static_cast<long long>(correct()), static_cast<long long>(total()));
-    text += line;
+    text += "accuracy " + fixed(accuracy()) + " (" + std::to_string(correct()) + " of " +
+            std::to_string(total()) + ")\n\n";
 
     // Columns are numbered to keep the matrix narrow; the rows carry the names.
     std::int64_t largest = 0;
     for (auto value : counts_) largest = std::max(largest, value);
-    const int cell = std::max(3, int(std::to_string(largest).size()) + 1);
-    std::snprintf(line, sizeof line, "confusion matrix (rows: true class, columns: predicted)\n%*s", name + 3, "");
-    text += line;
-    for (int p = 0; p < classes_; ++p) {
-        std::snprintf(line, sizeof line, "%*d", cell, p);
-        text += line;
-    }
+    const std::size_t cell = std::max<std::size_t>(3, std::to_string(largest).size() + 1);
+    text += "confusion matrix (rows: true class, columns: predicted)\n" + std::string(nameWidth + 3, ' ');
+    for (int p = 0; p < classes_; ++p) text += padLeft(std::to_string(p), cell);
     text += "\n";
     for (int t = 0; t < classes_; ++t) {
-        std::snprintf(line, sizeof line, "%-*s %2d", name, className(classNames, t).c_str(), t);
-        text += line;
-        for (int p = 0; p < classes_; ++p) {
-            std::snprintf(line, sizeof line, "%*lld", cell, static_cast<long long>(count(t, p)));
-            text += line;
-        }
+        text += padRight(className(classNames, t), nameWidth) + " " + padLeft(std::to_string(t), 2);
+        for (int p = 0; p < classes_; ++p) text += padLeft(std::to_string(count(t, p)), cell);
         text += "\n";
     }
     return text;
