@@ -290,7 +290,14 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
 
     schedule_ = std::make_unique<LearningRateSchedule>(config_.schedule, config_.optimizer.learningRate,
                                                        session.stepsPerEpoch, config_.epochs);
-    if (resumed_ && !progress_.schedule.is_null()) schedule_->restore(progress_.schedule);
+    if (resumed_ && !progress_.schedule.is_null()) {
+        try {
+            schedule_->restore(progress_.schedule);
+        } catch (const nlohmann::json::exception& error) {
+            throw Error(std::string("the saved schedule state is unreadable: ") + error.what(),
+                        folder_->checkpointFolder("latest").string(), "the checkpoint is damaged");
+        }
+    }
     network_.setLossOptions(config_.loss);
 
     const DatasetDescription& dataset = description.dataset;
