@@ -29,6 +29,18 @@ bool launchedByMpi();
 WorldInfo initialiseWorld();
 void finaliseWorld();
 
+// Collectives on GPU memory (NCCL), enqueued on the backend's stream so that they order with
+// its ops and can be captured in a step graph. Implemented in kernels/.
+class DeviceReducer {
+public:
+    virtual ~DeviceReducer() = default;
+    // Averages `count` floats across ranks in place, on a side stream that first waits for the
+    // work enqueued so far; finishAllReduces() makes the backend's stream wait for them all.
+    virtual void startAllReduceMean(float* data, std::size_t count) = 0;
+    virtual void finishAllReduces() = 0;
+    virtual void broadcast(float* data, std::size_t count, int root) = 0;
+};
+
 class Communicator {
 public:
     virtual ~Communicator() = default;

@@ -12,10 +12,12 @@
 
 namespace cnnstudio {
 
-MpiCommunicator::MpiCommunicator(Backend& backend, WorldInfo world, std::chrono::seconds stallTimeout)
+MpiCommunicator::MpiCommunicator(Backend& backend, WorldInfo world, std::chrono::seconds stallTimeout,
+                                 std::unique_ptr<DeviceReducer> deviceReducer)
     : backend_(backend), world_(std::move(world)),
-      watchdog_(stallTimeout, [this](const std::string& what) { abortJob(what); }) {
-    if (backend.isDevice())
+      watchdog_(stallTimeout, [this](const std::string& what) { abortJob(what); }),
+      deviceReducer_(std::move(deviceReducer)) {
+    if (backend.isDevice() && !deviceReducer_)
         throw Error("MPI reductions need host memory; backend '" + backend.name() + "' is a GPU backend",
                     where(), "GPU ranks reduce through NCCL");
 }
@@ -41,6 +43,7 @@ void MpiCommunicator::abortJob(const std::string& what) const {
 }
 
 void MpiCommunicator::startAllReduceMean(float* data, std::size_t count) {
+    if (deviceReducer_) return deviceReducer_->startAllReduceMean(data, count);
     MPI_Request request;
     check(MPI_Iallreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request),
           "MPI_Iallreduce");
@@ -48,6 +51,7 @@ void MpiCommunicator::startAllReduceMean(float* data, std::size_t count) {
 }
 
 void MpiCommunicator::finishAllReduces() {
+    if (deviceReducer_) return deviceReducer_->finishAllReduces();
     if (pending_.empty()) return;
     StallWatchdog::Guard guard(watchdog_, "gradient all-reduce");
     for (Pending& reduction : pending_) {
@@ -59,6 +63,11 @@ void MpiCommunicator::finishAllReduces() {
 
 void MpiCommunicator::broadcast(float* data, std::size_t count, int root) {
     StallWatchdog::Guard guard(watchdog_, "broadcast");
+    if (deviceReducer_) {
+        deviceReducer_->broadcast(data, count, root);
+        backend_.synchronize();
+        return;
+    }
     check(MPI_Bcast(data, int(count), MPI_FLOAT, root, MPI_COMM_WORLD), "MPI_Bcast");
 }
 

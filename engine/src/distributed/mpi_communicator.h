@@ -2,6 +2,7 @@
 
 #ifdef CNNSTUDIO_HAVE_MPI
 
+#include <memory>
 #include <vector>
 
 #include <mpi.h>
@@ -11,11 +12,14 @@
 
 namespace cnnstudio {
 
+// Reduces through MPI on host memory; with a device reducer (NCCL between GPU ranks), device
+// memory goes through it and only host values (metrics) through MPI.
 class MpiCommunicator : public Communicator {
 public:
-    MpiCommunicator(Backend& backend, WorldInfo world, std::chrono::seconds stallTimeout);
+    MpiCommunicator(Backend& backend, WorldInfo world, std::chrono::seconds stallTimeout,
+                    std::unique_ptr<DeviceReducer> deviceReducer = nullptr);
     const WorldInfo& world() const override { return world_; }
-    std::string transport() const override { return "mpi"; }
+    std::string transport() const override { return deviceReducer_ ? "nccl" : "mpi"; }
     void startAllReduceMean(float* data, std::size_t count) override;
     void finishAllReduces() override;
     void broadcast(float* data, std::size_t count, int root) override;
@@ -35,6 +39,7 @@ private:
     Backend& backend_;
     WorldInfo world_;
     StallWatchdog watchdog_;
+    std::unique_ptr<DeviceReducer> deviceReducer_;
     std::vector<Pending> pending_;
 };
 
