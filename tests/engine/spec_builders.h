@@ -7,7 +7,7 @@
 
 #include "cnnstudio/spec.h"
 
-namespace cnnstudio::testing {
+namespace cnnstudio::spec_testing {
 
 inline NodeSpec node(std::string name, std::string type, std::vector<std::string> inputs = {},
                      nlohmann::json params = nlohmann::json::object()) {
@@ -33,4 +33,4 @@ inline std::string problemOf(const ShapeReport& report, const std::string& nodeN
     return {};
 }
 
-}  // namespace cnnstudio::testing
+}  // namespace cnnstudio::spec_testing

@@ -16,9 +16,9 @@ namespace cnnstudio {
 namespace {
 
 using nlohmann::json;
-using testing::input;
-using testing::network;
-using testing::node;
+using spec_testing::input;
+using spec_testing::network;
+using spec_testing::node;
 
 namespace fs = std::filesystem;
 

@@ -10,10 +10,10 @@ namespace cnnstudio {
 namespace {
 
 using nlohmann::json;
-using testing::input;
-using testing::network;
-using testing::node;
-using testing::problemOf;
+using spec_testing::input;
+using spec_testing::network;
+using spec_testing::node;
+using spec_testing::problemOf;
 
 // Checks that `nodeName` has a problem containing every piece, and that it is the only one.
 void expectOnlyProblem(const NetworkSpec& spec, const std::string& nodeName,

@@ -13,9 +13,9 @@ namespace cnnstudio {
 namespace {
 
 using nlohmann::json;
-using testing::input;
-using testing::network;
-using testing::node;
+using spec_testing::input;
+using spec_testing::network;
+using spec_testing::node;
 
 TensorShape chw(int channels, int height, int width) { return {1, channels, height, width}; }
 
