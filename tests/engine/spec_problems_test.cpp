@@ -200,6 +200,11 @@ TEST(SpecProblems, SpatialSizeReachingZeroIsExplained) {
     expectOnlyProblem(padded, "conv", {"padded to 3x3", "kernel 5"});
 }
 
+TEST(SpecProblems, ImageTooLargeForTheBackendsIsRejected) {
+    NetworkSpec spec = network({input(4096, 65536, 65536), node("out", "Flatten", {"input"})});
+    expectOnlyProblem(spec, "input", {"more than 2^31 - 1 values per image"});
+}
+
 TEST(SpecProblems, SeveralOutputsAreAllNamed) {
     NetworkSpec spec = network({input(1, 8, 8), node("head1", "Flatten", {"input"}), node("head2", "ReLU", {"input"})});
     ShapeReport report = analyseSpec(spec);
@@ -249,6 +254,8 @@ TEST(SpecProblems, DuplicateNamesBuiltInCodeAreReported) {
     // fromJson refuses duplicates; a spec edited in memory (the designer) can still have them.
     NetworkSpec spec = network({input(1, 8, 8), node("x", "ReLU", {"input"}), node("x", "ELU", {"x"})});
     EXPECT_NE(problemOf(analyseSpec(spec), "x").find("also named 'x'"), std::string::npos);
+    NetworkSpec unnamed = network({input(1, 8, 8), node("", "ReLU", {"input"})});
+    EXPECT_NE(problemOf(analyseSpec(unnamed), "").find("a ReLU node has no name"), std::string::npos);
 }
 
 }  // namespace

@@ -190,8 +190,7 @@ LayerOutcome inferLayer(const NodeSpec& node, const std::vector<TensorShape>& in
     const std::string& type = node.type;
     if (type == "Input") {
         LayerOutcome outcome;
-        outcome.outputShape = {1, intParam(node, "channels"), intParam(node, "height"),
-                               intParam(node, "width")};
+        setShape(outcome, intParam(node, "channels"), intParam(node, "height"), intParam(node, "width"));
         return outcome;
     }
     if (type == "Add") return inferAdd(node, inputShapes);
