@@ -26,7 +26,7 @@ Tensor Tensor::view(Backend& backend, float* data, TensorShape shape) {
 }
 
 std::vector<float> Tensor::toHost() const {
-    std::vector<float> values(std::size_t(count()));
+    std::vector<float> values(static_cast<std::size_t>(count()));
     if (!values.empty()) backend_->download(values.data(), data_, bytes());
     return values;
 }
