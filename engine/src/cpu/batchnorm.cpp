@@ -77,6 +77,7 @@ BatchNormBackwardPlan& CpuBackend::batchNormBackwardPlan(const BatchNormGeometry
         p.x = Operand::plain(engine_, plainDesc(data));
         p.dy = Operand::plain(engine_, plainDesc(data));
         p.gamma = Operand::plain(engine_, plainDesc(channels));
+        p.beta = Operand::plain(engine_, plainDesc(channels));
         p.mean = Operand::plain(engine_, plainDesc(channels));
         p.variance = Operand::plain(engine_, plainDesc(channels));
         p.dx = Operand::plain(engine_, plainDesc(data));
@@ -86,6 +87,7 @@ BatchNormBackwardPlan& CpuBackend::batchNormBackwardPlan(const BatchNormGeometry
         p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
                        {DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
                        {DNNL_ARG_SCALE, p.gamma.primitiveMemory()},
+                       {DNNL_ARG_SHIFT, p.beta.primitiveMemory()},
                        {DNNL_ARG_MEAN, p.mean.primitiveMemory()},
                        {DNNL_ARG_VARIANCE, p.variance.primitiveMemory()},
                        {DNNL_ARG_DIFF_SRC, p.dx.primitiveMemory()},
@@ -96,6 +98,7 @@ BatchNormBackwardPlan& CpuBackend::batchNormBackwardPlan(const BatchNormGeometry
         throwPlanError(error, "batchNormBackward");
     }
     p.recoveredVariance.resize(std::size_t(g.channels));
+    p.zeroBeta.assign(std::size_t(g.channels), 0.0f);
     return batchNormBackwardPlans_.emplace(g, std::move(p)).first->second;
 }
 
@@ -178,6 +181,7 @@ void CpuBackend::batchNormBackward(const BatchNormGeometry& g, const float* x, c
     p.x.bindInput(x, stream_, buffers_);
     p.dy.bindInput(dy, stream_, buffers_);
     p.gamma.bindInput(gamma, stream_, buffers_);
+    p.beta.bindInput(p.zeroBeta.data(), stream_, buffers_);
     p.mean.bindInput(savedMean, stream_, buffers_);
     p.variance.bindInput(p.recoveredVariance.data(), stream_, buffers_);
     p.dx.bindOutput(dx, buffers_);

@@ -61,8 +61,9 @@ struct BatchNormForwardPlan {  // training (mean, variance out) or inference (ru
 };
 struct BatchNormBackwardPlan {
     Plan plan;
-    Operand x, dy, gamma, mean, variance, dx, dgamma, dbeta;
+    Operand x, dy, gamma, beta, mean, variance, dx, dgamma, dbeta;
     std::vector<float> recoveredVariance;  // per call, from savedInvStd
+    std::vector<float> zeroBeta;           // oneDNN's backward asks for a shift it never reads
 };
 
 struct DenseKey {
