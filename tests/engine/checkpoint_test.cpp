@@ -146,13 +146,13 @@ TEST(ModelFolder, RoundTripsSpecWeightsAndClassNames) {
     Model model(3);
     ModelInfo info;
     info.classNames = {"circle", "square", "star"};
-    info.normalisation = {0.5f, 0.25f};
+    info.normalization = {{0.5f}, {0.25f}};
     saveModel(folder, model.network, info);
     const ModelFolder read = readModelFolder(folder);
     EXPECT_EQ(read.spec, model.network.spec());
     EXPECT_EQ(read.info.classNames, info.classNames);
-    EXPECT_EQ(read.info.normalisation.mean, 0.5f);
-    EXPECT_EQ(read.info.normalisation.deviation, 0.25f);
+    EXPECT_EQ(read.info.normalization.mean, std::vector<float>({0.5f}));
+    EXPECT_EQ(read.info.normalization.stddev, std::vector<float>({0.25f}));
     Model other(4);
     loadNetworkTensors(other.network, read.weights, folder);
     EXPECT_EQ(other.parameters(), model.parameters());

@@ -65,15 +65,15 @@ TrainingProgress loadCheckpoint(const std::filesystem::path& folder, Network& ne
 std::vector<NamedTensor> readCheckpointWeights(const std::filesystem::path& folder);
 bool checkpointExists(const std::filesystem::path& folder);
 
-// How an 8-bit pixel becomes a network input: (pixel / 255 - mean) / deviation.
-struct InputNormalisation {
-    float mean = 0.0f;
-    float deviation = 1.0f;
+// How an 8-bit pixel of channel c becomes a network input: (pixel / 255 - mean[c]) / stddev[c]
+// (the datasets library's Normalization). Empty: plain pixel / 255.
+struct InputNormalization {
+    std::vector<float> mean, stddev;
 };
 
 struct ModelInfo {
     std::vector<std::string> classNames;
-    InputNormalisation normalisation;
+    InputNormalization normalization;
     nlohmann::json trainedOn = nlohmann::json::object();  // data set, accuracy: for people
 
     nlohmann::json toJson() const;

@@ -73,7 +73,7 @@ struct DatasetDescription {
 struct RunDescription {
     nlohmann::json config = nlohmann::json::object();  // as config.json
     DatasetDescription dataset;
-    InputNormalisation normalisation;
+    InputNormalization normalization;
     int ranks = 1;
 };
 

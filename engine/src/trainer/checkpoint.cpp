@@ -249,7 +249,7 @@ nlohmann::json ModelInfo::toJson() const {
     return {{"format", "cnnstudio-model"},
             {"version", 1},
             {"classes", classNames},
-            {"normalisation", {{"mean", normalisation.mean}, {"deviation", normalisation.deviation}}},
+            {"normalization", {{"mean", normalization.mean}, {"stddev", normalization.stddev}}},
             {"trained_on", trainedOn}};
 }
 
@@ -259,11 +259,15 @@ ModelInfo ModelInfo::fromJson(const nlohmann::json& json, const std::string& sou
                     "point at a model folder written by cnnstudio-train");
     ModelInfo info;
     info.classNames = field<std::vector<std::string>>(json, "classes", source);
-    const auto normalisation = field<nlohmann::json>(json, "normalisation", source);
-    info.normalisation.mean = field<float>(normalisation, "mean", source);
-    info.normalisation.deviation = field<float>(normalisation, "deviation", source);
-    if (!(info.normalisation.deviation > 0))
-        throw Error("normalisation deviation must be positive", source, "the file is damaged");
+    const auto normalization = field<nlohmann::json>(json, "normalization", source);
+    info.normalization.mean = field<std::vector<float>>(normalization, "mean", source);
+    info.normalization.stddev = field<std::vector<float>>(normalization, "stddev", source);
+    if (info.normalization.mean.size() != info.normalization.stddev.size())
+        throw Error("normalization has " + std::to_string(info.normalization.mean.size()) + " means and " +
+                    std::to_string(info.normalization.stddev.size()) + " standard deviations", source,
+                    "the file is damaged");
+    for (float stddev : info.normalization.stddev)
+        if (!(stddev > 0)) throw Error("a normalization stddev is not positive", source, "the file is damaged");
     info.trainedOn = json.value("trained_on", nlohmann::json::object());
     return info;
 }

@@ -225,7 +225,7 @@ TrainingResult Trainer::finish(const std::string& reason, BatchSource* test,
         if (folder_) {
             ModelInfo info;
             info.classNames = description.dataset.classNames;
-            info.normalisation = description.normalisation;
+            info.normalization = description.normalization;
             info.trainedOn = {{"dataset", description.dataset.name}, {"epochs", progress_.epoch},
                               {"steps", progress_.step}, {"finished", utcTimestamp()}};
             if (progress_.bestEpoch > 0)
