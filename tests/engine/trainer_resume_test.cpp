@@ -10,6 +10,7 @@
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/checkpoint.h"
+#include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/run_folder.h"

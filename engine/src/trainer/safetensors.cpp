@@ -187,7 +187,7 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
 
     // The data section is the tensors back to back: no overlap, no gaps, nothing left over.
     std::sort(extents.begin(), extents.end(),
-              [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
+              [](const Extent& a, const Extent& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
     std::uint64_t covered = 0;
     for (const auto& extent : extents) {
         if (extent.begin != covered)
