@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -111,6 +112,14 @@ void expectResumeMatchesStraightRun(const std::string& optimizer, int stopEpoch,
         expectSameTensors(straight.checkpointFolder("latest") / file, interrupted.checkpointFolder("latest") / file);
     expectSameTensors(straight.checkpointFolder("best") / "weights.safetensors",
                       interrupted.checkpointFolder("best") / "weights.safetensors");
+    // The progress too (schedule state, best accuracy, counters), all but the clock times.
+    auto progressOf = [](const RunFolder& folder) {
+        std::ifstream stream(folder.checkpointFolder("latest") / "progress.json");
+        auto progress = nlohmann::json::parse(stream);
+        for (const char* clock : {"wall_time_s", "epoch_time_s"}) progress.erase(clock);
+        return progress;
+    };
+    EXPECT_EQ(progressOf(straight), progressOf(interrupted));
     EXPECT_EQ(whole.parameters, second.parameters);
     EXPECT_EQ(whole.state, second.state);
     EXPECT_EQ(whole.result.bestEpoch, second.result.bestEpoch);
@@ -128,6 +137,37 @@ TEST(TrainerResume, ResumeMidEpochGivesIdenticalWeights) {
 
 TEST(TrainerResume, ResumeWithAdamGivesIdenticalWeights) {
     expectResumeMatchesStraightRun("adamw", 0, 7);
+}
+
+TEST(TrainerResume, ResumeKeepsThePlateauScheduleState) {
+    // Validation labels that cannot be learned: the validation loss rises as the network grows
+    // confident, so the plateau schedule decays after epoch 2 - but only if the resumed run
+    // remembers epoch 1's loss.
+    SyntheticImages validation = testing::makeSyntheticImages(30, kSeed + 1);
+    std::mt19937 random(kSeed);
+    for (auto& label : validation.labels) label = std::int32_t(random() % 3);
+    const SyntheticImages train = testing::makeSyntheticImages(100, kSeed);
+    TrainerConfig config = resumeConfig("sgd");
+    config.epochs = 3;
+    config.schedule.kind = "plateau";
+    config.schedule.warmupEpochs = 0;
+    config.schedule.patience = 1;
+    config.schedule.gamma = 0.5f;
+
+    const RunFolder straight = RunFolder::create(testing::freshFolder("-straight"));
+    const Session whole = runSession(straight, config, train, validation, false, -1, 0);
+    const RunFolder interrupted = RunFolder::create(testing::freshFolder("-resumed"));
+    runSession(interrupted, config, train, validation, false, 1, 4);  // stopped in epoch 2
+    const Session second = runSession(interrupted, config, train, validation, true, -1, 0);
+
+    auto scheduleOf = [](const RunFolder& folder) {
+        std::ifstream stream(folder.checkpointFolder("latest") / "progress.json");
+        return nlohmann::json::parse(stream)["schedule"];
+    };
+    ASSERT_LT(scheduleOf(straight)["plateau_scale"].get<float>(), 1.0f) << "the test needs a decay to happen";
+    EXPECT_EQ(scheduleOf(straight), scheduleOf(interrupted));
+    expectSameTensors(straight.checkpointFolder("latest") / "weights.safetensors",
+                      interrupted.checkpointFolder("latest") / "weights.safetensors");
 }
 
 TEST(TrainerResume, StoppedRunWritesLatestCheckpointAndStoppedEvent) {
