@@ -226,7 +226,7 @@ TrainingResult Trainer::finish(const std::string& reason, BatchSource* test,
             ModelInfo info;
             info.classNames = description.dataset.classNames;
             info.normalization = description.normalization;
-            info.trainedOn = {{"dataset", description.dataset.name}, {"epochs", progress_.epoch},
+            info.trainedOn = {{"dataset", description.dataset.name}, {"seed", config_.seed}, {"epochs", progress_.epoch},
                               {"steps", progress_.step}, {"finished", utcTimestamp()}};
             if (progress_.bestEpoch > 0)
                 info.trainedOn["validation_accuracy"] = progress_.bestValidationAccuracy;
