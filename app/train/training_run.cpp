@@ -160,6 +160,7 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
             config = command.config;
             spec = loadSpecSource(config.spec);
         }
+        inferShapes(spec);  // a broken spec fails here, naming its node, before any data is read
 
         const datasets::DatasetSplits splits =
             loadDataFor(config.dataset, spec, config.limit, config.skipBad, config.trainer.seed, human);

@@ -45,13 +45,30 @@ void EventWriter::addListener(std::function<void(const nlohmann::json&)> listene
 }
 
 void EventWriter::emit(const std::string& event, nlohmann::json fields) {
-    nlohmann::json line = {{"schema", kEventSchemaVersion}, {"event", event}, {"time", utcTimestamp()}};
-    for (auto& [key, value] : fields.items()) line[key] = std::move(value);
+    if (!fields.is_object()) fields = nlohmann::json::object();
+    for (const char* reserved : {"schema", "event", "time"}) fields.erase(reserved);
+    nlohmann::json line = fields;
+    line["schema"] = kEventSchemaVersion;
+    line["event"] = event;
+    line["time"] = utcTimestamp();
 
     if (writer_) {
+        // "schema", "event" and "time" lead each line so that a person reading the log (or a
+        // reader checking the schema first) finds them at once; the fields follow in key order.
         // Invalid UTF-8 (a class name read from a file) is replaced, not thrown over mid-run.
-        const std::string text =
-            line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        const auto dump = [](const nlohmann::json& value) {
+            return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        };
+        std::string text = "{\"schema\":" + std::to_string(kEventSchemaVersion) + ",\"event\":" +
+                           dump(line["event"]) + ",\"time\":" + dump(line["time"]);
+        const std::string rest = dump(fields);  // "{...}", the fields without the three above
+        if (rest.size() > 2) {
+            text += ',';
+            text.append(rest, 1, std::string::npos);
+        } else {
+            text += '}';
+        }
+        text += '\n';
         for (auto& file : files_) {
             file->stream << text;
             file->stream.flush();
