@@ -13,6 +13,16 @@ std::string format(const char* pattern, double value) {
     return text;
 }
 
+std::string withThousands(long long value) {
+    const std::string digits = std::to_string(value);
+    std::string text;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) text += ',';
+        text += digits[i];
+    }
+    return text;
+}
+
 // A field of an event, null when absent (readers tolerate events of other versions).
 const nlohmann::json& member(const nlohmann::json& event, const char* name) {
     static const nlohmann::json absent;
@@ -59,7 +69,7 @@ void ProgressDisplay::runStarted(const nlohmann::json& event) {
     const nlohmann::json& dataset = member(event, "dataset");
     const nlohmann::json& model = member(event, "model");
     std::fprintf(out_, "model %s: %s parameters, %s MFLOPs per image forward\n",
-                 model.value("name", "").c_str(), std::to_string(model.value("parameters", 0LL)).c_str(),
+                 model.value("name", "").c_str(), withThousands(model.value("parameters", 0LL)).c_str(),
                  format("%.1f", double(model.value("forward_flops", 0LL)) / 1e6).c_str());
     std::fprintf(out_, "data %s: %lld train, %lld validation, %lld test images, %zu classes\n",
                  dataset.value("name", "").c_str(), dataset.value("train_size", 0LL),

@@ -137,10 +137,10 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
     std::unique_ptr<Network> network;
     std::unique_ptr<Trainer> trainer;
     auto reportFailure = [&](const std::string& reason, const std::string& where) {
-        const TrainingProgress progress = trainer ? trainer->progress() : TrainingProgress{};
         try {
-            events.emit("failed", {{"reason", reason}, {"where", where}, {"step", progress.step},
-                                   {"epoch", progress.epoch + (progress.epochStep > 0 ? 1 : 0)}});
+            events.emit("failed", {{"reason", reason}, {"where", where},
+                                   {"step", trainer ? trainer->progress().step : 0},
+                                   {"epoch", trainer ? trainer->currentEpoch() : 0}});
         } catch (const Error&) {
             // The event log itself failed (a full disk): the error being reported matters more.
         }

@@ -4,6 +4,7 @@
 // through BatchSource, which the app implements on top of the datasets library.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -122,6 +123,7 @@ public:
 
     // Where training stands (for a `failed` event after an Error).
     const TrainingProgress& progress() const { return progress_; }
+    int currentEpoch() const { return std::min(progress_.epoch + 1, config_.epochs); }  // 1-based
     Optimizer& optimizer() { return *optimizer_; }
 
 private:
