@@ -3,7 +3,8 @@
 //
 // Nothing here throws: a machine without a driver or device yields zero GPUs and a sentence in
 // HardwareInfo::gpuProblem that a user can act on. Library versions are still reported then,
-// since they describe what this build would use.
+// since they describe what this build would use. GPUs that are listed but older than the
+// architectures this build was compiled for are named in gpuProblem too.
 //
 // Free memory needs a context on each device (cudaMemGetInfo). A context costs several hundred
 // MB of device memory, so a device whose primary context was not active before we looked gets it
@@ -130,41 +131,6 @@ int oldestBuiltArchitecture() {
 
 }  // namespace
 
-std::string gpuUnavailableReason() {
-    int driver = 0;
-    if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0) {
-        cudaGetLastError();
-        return "no NVIDIA driver found (libcuda could not be loaded)";
-    }
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess) {
-        cudaGetLastError();
-        return describeCudaError(error);
-    }
-    if (count == 0) return "no CUDA device found";
-
-    const int oldest = oldestBuiltArchitecture();
-    std::string tooOld;
-    for (int index = 0; index < count; ++index) {
-        cudaDeviceProp properties{};
-        if (cudaGetDeviceProperties(&properties, index) != cudaSuccess) {
-            cudaGetLastError();
-            continue;
-        }
-        const int capability = properties.major * 10 + properties.minor;
-        if (oldest == 0 || capability >= oldest) return {};
-        if (tooOld.empty())
-            tooOld = "GPU " + std::to_string(index) + " (" + properties.name +
-                     ") has compute capability " + std::to_string(properties.major) + "." +
-                     std::to_string(properties.minor) + " but this build's kernels need " +
-                     std::to_string(oldest / 10) + "." + std::to_string(oldest % 10) +
-                     " or newer (rebuild with -DCNNSTUDIO_CUDA_ARCHS=" + std::to_string(capability) +
-                     ")";
-    }
-    return tooOld.empty() ? "no CUDA device could be queried" : tooOld;
-}
-
 void discoverGpus(HardwareInfo& hardware) {
     hardware.gpus.clear();
     hardware.gpuProblem.clear();
@@ -202,6 +168,7 @@ void discoverGpus(HardwareInfo& hardware) {
     const bool hadDevice = cudaGetDevice(&previousDevice) == cudaSuccess;
     const ContextState previousState = primaryContextState(previousDevice);
     std::vector<std::string> problems;
+    const int oldest = oldestBuiltArchitecture();
     for (int index = 0; index < count; ++index) {
         cudaDeviceProp properties{};
         if (const cudaError_t error = cudaGetDeviceProperties(&properties, index);
@@ -224,6 +191,15 @@ void discoverGpus(HardwareInfo& hardware) {
         } else {
             problems.push_back("GPU " + std::to_string(index) + ": free memory could not be read");
         }
+        const int capability = properties.major * 10 + properties.minor;
+        if (oldest != 0 && capability < oldest)
+            problems.push_back("GPU " + std::to_string(index) + " (" + properties.name +
+                               ") has compute capability " + std::to_string(properties.major) +
+                               "." + std::to_string(properties.minor) +
+                               ", older than the " + std::to_string(oldest / 10) + "." +
+                               std::to_string(oldest % 10) +
+                               " this build's kernels need (rebuild with -DCNNSTUDIO_CUDA_ARCHS=" +
+                               std::to_string(capability) + ")");
         hardware.gpus.push_back(std::move(gpu));
     }
     if (hadDevice && cudaSetDevice(previousDevice) == cudaSuccess && previousState.known &&
