@@ -89,8 +89,8 @@ CudnnBackend::CudnnBackend(const BackendOptions& options)
 }
 
 CudnnBackend::~CudnnBackend() {
-    activateDevice();
-    // Work still queued may use the plans' scratch and cuBLAS's workspace.
+    // Nothing here may throw. Work still queued may use cuBLAS's workspace.
+    cudaSetDevice(device());
     cudaStreamSynchronize(stream());
     convPlans_.clear();
     poolPlans_.clear();
