@@ -2,7 +2,8 @@
 // backward passes (dx from dy and w; dw and dbias from x and dy). NCHW throughout.
 //
 // Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
-// cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs), fastest first. In
+// cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs): the fastest
+// deterministic one, else the fastest. In
 // bf16 precision the operands are converted to bf16 in the backend's workspace before each call
 // and the result converted back to fp32; the bias is always added and reduced in fp32.
 
@@ -58,22 +59,28 @@ std::string describe(const ConvGeometry& g) {
 }
 
 // The fastest usable result of a benchmark or heuristic query (both come sorted best first).
+// Deterministic algorithms come first: with them a run, and a resumed run, reproduce the same
+// weights bit for bit; a nondeterministic one (atomics across tiles) is taken only when no
+// deterministic one can run.
 template <typename Perf>
 ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned,
                                   std::size_t workspaceLimit, Precision precision,
                                   bool benchmarked) {
-    for (int i = 0; i < returned; ++i) {
-        const Perf& result = results[std::size_t(i)];
-        if (result.status != CUDNN_STATUS_SUCCESS || result.memory > workspaceLimit) continue;
-        if (result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // may use fp16
-        if (precision == Precision::Fp32 && result.mathType == CUDNN_TENSOR_OP_MATH) continue;
-        ConvAlgorithmChoice choice;
-        choice.algorithm = int(result.algo);
-        // Strict fp32 keeps FMA math whatever the result reports (DEFAULT would permit TF32).
-        choice.mathType = precision == Precision::Fp32 ? CUDNN_FMA_MATH : result.mathType;
-        choice.workspaceBytes = result.memory;
-        choice.benchmarked = benchmarked;
-        return choice;
+    for (bool deterministicOnly : {true, false}) {
+        for (int i = 0; i < returned; ++i) {
+            const Perf& result = results[std::size_t(i)];
+            if (result.status != CUDNN_STATUS_SUCCESS || result.memory > workspaceLimit) continue;
+            if (deterministicOnly && result.determinism != CUDNN_DETERMINISTIC) continue;
+            if (result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside
+            if (precision == Precision::Fp32 && result.mathType == CUDNN_TENSOR_OP_MATH) continue;
+            ConvAlgorithmChoice choice;
+            choice.algorithm = int(result.algo);
+            // Strict fp32 keeps FMA math whatever the result reports (DEFAULT would permit TF32).
+            choice.mathType = precision == Precision::Fp32 ? CUDNN_FMA_MATH : result.mathType;
+            choice.workspaceBytes = result.memory;
+            choice.benchmarked = benchmarked;
+            return choice;
+        }
     }
     return {};
 }
