@@ -3,9 +3,9 @@
 //
 // Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
 // cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs): the fastest
-// deterministic one, else the fastest. In
-// bf16 precision the operands are converted to bf16 in the backend's workspace before each call
-// and the result converted back to fp32; the bias is always added and reduced in fp32.
+// deterministic one, else the fastest. In bf16 precision the operands are converted to bf16 in
+// the backend's workspace before each call and the result converted back to fp32; the bias is
+// always added and reduced in fp32.
 
 #include <algorithm>
 #include <string>
@@ -103,14 +103,18 @@ public:
         base_ = static_cast<char*>(memory_.allocateBytes(layout.total()));
         output_ = base_ + outputAt;
         workspace_ = base_ + workspaceAt;
-        if (bf16) {
+        if (!bf16) return;
+        try {  // the destructor does not run if the constructor throws
             narrowToBf16(first, reinterpret_cast<__nv_bfloat16*>(base_ + firstAt),
                          std::size_t(firstCount), stream);
             narrowToBf16(second, reinterpret_cast<__nv_bfloat16*>(base_ + secondAt),
                          std::size_t(secondCount), stream);
-            first_ = base_ + firstAt;
-            second_ = base_ + secondAt;
+        } catch (...) {
+            memory_.freeBytes(base_);
+            throw;
         }
+        first_ = base_ + firstAt;
+        second_ = base_ + secondAt;
     }
     ~AlgorithmSearch() { memory_.freeBytes(base_); }
     AlgorithmSearch(const AlgorithmSearch&) = delete;
