@@ -1,11 +1,10 @@
 // Checks of op geometry done on the host before any launch, so that a bad shape becomes an
 // Error naming the op and the offending value instead of a wild memory access on the GPU.
-// The kernels index with 32-bit integers; every tensor an op touches must therefore hold fewer
-// than 2^31 elements, which these checks enforce as well.
+// The kernels index with 32-bit integers; every tensor an op touches must hold at most 2^30
+// elements (4 GiB), which leaves room for the offsets and grid strides added to an index.
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "cnnstudio/backend.h"
@@ -19,10 +18,12 @@ inline void requireOp(bool condition, const char* op, const std::string& what) {
                     "the network's shapes are inconsistent; check the spec's layer settings");
 }
 
+constexpr std::int64_t kMaxIndexableElements = std::int64_t(1) << 30;
+
 inline void requireIndexable(std::int64_t count, const char* op, const char* tensor) {
-    requireOp(count < std::int64_t(std::numeric_limits<std::int32_t>::max()), op,
+    requireOp(count <= kMaxIndexableElements, op,
               std::string(tensor) + " has " + std::to_string(count) +
-                  " elements, more than the 2^31 the CUDA kernels index (lower the batch size)");
+                  " elements, more than the 2^30 the CUDA kernels index (lower the batch size)");
 }
 
 inline void requirePointer(const void* pointer, const char* op, const char* name) {
