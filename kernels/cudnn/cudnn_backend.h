@@ -7,7 +7,9 @@
 //   tf32  convolutions and GEMMs on the tensor cores with TF32 inputs, fp32 accumulation.
 //   bf16  mixed: x and w are converted to bf16 in scratch memory for convolutions and GEMMs,
 //         which accumulate in fp32; every op still takes and returns fp32, and master weights
-//         stay fp32. Pooling, batch norm and activations run in fp32.
+//         stay fp32. Convolution results (y, dx, dw) are rounded to bf16 before widening, as
+//         under PyTorch's autocast; GEMMs write fp32 directly. Biases, pooling, batch norm and
+//         activations run in fp32.
 //
 // Steady state never allocates and never searches: the first call with a new geometry builds its
 // descriptors, benchmarks cuDNN's convolution algorithms (cudnnFind*AlgorithmEx on scratch
