@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <map>
 #include <optional>
 #include <set>
 #include <thread>
