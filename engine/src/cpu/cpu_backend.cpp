@@ -56,10 +56,6 @@ std::size_t PoolKeyHash::operator()(const PoolGeometry& g) const {
                        g.padHeight, g.padWidth});
 }
 
-std::size_t BatchNormKeyHash::operator()(const BatchNormGeometry& g) const {
-    return hashFields({g.batch, g.channels, g.spatial, floatBits(g.epsilon), floatBits(g.momentum)});
-}
-
 std::size_t DenseKeyHash::operator()(const DenseKey& key) const {
     const DenseGeometry& g = key.geometry;
     return hashFields({g.batch, g.inFeatures, g.outFeatures, key.withBias});

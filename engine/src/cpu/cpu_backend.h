@@ -1,7 +1,7 @@
 // The `cpu` backend: fast and multithreaded. oneDNN primitives for convolution, pooling,
-// batch normalisation, dense and activations (one plan per geometry, built on first use and
-// replayed); OpenMP loops for the elementwise ops, dropout, concat, the loss and the
-// optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
+// dense and activations (one plan per geometry, built on first use and replayed); OpenMP
+// loops for batch normalisation, max-pool backward, the elementwise ops, dropout, concat, the
+// loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
 // Each op family lives in its own file of this folder (conv.cpp, pool.cpp, ...).
 #pragma once
 
@@ -49,21 +49,6 @@ struct PoolForwardPlan {
 struct PoolBackwardPlan {  // average pooling only: max pooling backward is our own loop
     Plan plan;
     Operand dy, dx;
-};
-
-struct BatchNormKeyHash {
-    std::size_t operator()(const BatchNormGeometry& g) const;
-};
-struct BatchNormForwardPlan {  // training (mean, variance out) or inference (running in)
-    Plan plan;
-    Operand x, gamma, beta, mean, variance, y;
-    std::vector<float> batchVariance;  // training: the biased batch variance per channel
-};
-struct BatchNormBackwardPlan {
-    Plan plan;
-    Operand x, dy, gamma, beta, mean, variance, dx, dgamma, dbeta;
-    std::vector<float> recoveredVariance;  // per call, from savedInvStd
-    std::vector<float> zeroBeta;           // oneDNN's backward asks for a shift it never reads
 };
 
 struct DenseKey {
@@ -183,8 +168,6 @@ private:
     ConvBackwardFilterPlan& convBackwardFilterPlan(const ConvKey& key);
     PoolForwardPlan& poolForwardPlan(const PoolGeometry& g);
     PoolBackwardPlan& poolBackwardPlan(const PoolGeometry& g);
-    BatchNormForwardPlan& batchNormForwardPlan(const BatchNormGeometry& g, bool training);
-    BatchNormBackwardPlan& batchNormBackwardPlan(const BatchNormGeometry& g);
     DenseForwardPlan& denseForwardPlan(const DenseKey& key);
     DenseBackwardDataPlan& denseBackwardDataPlan(const DenseKey& key);
     DenseBackwardWeightsPlan& denseBackwardWeightsPlan(const DenseKey& key);
@@ -202,9 +185,6 @@ private:
     PlanCache<ConvKey, ConvBackwardFilterPlan, ConvKeyHash> convBackwardFilterPlans_;
     PlanCache<PoolGeometry, PoolForwardPlan, PoolKeyHash> poolForwardPlans_;
     PlanCache<PoolGeometry, PoolBackwardPlan, PoolKeyHash> poolBackwardPlans_;
-    PlanCache<BatchNormGeometry, BatchNormForwardPlan, BatchNormKeyHash> batchNormTrainingPlans_;
-    PlanCache<BatchNormGeometry, BatchNormForwardPlan, BatchNormKeyHash> batchNormInferencePlans_;
-    PlanCache<BatchNormGeometry, BatchNormBackwardPlan, BatchNormKeyHash> batchNormBackwardPlans_;
     PlanCache<DenseKey, DenseForwardPlan, DenseKeyHash> denseForwardPlans_;
     PlanCache<DenseKey, DenseBackwardDataPlan, DenseKeyHash> denseBackwardDataPlans_;
     PlanCache<DenseKey, DenseBackwardWeightsPlan, DenseKeyHash> denseBackwardWeightsPlans_;
