@@ -69,10 +69,10 @@ void maxPoolBackwardLoop(const PoolGeometry& g, const float* x, const float* dy,
                 for (int h = rowBegin; h < rowEnd; ++h)
                     for (int w = colBegin; w < colEnd; ++w) {
                         const std::int64_t at = std::int64_t(h) * g.inWidth + w;
-                        if (xPlane[at] > bestValue) {
-                            bestValue = xPlane[at];
-                            best = at;
-                        }
+                        // Selects (conditional moves), not a branch that ReLU's zeros mispredict.
+                        const bool better = xPlane[at] > bestValue;
+                        bestValue = better ? xPlane[at] : bestValue;
+                        best = better ? at : best;
                     }
                 dxPlane[best] += dyPlane[std::int64_t(p) * g.outWidth + q];
             }
