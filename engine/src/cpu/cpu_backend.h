@@ -5,8 +5,6 @@
 // Each op family lives in its own file of this folder (conv.cpp, pool.cpp, ...).
 #pragma once
 
-#include <vector>
-
 #include "cnnstudio/backend.h"
 #include "cpu/dnnl_support.h"
 
@@ -74,7 +72,7 @@ struct DenseBackwardWeightsPlan {
 
 struct ActivationKey {
     Activation kind = Activation::Relu;
-    float alpha = 0.0f;
+    std::uint32_t alphaBits = 0;  // bits, so that any alpha (NaN too) finds its plan again
     std::size_t count = 0;
     bool operator==(const ActivationKey&) const = default;
 };
