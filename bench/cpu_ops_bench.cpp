@@ -155,8 +155,10 @@ private:
         g.spatial = s.height * s.width;
         const TensorShape perChannel{1, s.channels, 1, 1};
         Flow gamma = parameter(perChannel, 0.1f), beta = parameter(perChannel, 0.1f);
-        Tensor* runningMean = &keep(randomTensor(perChannel, 0.1f));
-        Tensor* runningVar = &keep(randomTensor(perChannel, 0.1f));
+        Tensor* runningMean = &keep(Tensor(backend_, perChannel));
+        Tensor* runningVar = &keep(Tensor(backend_, perChannel));
+        backend_.fill(runningMean->data(), 0.0f, std::size_t(s.channels));
+        backend_.fill(runningVar->data(), 1.0f, std::size_t(s.channels));
         Tensor* savedMean = &keep(Tensor(backend_, perChannel));
         Tensor* savedInvStd = &keep(Tensor(backend_, perChannel));
         Flow out = newFlow(s);
