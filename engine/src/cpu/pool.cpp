@@ -2,9 +2,10 @@
 //   forward:  x (N, C, H, W) -> y (N, C, P, Q)                        oneDNN, plain NCHW
 //   backward: dy (N, C, P, Q) -> dx (N, C, H, W)
 //     max:     our loops: each window's FIRST maximum of x (row-major scan) receives dy, as in
-//              PyTorch and cpu-ref; a fast path for 2x2 windows of stride 2. oneDNN's backward needs a workspace from a training
-//              forward; recomputing the argmax from x costs one read of x and keeps ties
-//              (common after ReLU: windows of zeros) going to the same element as cpu-ref.
+//              PyTorch and cpu-ref, with a fast path for 2x2 windows of stride 2. oneDNN's
+//              backward needs a workspace from a training forward; recomputing the argmax
+//              from x costs one read of x and keeps ties (common after ReLU: windows of
+//              zeros) going to the same element as cpu-ref.
 //     average: oneDNN (pooling_avg_exclude_padding).
 #include <algorithm>
 
