@@ -3,6 +3,8 @@
 // loops for batch normalisation, max-pool backward, the elementwise ops, dropout, concat, the
 // loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
 // Each op family lives in its own file of this folder (conv.cpp, pool.cpp, ...).
+// Ops share the plan caches and work buffers, so one thread at a time drives a backend;
+// allocate, free, upload, download and copy touch no shared state and may run beside them.
 #pragma once
 
 #include "cnnstudio/backend.h"
