@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/tensor.h"
 
@@ -32,8 +33,6 @@ struct ParameterInfo {
     std::vector<std::int64_t> shape;
     std::size_t count() const;
 };
-
-class Layer;
 
 class Network {
 public:
@@ -94,7 +93,11 @@ private:
     std::vector<std::unique_ptr<Node>> nodes_;  // topological order
     Tensor parameters_, gradients_, state_;
     std::vector<ParameterInfo> parameterInfo_, stateInfo_;
-    Tensor labelStorage_, probabilities_, lossStorage_, stepStorage_, classWeights_;
+    LossGeometry lossGeometry() const;
+
+    Tensor probabilities_, lossStorage_, classWeights_;
+    BackendBuffer<std::int32_t> labelStorage_;
+    BackendBuffer<StepScalars> stepStorage_;
     std::int32_t* labels_ = nullptr;
     float* loss_ = nullptr;
     StepScalars* stepScalars_ = nullptr;
