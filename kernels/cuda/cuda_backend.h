@@ -122,18 +122,20 @@ public:
     // graph; replay() launches it on stream(). The graph must not outlive the backend.
     std::unique_ptr<StepGraph> captureStep(const std::function<void()>& recordStep) override;
 
+    // ---- for code that enqueues its own work in order with the ops (NCCL collectives) ------
+    // The stream every op is enqueued on, and this backend's device index.
+    cudaStream_t stream() const { return stream_; }
+    int device() const { return device_; }
+    // Makes this backend's device current on the calling thread. Every entry point calls it
+    // first, so several backends on several devices can share one thread.
+    void activateDevice() const;
+
 protected:
     // For backends built on this one (cudnn): accepts every precision; the subclass checks it.
     struct AnyPrecision {};
     CudaBackend(const BackendOptions& options, AnyPrecision);
 
-    cudaStream_t stream() const { return stream_; }
-    int device() const { return device_; }
     const cudaDeviceProp& deviceProperties() const { return properties_; }
-
-    // Makes this backend's device current on the calling thread. Every entry point calls it
-    // first, so several backends on several devices can share one thread.
-    void activateDevice() const;
 
     // True while captureStep is recording on this backend's stream.
     bool isCapturing() const { return capturing_; }
