@@ -113,7 +113,13 @@ std::string CudaBackend::description() const {
            "), own CUDA kernels, " + toString(precision_);
 }
 
-void CudaBackend::activateDevice() const { CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_)); }
+void CudaBackend::activateDevice() const {
+    // Reading the current device is a thread-local lookup; switching only when it differs
+    // keeps the common single-GPU path free of driver calls, inside step capture too.
+    int current = -1;
+    CNNSTUDIO_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device_) CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_));
+}
 
 // ---- memory ---------------------------------------------------------------------------------
 
