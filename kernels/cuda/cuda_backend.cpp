@@ -224,6 +224,13 @@ void* CudaBackend::workspace(std::size_t bytes) {
     CNNSTUDIO_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     cudaError_t status = cudaMalloc(&pointer, newBytes);
     CNNSTUDIO_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    if (status == cudaErrorMemoryAllocation && !capturing_) {
+        // Memory the pool keeps for reuse is not free to cudaMalloc: release it and retry.
+        cudaGetLastError();
+        CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        CNNSTUDIO_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
+        status = cudaMalloc(&pointer, newBytes);
+    }
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         std::size_t freeBytes = 0, totalBytes = 0;
