@@ -27,6 +27,7 @@
 // Tuned for: 3x3 stride 1, 64-256 channels, 48x48 to 12x12 maps, batch 256 (fer-cnn).
 #include <cstdint>
 
+#include "cuda/block_reduce.cuh"
 #include "cuda/channel_sums.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/gemm.cuh"
@@ -671,30 +672,75 @@ __global__ void depthwiseBackwardDataKernel(DepthwiseParams p, const float* __re
     }
 }
 
-// Differentiates the forward line with respect to w: one block per (k, r, s) sums
-// dy[n][k][p][q] * x[n][k / multiplier][p*sh-ph+r][q*sw-pw+s] over n, p, q.
+// Differentiates the forward line with respect to w:
+//   dw[k][0][r][s] = sum_{n,p,q} dy[n][k][p][q] * x[n][k / multiplier][p*sh-ph+r][q*sw-pw+s]
+// A block takes one filter k, one part of its (n, p, q) positions and up to
+// kDepthwiseTapsPerPass taps: each thread reads a dy value once and accumulates it into every
+// tap in registers; the block then reduces each tap. With several parts, each writes its sums
+// to scratch (partials[part][k][tap]) and sumSplitsKernel adds the parts in order.
 constexpr int kDepthwiseFilterThreads = 256;
+constexpr int kDepthwiseTapsPerPass = 16;
 __global__ void __launch_bounds__(kDepthwiseFilterThreads)
 depthwiseBackwardFilterKernel(DepthwiseParams p, const float* __restrict__ x,
-                              const float* __restrict__ dy, float* __restrict__ dw) {
+                              const float* __restrict__ dy, int parts,
+                              float* __restrict__ filterSums) {
+    __shared__ float warpTotals[kDepthwiseTapsPerPass][kDepthwiseFilterThreads / 32];
     const int taps = p.kernelHeight * p.kernelWidth;
-    const int k = blockIdx.x / taps, tap = blockIdx.x % taps;
-    const int r = tap / p.kernelWidth, s = tap % p.kernelWidth;
+    const int k = blockIdx.x, part = blockIdx.y, firstTap = blockIdx.z * kDepthwiseTapsPerPass;
     const int outPlane = p.outHeight * p.outWidth;
+    const int positions = p.batch * outPlane;
+    const int chunk = (positions + parts - 1) / parts;
+    const int begin = part * chunk, end = min(positions, begin + chunk);
     const float* inputChannel = x + (k / p.multiplier) * (p.inHeight * p.inWidth);
     const int inputImageStride = p.channels * p.inHeight * p.inWidth;
-    float sum = 0.0f;
-    for (int e = threadIdx.x; e < p.batch * outPlane; e += blockDim.x) {
+
+    int tapRow[kDepthwiseTapsPerPass], tapColumn[kDepthwiseTapsPerPass];
+    float sums[kDepthwiseTapsPerPass];
+#pragma unroll
+    for (int t = 0; t < kDepthwiseTapsPerPass; ++t) {
+        const int tap = firstTap + t;
+        // Taps beyond the kernel get a row far outside the image, so they never accumulate.
+        tapRow[t] = tap < taps ? tap / p.kernelWidth : kOutside;
+        tapColumn[t] = tap < taps ? tap % p.kernelWidth : kOutside;
+        sums[t] = 0.0f;
+    }
+    for (int e = begin + int(threadIdx.x); e < end; e += blockDim.x) {
         const int image = e / outPlane, pixel = e - image * outPlane;
         const int outRow = pixel / p.outWidth, outColumn = pixel - outRow * p.outWidth;
-        const int h = outRow * p.strideHeight - p.padHeight + r;
-        const int wIndex = outColumn * p.strideWidth - p.padWidth + s;
-        if (h < 0 || h >= p.inHeight || wIndex < 0 || wIndex >= p.inWidth) continue;
-        sum = fmaf(__ldg(dy + (image * p.outChannels + k) * outPlane + pixel),
-                   __ldg(inputChannel + image * inputImageStride + h * p.inWidth + wIndex), sum);
+        const int originH = outRow * p.strideHeight - p.padHeight;
+        const int originW = outColumn * p.strideWidth - p.padWidth;
+        const float grad = __ldg(dy + (image * p.outChannels + k) * outPlane + pixel);
+        const float* inputImage = inputChannel + image * inputImageStride;
+#pragma unroll
+        for (int t = 0; t < kDepthwiseTapsPerPass; ++t) {
+            const int h = originH + tapRow[t], w = originW + tapColumn[t];
+            if (unsigned(h) < unsigned(p.inHeight) && unsigned(w) < unsigned(p.inWidth))
+                sums[t] = fmaf(grad, __ldg(inputImage + h * p.inWidth + w), sums[t]);
+        }
     }
-    sum = blockSum(sum);
-    if (threadIdx.x == 0) dw[blockIdx.x] = sum;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int t = 0; t < kDepthwiseTapsPerPass; ++t) {
+        const float total = warpSum(sums[t]);
+        if (lane == 0) warpTotals[t][warp] = total;
+    }
+    __syncthreads();
+    const int tap = firstTap + int(threadIdx.x);
+    if (threadIdx.x < kDepthwiseTapsPerPass && tap < taps) {
+        float total = 0.0f;
+        for (int w = 0; w < kDepthwiseFilterThreads / 32; ++w) total += warpTotals[threadIdx.x][w];
+        filterSums[(std::int64_t(part) * p.outChannels + k) * taps + tap] = total;
+    }
+}
+
+// Parts of the (n, p, q) positions per filter for depthwiseBackwardFilterKernel: about four
+// blocks per multiprocessor overall, at least 4096 positions per block.
+int depthwiseFilterParts(const ConvGeometry& g, int multiprocessors) {
+    const std::int64_t positions = std::int64_t(g.batch) * g.outHeight * g.outWidth;
+    const std::int64_t wanted = (4 * std::int64_t(multiprocessors) + g.outChannels - 1) / g.outChannels;
+    const std::int64_t most = positions / 4096;
+    const std::int64_t parts = wanted < most ? wanted : most;
+    return int(parts > 1 ? (parts < 65535 ? parts : 65535) : 1);
 }
 
 bool isDepthwise(const ConvGeometry& g) { return g.groups == g.inChannels && g.groups > 1; }
@@ -795,7 +841,8 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const int outPlane = g.outHeight * g.outWidth;
 
-    // Scratch: [split-K partials of dw][per-channel partial sums of dy for dbias].
+    // Scratch: [partial dw of each K split or depthwise part][per-channel partial sums of dy
+    // for dbias].
     FilterGradParams p{};
     int splits = 1;
     const bool depthwise = isDepthwise(g);
@@ -832,8 +879,14 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
         p.kPerSplit = (kTiles + splits - 1) / splits * kTileK;
         splits = (p.gemmK + p.kPerSplit - 1) / p.kPerSplit;
     }
+    if (depthwise)
+        requireOp(g.kernelHeight * g.kernelWidth <= 65535 * kDepthwiseTapsPerPass, op,
+                  "depthwise kernels of more than a million taps are not supported on the GPU");
+    const int depthwiseParts = depthwise ? depthwiseFilterParts(g, multiprocessors) : 1;
+    const int resultCopies = depthwise ? depthwiseParts : splits;
     const std::size_t partialBytes =
-        splits > 1 ? alignUp256(std::size_t(splits) * g.weightCount() * sizeof(float)) : 0;
+        resultCopies > 1 ? alignUp256(std::size_t(resultCopies) * g.weightCount() * sizeof(float))
+                         : 0;
     const int biasSplits =
         dbias ? channelSumSplits(g.outChannels, std::int64_t(g.batch) * outPlane, multiprocessors)
               : 0;
@@ -843,9 +896,18 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
                         : nullptr;
 
     if (depthwise) {
+        const int taps = g.kernelHeight * g.kernelWidth;
+        float* partials = depthwiseParts > 1 ? reinterpret_cast<float*>(scratch) : dw;
         launchKernel("conv backward filter (depthwise)", depthwiseBackwardFilterKernel,
-                     unsigned(g.outChannels * g.kernelHeight * g.kernelWidth),
-                     kDepthwiseFilterThreads, stream(), depthwiseParams(g), x, dy, dw);
+                     dim3(unsigned(g.outChannels), unsigned(depthwiseParts),
+                          unsigned((taps + kDepthwiseTapsPerPass - 1) / kDepthwiseTapsPerPass)),
+                     kDepthwiseFilterThreads, stream(), depthwiseParams(g), x, dy, depthwiseParts,
+                     partials);
+        if (depthwiseParts > 1)
+            launchKernel("conv backward filter (depthwise): sum of parts", sumSplitsKernel,
+                         elementwiseBlocks(g.weightCount(), multiprocessors), 256, stream(),
+                         static_cast<const float*>(partials), depthwiseParts, int(g.weightCount()),
+                         static_cast<const float*>(nullptr), 1, 1, dw);
     } else {
         float* partials = splits > 1 ? reinterpret_cast<float*>(scratch) : nullptr;
         p.weightGrad = splits > 1 ? partials : dw;

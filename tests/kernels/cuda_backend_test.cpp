@@ -87,6 +87,10 @@ TEST_F(CudaBackendTest, ConvolutionsOnEveryGemmPathMatchReference) {
         convGeometry(1, 3, 33, 31, 70, 5, 5, 2, 2, 2, 2, 1),
         // stride 2 with 3x3 (backward data reads dy dilated by the stride), wide tile
         convGeometry(2, 24, 13, 14, 96, 3, 3, 2, 2, 1, 1, 1),
+        // depthwise with many positions per filter: the filter gradient in several parts
+        convGeometry(32, 4, 24, 24, 4, 3, 3, 1, 1, 1, 1, 4),
+        // depthwise 5x5 with a channel multiplier: 25 taps, two passes of the filter gradient
+        convGeometry(8, 3, 20, 20, 6, 5, 5, 1, 1, 2, 2, 3),
     };
     for (const ConvGeometry& g : geometries)
         expectConvolutionMatchesReference(*cuda_, *reference_, g, random);
