@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
     evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
     evaluate->add_flag("--skip-bad", evaluateCommand.skipBad, "skip malformed rows and unreadable images");
 
+#ifdef CNNSTUDIO_HAVE_OPENCV
     app::PredictCommand predictCommand;
     CLI::App* predict = app.add_subcommand("predict", "the most likely classes of image files");
     predict->add_option("target", predictCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
     predict->add_option("--backend", predictCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
     predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
     predict->add_option("--top", predictCommand.top, "classes shown per image")->check(CLI::Range(1, 1000))->capture_default_str();
+#endif
 
     try {
         app.parse(argc, argv);
@@ -210,10 +212,12 @@ int main(int argc, char** argv) {
             app::runEvaluate(evaluateCommand, stdout);
             return 0;
         }
+#ifdef CNNSTUDIO_HAVE_OPENCV
         if (*predict) {
             app::runPredict(predictCommand, stdout);
             return 0;
         }
+#endif
         if (training.summary) {
             if (training.preset.empty() && training.specFile.empty())
                 throw Error("no network given", "--summary", "choose one with --preset NAME or --spec FILE");
