@@ -23,6 +23,11 @@ std::string withThousands(long long value) {
     return text;
 }
 
+// "1 epoch", "3 epochs"
+std::string count(long long value, const std::string& noun) {
+    return std::to_string(value) + " " + noun + (value == 1 ? "" : "s");
+}
+
 // A field of an event, null when absent (readers tolerate events of other versions).
 const nlohmann::json& member(const nlohmann::json& event, const char* name) {
     static const nlohmann::json absent;
@@ -75,8 +80,8 @@ void ProgressDisplay::runStarted(const nlohmann::json& event) {
                  dataset.value("name", "").c_str(), dataset.value("train_size", 0LL),
                  dataset.value("validation_size", 0LL), dataset.value("test_size", 0LL),
                  member(dataset, "classes").size());
-    std::fprintf(out_, "training on %s for %d epochs of %lld steps", event.value("backend", "").c_str(), epochs_,
-                 stepsPerEpoch_);
+    std::fprintf(out_, "training on %s for %s of %s", event.value("backend", "").c_str(),
+                 count(epochs_, "epoch").c_str(), count(stepsPerEpoch_, "step").c_str());
     const long long resumed = event.value("resumed_from_step", 0LL);
     if (resumed > 0) std::fprintf(out_, ", resuming after step %lld", resumed);
     std::fprintf(out_, "\nrun folder %s\n", event.value("run_dir", "").c_str());
@@ -133,12 +138,12 @@ void ProgressDisplay::finished(const nlohmann::json& event) {
     const std::string reason = event.value("reason", "");
     const int epochsRun = event.value("epochs_run", 0);
     if (reason == "stopped") {
-        std::fprintf(out_, "stopped after %d complete epochs; the latest checkpoint is saved: continue with --resume\n",
-                     epochsRun);
+        std::fprintf(out_, "stopped after %s; the latest checkpoint is saved: continue with --resume\n",
+                     count(epochsRun, "complete epoch").c_str());
         return;
     }
-    std::fprintf(out_, "%s after %d epochs in %s\n", reason == "early_stopped" ? "stopped early" : "finished",
-                 epochsRun, formatDuration(event.value("wall_time_s", 0.0)).c_str());
+    std::fprintf(out_, "%s after %s in %s\n", reason == "early_stopped" ? "stopped early" : "finished",
+                 count(epochsRun, "epoch").c_str(), formatDuration(event.value("wall_time_s", 0.0)).c_str());
     if (member(event, "best_validation_accuracy").is_number())
         std::fprintf(out_, "best validation accuracy %s (epoch %d)\n", percent(member(event, "best_validation_accuracy")).c_str(),
                      event.value("best_epoch", 0));
