@@ -328,7 +328,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
         const int epoch = progress_.epoch;
         session.epochStart = Clock::now();
         session.epochSecondsAtStart = progress_.epochSeconds;
-        train.startEpoch(epoch, progress_.epochStep);
+        if (progress_.epochStep < session.stepsPerEpoch) train.startEpoch(epoch, progress_.epochStep);
 
         while (progress_.epochStep < session.stepsPerEpoch) {
             if (stop_ && stop_->load()) {
