@@ -1,11 +1,14 @@
 // cnnstudio-train as a user runs it: LeNet-5 learns a Fashion-MNIST subset on the cpu backend
-// in well under two minutes; its run folder holds a model that `evaluate` and `predict` use;
+// in well under two minutes, and its run folder holds a model that `evaluate` and `predict` use;
 // a graceful stop and --resume finish the run; bad specs and bad options give exit codes 1 and 2
 // with a message that says what is wrong.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -22,8 +25,21 @@ const std::filesystem::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
 // starve each other there, so the worker runs with waiting threads asleep.
 const std::vector<std::string> kEnvironment = {"OMP_WAIT_POLICY=passive"};
 
+std::filesystem::path scratchRoot() {
+    return std::filesystem::path(::testing::TempDir()) / ("cnnstudio-e2e-" + std::to_string(::getpid()));
+}
+
+// Removes this process's scratch folders when every test passed (a failure keeps them).
+class RemoveScratchFolders : public ::testing::Environment {
+    void TearDown() override {
+        if (!::testing::UnitTest::GetInstance()->Failed()) std::filesystem::remove_all(scratchRoot());
+    }
+};
+[[maybe_unused]] const ::testing::Environment* const kRemoveScratchFolders =
+    ::testing::AddGlobalTestEnvironment(new RemoveScratchFolders);
+
 std::filesystem::path scratchFolder(const std::string& name) {
-    const auto folder = std::filesystem::path(::testing::TempDir()) / "cnnstudio-e2e" / name;
+    const auto folder = scratchRoot() / name;
     std::filesystem::remove_all(folder);
     std::filesystem::create_directories(folder);
     return folder;
@@ -56,71 +72,52 @@ void writePgm(const std::filesystem::path& file, int width, int height) {
         for (int x = 0; x < width; ++x) stream.put(char(x > width / 3 && x < 2 * width / 3 ? 200 : 10));
 }
 
-// One LeNet-5 run shared by the tests that need a trained model.
-class TrainedLeNet : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        if (!std::filesystem::exists(kFashionMnist)) return;
-        work_ = scratchFolder("lenet5");
-        runDir_ = work_ / "run";
-        result_ = train({"--preset", "lenet5", "--dataset", "fashion-mnist", "--limit", "6000", "--epochs", "2",
-                         "--backend", "cpu", "--threads", "2", "--batch", "32", "--lr", "0.002", "--run-dir",
-                         runDir_.string()},
-                        work_);
-    }
-    void SetUp() override {
-        if (!std::filesystem::exists(kFashionMnist))
-            GTEST_SKIP() << kFashionMnist << " is absent: install the dataset-fashion-mnist package";
-    }
-    static inline std::filesystem::path work_, runDir_;
-    static inline ProcessResult result_;
-};
-
-TEST_F(TrainedLeNet, ReachesEightyPercentTestAccuracyInUnderTwoMinutes) {
-    ASSERT_EQ(result_.exitCode, 0) << result_.err;
-    const nlohmann::json finished = lastEventNamed(runDir_, "finished");
+// One training run checked three ways (ctest runs every test in its own process, so a shared
+// fixture would train once per test).
+TEST(CnnstudioTrain, LeNetReachesEightyPercentInUnderTwoMinutesAndItsModelEvaluatesAndPredicts) {
+    if (!std::filesystem::exists(kFashionMnist))
+        GTEST_SKIP() << kFashionMnist << " is absent: install the dataset-fashion-mnist package";
+    const auto work = scratchFolder("lenet5");
+    const auto runDir = work / "run";
+    const ProcessResult trained =
+        train({"--preset", "lenet5", "--dataset", "fashion-mnist", "--limit", "6000", "--epochs", "2", "--backend",
+               "cpu", "--threads", "2", "--batch", "32", "--lr", "0.002", "--run-dir", runDir.string()},
+              work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    const nlohmann::json finished = lastEventNamed(runDir, "finished");
     ASSERT_TRUE(finished.is_object()) << "no finished event";
     EXPECT_EQ(finished["reason"], "completed");
     ASSERT_TRUE(finished["test_accuracy"].is_number());
     EXPECT_GE(finished["test_accuracy"].get<double>(), 0.80);
-    EXPECT_LT(result_.seconds, 120.0);
-    EXPECT_NE(result_.out.find("TEST ACCURACY"), std::string::npos) << result_.out;
-    EXPECT_EQ(readEvents(runDir_).front()["event"], "run_started");
+    EXPECT_LT(trained.seconds, 120.0);
+    EXPECT_NE(trained.out.find("TEST ACCURACY"), std::string::npos) << trained.out;
+    EXPECT_EQ(readEvents(runDir).front()["event"], "run_started");
     for (const char* file : {"spec.json", "config.json", "checkpoints/latest/weights.safetensors",
                              "checkpoints/best/optimizer.safetensors", "model/model.safetensors", "model/spec.json",
                              "model/model.json"})
-        EXPECT_TRUE(std::filesystem::exists(runDir_ / file)) << file;
-}
+        EXPECT_TRUE(std::filesystem::exists(runDir / file)) << file;
 
-TEST_F(TrainedLeNet, EvaluateReproducesTheTestAccuracy) {
-    ASSERT_EQ(result_.exitCode, 0);
-    const ProcessResult evaluated = train({"evaluate", runDir_.string(), "--threads", "2"}, work_);
+    // evaluate reproduces the test accuracy from the run folder alone.
+    const ProcessResult evaluated = train({"evaluate", runDir.string(), "--threads", "2"}, work);
     ASSERT_EQ(evaluated.exitCode, 0) << evaluated.err;
     char expected[64];
     std::snprintf(expected, sizeof expected, "accuracy %.2f%% on 10000 test images",
-                  100.0 * lastEventNamed(runDir_, "finished")["test_accuracy"].get<double>());
+                  100.0 * finished["test_accuracy"].get<double>());
     EXPECT_NE(evaluated.out.find(expected), std::string::npos) << evaluated.out;
     EXPECT_NE(evaluated.out.find("confusion matrix"), std::string::npos);
     EXPECT_NE(evaluated.out.find("Ankle boot"), std::string::npos);
-}
 
-TEST_F(TrainedLeNet, PredictShowsTheTopThreeClasses) {
-#ifndef CNNSTUDIO_HAVE_OPENCV
-    GTEST_SKIP() << "this build has no OpenCV, so cnnstudio-train has no predict sub-command";
-#endif
-    ASSERT_EQ(result_.exitCode, 0);
-    const auto image = work_ / "stripe.pgm";
-    writePgm(image, 40, 40);  // resized to 28x28 on the way in
-    const ProcessResult predicted = train({"predict", (runDir_ / "model").string(), image.string()}, work_);
+#ifdef CNNSTUDIO_HAVE_OPENCV
+    // predict shows the top three classes of an image file, resized on the way in.
+    const auto image = work / "stripe.pgm";
+    writePgm(image, 40, 40);
+    const ProcessResult predicted = train({"predict", (runDir / "model").string(), image.string()}, work);
     ASSERT_EQ(predicted.exitCode, 0) << predicted.err;
-    int percentLines = 0;
-    for (std::size_t at = predicted.out.find('%'); at != std::string::npos; at = predicted.out.find('%', at + 1))
-        ++percentLines;
-    EXPECT_EQ(percentLines, 3) << predicted.out;
-
-    const ProcessResult unreadable = train({"predict", runDir_.string(), (runDir_ / "spec.json").string()}, work_);
+    EXPECT_EQ(std::count(predicted.out.begin(), predicted.out.end(), '%'), 3) << predicted.out;
+    const ProcessResult unreadable = train({"predict", runDir.string(), (runDir / "spec.json").string()}, work);
     EXPECT_EQ(unreadable.exitCode, 1);
     EXPECT_NE(unreadable.err.find("cannot read the image"), std::string::npos) << unreadable.err;
+#endif
 }
 
 TEST(CnnstudioTrain, SigtermStopsAfterTheCurrentStepAndResumeFinishesTheRun) {

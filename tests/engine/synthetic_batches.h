@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "cnnstudio/spec.h"
 #include "cnnstudio/trainer.h"
@@ -128,11 +129,16 @@ inline DatasetDescription describe(const SyntheticImages& train, const Synthetic
     return dataset;
 }
 
-// A fresh, empty folder under the test temp dir, named for the running test.
+// This process's scratch folders live here (removed when every test passed, see trainer_test.cpp).
+inline std::filesystem::path scratchRoot() {
+    return std::filesystem::path(::testing::TempDir()) / ("cnnstudio-tests-" + std::to_string(::getpid()));
+}
+
+// A fresh, empty folder under scratchRoot(), named for the running test.
 inline std::filesystem::path freshFolder(const std::string& suffix = "") {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::filesystem::path folder = std::filesystem::path(::testing::TempDir()) / "cnnstudio-tests" /
-                                   (std::string(test->test_suite_name()) + "." + test->name() + suffix);
+    std::filesystem::path folder =
+        scratchRoot() / (std::string(test->test_suite_name()) + "." + test->name() + suffix);
     std::filesystem::remove_all(folder);
     std::filesystem::create_directories(folder);
     return folder;

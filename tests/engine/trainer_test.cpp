@@ -25,6 +25,16 @@ using testing::SyntheticImages;
 
 constexpr std::uint64_t kSeed = 11;
 
+// Removes the scratch folders of every test in this executable when they all passed (a failed
+// run keeps them to look at).
+class RemoveScratchFolders : public ::testing::Environment {
+    void TearDown() override {
+        if (!::testing::UnitTest::GetInstance()->Failed()) std::filesystem::remove_all(testing::scratchRoot());
+    }
+};
+[[maybe_unused]] const ::testing::Environment* const kRemoveScratchFolders =
+    ::testing::AddGlobalTestEnvironment(new RemoveScratchFolders);
+
 std::vector<nlohmann::json> readEvents(const std::filesystem::path& file) {
     std::vector<nlohmann::json> events;
     std::ifstream stream(file);
