@@ -6,8 +6,10 @@
 namespace cnnstudio {
 
 std::string TensorShape::toString() const {
-    return "(" + std::to_string(batch) + "," + std::to_string(channels) + "," +
-           std::to_string(height) + "," + std::to_string(width) + ")";
+    std::string text = "(";
+    for (int dimension : {batch, channels, height, width}) text += std::to_string(dimension) + ",";
+    text.back() = ')';
+    return text;
 }
 
 Tensor::Tensor(Backend& backend, TensorShape shape) : backend_(&backend), shape_(shape) {
@@ -26,7 +28,7 @@ Tensor Tensor::view(Backend& backend, float* data, TensorShape shape) {
 }
 
 std::vector<float> Tensor::toHost() const {
-    std::vector<float> values(std::size_t(count()));
+    std::vector<float> values(static_cast<std::size_t>(count()));
     if (!values.empty()) backend_->download(values.data(), data_, bytes());
     return values;
 }

@@ -1,0 +1,98 @@
+// Softmax cross-entropy with optional class weights and label smoothing (backend.h LossGeometry).
+//   logits, probabilities, dlogits (batch, classes); labels (batch) int32; classWeights (classes)
+//   p_ik   = softmax(logits_i)_k, log p_ik computed as logit - logsumexp (stable)
+//   q_ik   = (1 - smoothing) [k == y_i] + smoothing / classes
+//   loss_i = -sum_k q_ik log p_ik
+//   loss   = sum_i w[y_i] loss_i / sum_i w[y_i]   (w = 1 without class weights: the mean)
+//   dlogits_ik = w[y_i] / sum_j w[y_j] (p_ik - q_ik)
+// Note that the weight multiplies the whole smoothed per-sample loss, as backend.h defines;
+// PyTorch's weighted label smoothing weights the smoothing term by each class k instead.
+// The log-softmax and the loss are computed in double.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cnnstudio/error.h"
+#include "cpu_ref/cpu_ref_ops.h"
+#include "ops/op_checks.h"
+
+namespace cnnstudio::cpu_ref {
+namespace {
+
+// sum_i w[y_i] over the batch; throws when it is not positive (the loss would be 0/0).
+double totalLabelWeight(const LossGeometry& g, const std::int32_t* labels,
+                        const float* classWeights, const char* op) {
+    double total = 0.0;
+    for (int i = 0; i < g.batch; ++i) {
+        ops::checkLabel(labels[i], i, g.classes, op);
+        total += classWeights ? double(classWeights[labels[i]]) : 1.0;
+    }
+    if (!(total > 0.0))
+        throw Error("the class weights of this batch's labels sum to " + std::to_string(total) +
+                        ", so the weighted mean loss is undefined",
+                    op, "give every class a positive weight");
+    return total;
+}
+
+}  // namespace
+
+void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits, const std::int32_t* labels,
+                                const float* classWeights, float* probabilities, float* loss) {
+    const char* op = "cpu-ref softmaxCrossEntropyForward";
+    ops::checkLossGeometry(g, op);
+    ops::requirePointer(logits, "logits", op);
+    ops::requirePointer(labels, "labels", op);
+    ops::requirePointer(probabilities, "probabilities", op);
+    ops::requirePointer(loss, "loss", op);
+    const double weightSum = totalLabelWeight(g, labels, classWeights, op);
+    const double smoothing = g.labelSmoothing;
+    const double smoothingPerClass = smoothing / g.classes;
+
+    double weightedLoss = 0.0;
+    for (int i = 0; i < g.batch; ++i) {
+        const float* row = logits + std::int64_t(i) * g.classes;
+        float* probabilityRow = probabilities + std::int64_t(i) * g.classes;
+        const double largest = *std::max_element(row, row + g.classes);
+        double sumExp = 0.0;
+        for (int k = 0; k < g.classes; ++k) sumExp += std::exp(row[k] - largest);
+        const double logSumExp = largest + std::log(sumExp);
+
+        double sumLogP = 0.0;
+        for (int k = 0; k < g.classes; ++k) {
+            const double logP = row[k] - logSumExp;
+            probabilityRow[k] = float(std::exp(logP));
+            sumLogP += logP;
+        }
+        const int label = labels[i];
+        const double sampleLoss = -((1.0 - smoothing) * (row[label] - logSumExp) + smoothingPerClass * sumLogP);
+        weightedLoss += (classWeights ? double(classWeights[label]) : 1.0) * sampleLoss;
+    }
+    *loss = float(weightedLoss / weightSum);
+}
+
+// Differentiates loss = sum_i w[y_i] loss_i / sum_j w[y_j] with respect to the logits:
+// d loss_i / d logit_ik = p_ik - q_ik because the q_ik sum to one.
+void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                 const std::int32_t* labels, const float* classWeights, float* dlogits) {
+    const char* op = "cpu-ref softmaxCrossEntropyBackward";
+    ops::checkLossGeometry(g, op);
+    ops::requirePointer(probabilities, "probabilities", op);
+    ops::requirePointer(labels, "labels", op);
+    ops::requirePointer(dlogits, "dlogits", op);
+    const double weightSum = totalLabelWeight(g, labels, classWeights, op);
+    const double smoothing = g.labelSmoothing;
+    const double smoothingPerClass = smoothing / g.classes;
+
+    for (int i = 0; i < g.batch; ++i) {
+        const int label = labels[i];
+        const double sampleScale = (classWeights ? double(classWeights[label]) : 1.0) / weightSum;
+        const float* probabilityRow = probabilities + std::int64_t(i) * g.classes;
+        float* gradientRow = dlogits + std::int64_t(i) * g.classes;
+        for (int k = 0; k < g.classes; ++k) {
+            const double target = (k == label ? 1.0 - smoothing : 0.0) + smoothingPerClass;
+            gradientRow[k] = float(sampleScale * (probabilityRow[k] - target));
+        }
+    }
+}
+
+}  // namespace cnnstudio::cpu_ref

@@ -1,0 +1,165 @@
+#include "ops/op_checks.h"
+
+#include <cmath>
+#include <string>
+
+#include "cnnstudio/error.h"
+
+namespace cnnstudio::ops {
+namespace {
+
+constexpr const char* kGeometryHint =
+    "build the geometry from the layer's inferred shapes; this is a bug in the caller";
+
+[[noreturn]] void fail(const std::string& what, std::string_view op,
+                       const char* hint = kGeometryHint) {
+    throw Error(what, std::string(op), hint);
+}
+
+void requirePositive(std::int64_t value, const char* field, std::string_view op) {
+    if (value < 1) fail(std::string(field) + " is " + std::to_string(value) + ", must be at least 1", op);
+}
+
+void requireNonNegative(std::int64_t value, const char* field, std::string_view op) {
+    if (value < 0) fail(std::string(field) + " is " + std::to_string(value) + ", must not be negative", op);
+}
+
+// One spatial axis of a window op (convolution or pooling): out = (in + 2 pad - kernel) / stride + 1.
+void checkWindowAxis(const char* axis, int in, int out, int kernel, int stride, int pad,
+                     std::string_view op) {
+    const std::string name(axis);
+    requirePositive(in, ("in" + name).c_str(), op);
+    requirePositive(out, ("out" + name).c_str(), op);
+    requirePositive(kernel, ("kernel" + name).c_str(), op);
+    requirePositive(stride, ("stride" + name).c_str(), op);
+    requireNonNegative(pad, ("pad" + name).c_str(), op);
+    const std::int64_t padded = std::int64_t(in) + 2 * std::int64_t(pad);
+    if (padded < kernel)
+        fail("kernel" + name + " " + std::to_string(kernel) + " is larger than the padded input (" +
+                 std::to_string(padded) + ")", op);
+    const std::int64_t expected = (padded - kernel) / stride + 1;
+    if (out != expected)
+        fail("out" + name + " is " + std::to_string(out) + ", but (in" + name + " " +
+                 std::to_string(in) + " + 2 * pad " + std::to_string(pad) + " - kernel " +
+                 std::to_string(kernel) + ") / stride " + std::to_string(stride) + " + 1 = " +
+                 std::to_string(expected), op);
+}
+
+}  // namespace
+
+void requirePointer(const void* pointer, std::string_view argument, std::string_view op) {
+    if (pointer == nullptr)
+        fail("argument '" + std::string(argument) + "' is a null pointer", op,
+             "allocate the buffer on this backend before calling the op");
+}
+
+void checkConvGeometry(const ConvGeometry& g, std::string_view op) {
+    requirePositive(g.batch, "batch", op);
+    requirePositive(g.inChannels, "inChannels", op);
+    requirePositive(g.outChannels, "outChannels", op);
+    requirePositive(g.groups, "groups", op);
+    if (g.inChannels % g.groups != 0 || g.outChannels % g.groups != 0)
+        fail("groups " + std::to_string(g.groups) + " does not divide inChannels " +
+                 std::to_string(g.inChannels) + " and outChannels " + std::to_string(g.outChannels),
+             op, "choose groups that divide both channel counts");
+    checkWindowAxis("Height", g.inHeight, g.outHeight, g.kernelHeight, g.strideHeight, g.padHeight, op);
+    checkWindowAxis("Width", g.inWidth, g.outWidth, g.kernelWidth, g.strideWidth, g.padWidth, op);
+}
+
+void checkPoolGeometry(const PoolGeometry& g, std::string_view op) {
+    requirePositive(g.batch, "batch", op);
+    requirePositive(g.channels, "channels", op);
+    checkWindowAxis("Height", g.inHeight, g.outHeight, g.kernelHeight, g.strideHeight, g.padHeight, op);
+    checkWindowAxis("Width", g.inWidth, g.outWidth, g.kernelWidth, g.strideWidth, g.padWidth, op);
+    if (g.padHeight >= g.kernelHeight || g.padWidth >= g.kernelWidth)
+        fail("pooling padding (" + std::to_string(g.padHeight) + ", " + std::to_string(g.padWidth) +
+                 ") must be smaller than the kernel (" + std::to_string(g.kernelHeight) + ", " +
+                 std::to_string(g.kernelWidth) + ")", op,
+             "a window made only of padding has no value to pool; lower the padding");
+}
+
+void checkBatchNormGeometry(const BatchNormGeometry& g, bool training, std::string_view op) {
+    requirePositive(g.batch, "batch", op);
+    requirePositive(g.channels, "channels", op);
+    requirePositive(g.spatial, "spatial", op);
+    if (!(g.epsilon > 0.0f) || !std::isfinite(g.epsilon))
+        fail("epsilon is " + std::to_string(g.epsilon) + ", must be a positive number", op,
+             "use a small positive epsilon such as 1e-5");
+    if (!(g.momentum >= 0.0f && g.momentum <= 1.0f))
+        fail("momentum is " + std::to_string(g.momentum) + ", must lie in [0, 1]", op,
+             "PyTorch's default is 0.1");
+    if (training && std::int64_t(g.batch) * g.spatial < 2)
+        fail("batch normalisation in training needs more than one value per channel, got batch " +
+                 std::to_string(g.batch) + " x spatial " + std::to_string(g.spatial), op,
+             "use a batch size of at least 2 or remove the batch norm after a 1x1 feature map");
+}
+
+void checkDenseGeometry(const DenseGeometry& g, std::string_view op) {
+    requirePositive(g.batch, "batch", op);
+    requirePositive(g.inFeatures, "inFeatures", op);
+    requirePositive(g.outFeatures, "outFeatures", op);
+}
+
+void checkLossGeometry(const LossGeometry& g, std::string_view op) {
+    requirePositive(g.batch, "batch", op);
+    requirePositive(g.classes, "classes", op);
+    if (!(g.labelSmoothing >= 0.0f && g.labelSmoothing <= 1.0f))
+        fail("labelSmoothing is " + std::to_string(g.labelSmoothing) + ", must lie in [0, 1]", op,
+             "typical values are 0 (off) to 0.1");
+}
+
+void checkLabel(std::int32_t label, int sample, int classes, std::string_view op) {
+    if (label < 0 || label >= classes)
+        fail("label " + std::to_string(label) + " of sample " + std::to_string(sample) +
+                 " is outside [0, " + std::to_string(classes) + ")", op,
+             "check that the dataset's class count matches the network's last layer");
+}
+
+void checkCopyChannels(int batch, int spatial, int channels, int srcChannels, int srcOffset,
+                       int dstChannels, int dstOffset, std::string_view op) {
+    requirePositive(batch, "batch", op);
+    requirePositive(spatial, "spatial", op);
+    requirePositive(channels, "channels", op);
+    requireNonNegative(srcOffset, "srcOffset", op);
+    requireNonNegative(dstOffset, "dstOffset", op);
+    if (std::int64_t(srcOffset) + channels > srcChannels)
+        fail("source channels [" + std::to_string(srcOffset) + ", " +
+                 std::to_string(std::int64_t(srcOffset) + channels) + ") exceed srcChannels " +
+                 std::to_string(srcChannels), op);
+    if (std::int64_t(dstOffset) + channels > dstChannels)
+        fail("destination channels [" + std::to_string(dstOffset) + ", " +
+                 std::to_string(std::int64_t(dstOffset) + channels) + ") exceed dstChannels " +
+                 std::to_string(dstChannels), op);
+}
+
+void checkDropoutProbability(float probability, std::string_view op) {
+    if (!(probability >= 0.0f && probability <= 1.0f))
+        fail("dropout probability is " + std::to_string(probability) + ", must lie in [0, 1]", op,
+             "set the layer's rate between 0 and 1");
+}
+
+void checkSgdSettings(const SgdSettings& s, std::string_view op) {
+    if (!(s.momentum >= 0.0f))
+        fail("SGD momentum is " + std::to_string(s.momentum) + ", must not be negative", op,
+             "typical values are 0 or 0.9");
+    if (!(s.weightDecay >= 0.0f))
+        fail("weight decay is " + std::to_string(s.weightDecay) + ", must not be negative", op,
+             "typical values are 0 to 5e-4");
+    if (s.nesterov && s.momentum <= 0.0f)
+        fail("Nesterov momentum needs a positive momentum", op,
+             "set momentum (0.9, say) or turn Nesterov off");
+}
+
+void checkAdamSettings(const AdamSettings& s, std::string_view op) {
+    if (!(s.beta1 >= 0.0f && s.beta1 < 1.0f) || !(s.beta2 >= 0.0f && s.beta2 < 1.0f))
+        fail("Adam betas (" + std::to_string(s.beta1) + ", " + std::to_string(s.beta2) +
+                 ") must lie in [0, 1)", op, "the usual values are 0.9 and 0.999");
+    if (!(s.epsilon > 0.0f))
+        fail("Adam epsilon is " + std::to_string(s.epsilon) + ", must be positive", op,
+             "the usual value is 1e-8");
+    if (!(s.weightDecay >= 0.0f))
+        fail("weight decay is " + std::to_string(s.weightDecay) + ", must not be negative", op,
+             "typical values are 0 to 0.01");
+}
+
+}  // namespace cnnstudio::ops
