@@ -79,9 +79,8 @@ void DesignDocument::newNetwork() {
     NodeSpec input;
     input.name = "input";
     input.type = "Input";
-    if (const LayerTypeInfo* info = findLayerType("Input"))
-        for (const ParamInfo& param : info->params)
-            if (!param.defaultValue.is_null()) input.params[param.name] = param.defaultValue;
+    // The Input has no defaults; start with the images of the default data set (Fashion-MNIST).
+    input.params = {{"channels", 1}, {"height", 28}, {"width", 28}};
     spec.nodes.push_back(input);
     spec.layout[input.name] = {-NodeMetrics::width / 2, 0.0};
     reset(std::move(spec));

@@ -26,17 +26,21 @@ namespace cnnstudio::ui {
 namespace {
 
 bool hasBounds(const ParamInfo& param) { return param.minimum != param.maximum; }
-bool isRequired(const ParamInfo& param) { return param.defaultValue.is_null(); }
+// No default: the user must set it (unless it follows another parameter, like a pool's stride).
+bool isRequired(const ParamInfo& param) { return param.defaultValue.is_null() && param.defaultsTo.empty(); }
+// May be left unset: required ones (unset is an error) and ones following another parameter.
+bool mayBeUnset(const ParamInfo& param) { return param.defaultValue.is_null(); }
 
-// An int spin box honouring the catalogue's bounds. A required parameter gets one extra step
-// below its minimum that reads "required" and stands for "not set".
+// An int spin box honouring the catalogue's bounds. A parameter without a default value gets one
+// extra step below its minimum that stands for "not set" and reads "required" (or "as kernel").
 QSpinBox* boundedSpinBox(const ParamInfo& param, QWidget* parent) {
     auto* box = new QSpinBox(parent);
     int low = hasBounds(param) ? int(std::ceil(param.minimum)) : INT_MIN + 1;
     const int high = hasBounds(param) ? int(std::floor(param.maximum)) : INT_MAX;
-    if (isRequired(param)) {
+    if (mayBeUnset(param)) {
         low -= 1;
-        box->setSpecialValueText(QObject::tr("required"));
+        box->setSpecialValueText(isRequired(param) ? QObject::tr("required")
+                                                   : QObject::tr("as %1").arg(QString::fromStdString(param.defaultsTo)));
     }
     box->setRange(low, high);
     box->setKeyboardTracking(false);
@@ -49,6 +53,7 @@ QString describe(const ParamInfo& param) {
     if (hasBounds(param))
         text += QObject::tr(" (from %1 to %2)").arg(param.minimum).arg(param.maximum);
     if (isRequired(param)) text += QObject::tr(" — required");
+    else if (!param.defaultsTo.empty()) text += QObject::tr(" — unset: the same as %1").arg(QString::fromStdString(param.defaultsTo));
     else text += QObject::tr(" — default %1").arg(QString::fromStdString(param.defaultValue.dump()));
     return text;
 }
@@ -211,8 +216,8 @@ QWidget* InspectorPanel::createEditor(const ParamInfo& param) {
             QSignalBlocker block(box);
             box->setValue(value.is_number() ? value.get<int>() : box->minimum());
         });
-        connect(box, &QSpinBox::valueChanged, this, [this, name, box, required = isRequired(param)](int value) {
-            commit(name, required && value == box->minimum() ? nlohmann::json() : nlohmann::json(value));
+        connect(box, &QSpinBox::valueChanged, this, [this, name, box, unsettable = mayBeUnset(param)](int value) {
+            commit(name, unsettable && value == box->minimum() ? nlohmann::json() : nlohmann::json(value));
         });
         return box;
     }
@@ -253,8 +258,8 @@ QWidget* InspectorPanel::createEditor(const ParamInfo& param) {
                 width->setValue(width->minimum());
             }
         });
-        auto write = [this, name, height, width, required = isRequired(param)] {
-            const bool unset = required && (height->value() == height->minimum() || width->value() == width->minimum());
+        auto write = [this, name, height, width, unsettable = mayBeUnset(param)] {
+            const bool unset = unsettable && (height->value() == height->minimum() || width->value() == width->minimum());
             if (unset) commit(name, nlohmann::json());
             else if (height->value() == width->value()) commit(name, height->value());
             else commit(name, nlohmann::json::array({height->value(), width->value()}));
@@ -273,31 +278,52 @@ QWidget* InspectorPanel::createEditor(const ParamInfo& param) {
         mode->addItem(tr("valid (none)"), "valid");
         mode->addItem(tr("same"), "same");
         mode->addItem(tr("explicit"), "explicit");
-        auto* amount = new QSpinBox(row);
-        amount->setObjectName("amount");
-        amount->setRange(0, hasBounds(param) ? int(param.maximum) : 1024);
-        amount->setKeyboardTracking(false);
-        amount->setToolTip(tr("zero padding on each side, in pixels"));
-        layout->addWidget(mode, 1);
-        layout->addWidget(amount);
-        loaders_.insert(name, [mode, amount](const nlohmann::json& value) {
-            QSignalBlocker blockMode(mode), blockAmount(amount);
+        const int most = hasBounds(param) ? int(param.maximum) : 1024;
+        auto* height = new QSpinBox(row);
+        auto* width = new QSpinBox(row);
+        height->setObjectName("height");
+        width->setObjectName("width");
+        for (QSpinBox* box : {height, width}) {
+            box->setRange(0, most);
+            box->setKeyboardTracking(false);
+        }
+        height->setToolTip(tr("zero rows added above and below"));
+        width->setToolTip(tr("zero columns added left and right"));
+        layout->addWidget(mode, 2);
+        layout->addWidget(height, 1);
+        layout->addWidget(new QLabel(QStringLiteral("×"), row));
+        layout->addWidget(width, 1);
+        auto enableAmounts = [mode, height, width] {
+            height->setEnabled(mode->currentIndex() == 2);
+            width->setEnabled(mode->currentIndex() == 2);
+        };
+        loaders_.insert(name, [mode, height, width, enableAmounts](const nlohmann::json& value) {
+            QSignalBlocker blockMode(mode), blockHeight(height), blockWidth(width);
+            int rows = 0, columns = 0;
             if (value.is_number()) {
                 mode->setCurrentIndex(2);
-                amount->setValue(value.get<int>());
+                rows = columns = value.get<int>();
+            } else if (value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number()) {
+                mode->setCurrentIndex(2);
+                rows = value[0].get<int>();
+                columns = value[1].get<int>();
             } else {
                 mode->setCurrentIndex(value.is_string() && value.get<std::string>() == "same" ? 1 : 0);
-                amount->setValue(0);
             }
-            amount->setEnabled(mode->currentIndex() == 2);
+            height->setValue(rows);
+            width->setValue(columns);
+            enableAmounts();
         });
-        auto write = [this, name, mode, amount] {
-            amount->setEnabled(mode->currentIndex() == 2);
+        auto write = [this, name, mode, height, width, enableAmounts] {
+            enableAmounts();
             const QString choice = mode->currentData().toString();
-            commit(name, choice == "explicit" ? nlohmann::json(amount->value()) : nlohmann::json(choice.toStdString()));
+            if (choice != "explicit") commit(name, choice.toStdString());
+            else if (height->value() == width->value()) commit(name, height->value());
+            else commit(name, nlohmann::json::array({height->value(), width->value()}));
         };
         connect(mode, &QComboBox::currentIndexChanged, this, write);
-        connect(amount, &QSpinBox::valueChanged, this, write);
+        connect(height, &QSpinBox::valueChanged, this, write);
+        connect(width, &QSpinBox::valueChanged, this, write);
         return row;
     }
 

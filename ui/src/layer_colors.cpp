@@ -7,7 +7,7 @@ namespace cnnstudio::ui {
 QColor layerCategoryColor(const QString& category) {
     static const QHash<QString, int> hues = {
         {"Input", 170},        {"Convolution", 210}, {"Pooling", 265}, {"Normalisation", 30},
-        {"Activation", 120},   {"Structure", 50},    {"Dense", 320},
+        {"Activation", 120},   {"Regularisation", 90}, {"Structure", 50},    {"Dense", 320},
     };
     auto it = hues.find(category);
     if (it == hues.end()) return QColor::fromHsv(0, 0, 150);
