@@ -1,0 +1,101 @@
+// Activations over `count` floats, oneDNN eltwise primitives (JIT, vectorised exp for ELU).
+//   relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x; elu(x) = x > 0 ? x : alpha (exp(x) - 1)
+//   backward: dx = dy * f'(x); f'(0) is taken from the x <= 0 side, as in PyTorch.
+// Backward reads x, as cpu-ref does: elu' = alpha exp(x) is exact where y + alpha loses digits
+// (y near -alpha). ReLU and leaky ReLU with alpha >= 0 may still run in place (x == y): y > 0
+// exactly when x > 0.
+#include "cpu/cpu_backend.h"
+#include "ops/op_checks.h"
+
+namespace cnnstudio::cpu {
+
+namespace {
+
+// Leaky ReLU is oneDNN's relu with a negative slope; relu is the slope 0.
+float slope(Activation kind, float alpha) { return kind == Activation::Relu ? 0.0f : alpha; }
+
+dnnl::algorithm eltwiseAlgorithm(Activation kind) {
+    return kind == Activation::Elu ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
+}
+
+}  // namespace
+
+ActivationPlan& CpuBackend::activationForwardPlan(const ActivationKey& key) {
+    if (auto found = activationForwardPlans_.find(key); found != activationForwardPlans_.end())
+        return found->second;
+    const dnnl::memory::desc data = plainDesc({std::int64_t(key.count)});
+    ActivationPlan p;
+    try {
+        dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training,
+                                         eltwiseAlgorithm(key.kind), data,
+                                         slope(key.kind, key.alpha));
+        dnnl::eltwise_forward::primitive_desc pd(desc, attributes_, engine_);
+        p.in = Operand::plain(engine_, data);
+        p.out = Operand::plain(engine_, data);
+        p.plan.primitive = dnnl::eltwise_forward(pd);
+        p.plan.args = {{DNNL_ARG_SRC, p.in.primitiveMemory()},
+                       {DNNL_ARG_DST, p.out.primitiveMemory()}};
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu activationForward");
+    }
+    return activationForwardPlans_.emplace(key, std::move(p)).first->second;
+}
+
+ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
+    if (auto found = activationBackwardPlans_.find(key); found != activationBackwardPlans_.end())
+        return found->second;
+    const dnnl::memory::desc data = plainDesc({std::int64_t(key.count)});
+    const float alpha = slope(key.kind, key.alpha);
+    ActivationPlan p;
+    try {
+        dnnl::eltwise_forward::desc hintDesc(dnnl::prop_kind::forward_training,
+                                             eltwiseAlgorithm(key.kind), data, alpha);
+        dnnl::eltwise_forward::primitive_desc hint(hintDesc, attributes_, engine_);
+        dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(key.kind), data, data, alpha);
+        dnnl::eltwise_backward::primitive_desc pd(desc, attributes_, engine_, hint);
+        p.in = Operand::plain(engine_, data);
+        p.dy = Operand::plain(engine_, data);
+        p.out = Operand::plain(engine_, data);
+        p.plan.primitive = dnnl::eltwise_backward(pd);
+        p.plan.args = {{DNNL_ARG_SRC, p.in.primitiveMemory()},
+                       {DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
+                       {DNNL_ARG_DIFF_SRC, p.out.primitiveMemory()}};
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu activationBackward");
+    }
+    return activationBackwardPlans_.emplace(key, std::move(p)).first->second;
+}
+
+void CpuBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
+                                   std::size_t count) {
+    if (count == 0) return;
+    ops::requirePointer(x, "x", "cpu activationForward");
+    ops::requirePointer(y, "y", "cpu activationForward");
+    OmpThreadScope threads(threads_);
+    ActivationPlan& p = activationForwardPlan({kind, slope(kind, alpha), count});
+    p.in.bindInput(x, stream_, buffers_);
+    p.out.bindOutput(y, buffers_);
+    p.plan.execute(stream_, buffers_);
+    stream_.wait();
+}
+
+void CpuBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
+                                    const float* dy, float* dx, std::size_t count) {
+    if (count == 0) return;
+    const ActivationKey key{kind, slope(kind, alpha), count};
+    const char* op = "cpu activationBackward";
+    ops::requirePointer(x, "x", op);
+    ops::requirePointer(dy, "dy", op);
+    ops::requirePointer(dx, "dx", op);
+    OmpThreadScope threads(threads_);
+    ActivationPlan& p = activationBackwardPlan(key);
+    p.in.bindInput(x, stream_, buffers_);
+    p.dy.bindInput(dy, stream_, buffers_);
+    p.out.bindOutput(dx, buffers_);
+    p.plan.execute(stream_, buffers_);
+    stream_.wait();
+}
+
+}  // namespace cnnstudio::cpu

@@ -1,0 +1,200 @@
+// Convolution (cross-correlation, zero padding, groups) through oneDNN.
+//   forward:         x (N, C, H, W), w (K, C/groups, R, S), bias (K) -> y (N, K, P, Q)
+//   backward data:   dy (N, K, P, Q), w -> dx (N, C, H, W)
+//   backward filter: x, dy -> dw (K, C/groups, R, S), dbias (K) = sum of dy over N, P, Q
+// The interface is plain NCHW; the primitives pick their own layouts (format_tag::any, which
+// is nChw16c / OIhw16i16o on AVX-512) and the operands reorder through the shared staging
+// buffers. On fer-cnn's 3x3 layers the blocked direct kernels beat oneDNN's plain-layout
+// GEMM path by 1.3-2.6x, reorders included (2-core EPYC, batch 64, 2026).
+#include "cpu/cpu_backend.h"
+#include "ops/op_checks.h"
+
+namespace cnnstudio::cpu {
+
+namespace {
+
+using dnnl::memory;
+using Direction = Operand::Direction;
+
+struct ConvDims {
+    memory::dims x, w, bias, y, strides, padLeft, padRight;
+};
+
+ConvDims convDims(const ConvGeometry& g) {
+    ConvDims d;
+    d.x = {g.batch, g.inChannels, g.inHeight, g.inWidth};
+    // Grouped weights (groups, K/groups, C/groups, R, S) are PyTorch's (K, C/groups, R, S).
+    d.w = g.groups == 1 ? memory::dims{g.outChannels, g.inChannels, g.kernelHeight, g.kernelWidth}
+                        : memory::dims{g.groups, g.outChannels / g.groups,
+                                       g.inChannels / g.groups, g.kernelHeight, g.kernelWidth};
+    d.bias = {g.outChannels};
+    d.y = {g.batch, g.outChannels, g.outHeight, g.outWidth};
+    d.strides = {g.strideHeight, g.strideWidth};
+    d.padLeft = {g.padHeight, g.padWidth};
+    // The far side pads only what the last window reaches (floor output size).
+    d.padRight = {(g.outHeight - 1) * g.strideHeight + g.kernelHeight - g.inHeight - g.padHeight,
+                  (g.outWidth - 1) * g.strideWidth + g.kernelWidth - g.inWidth - g.padWidth};
+    return d;
+}
+
+dnnl::convolution_forward::desc forwardDesc(const ConvDims& d, bool withBias) {
+    using dnnl::algorithm;
+    using dnnl::prop_kind;
+    if (withBias)
+        return {prop_kind::forward_training, algorithm::convolution_direct, anyDesc(d.x),
+                anyDesc(d.w),  plainDesc(d.bias), anyDesc(d.y), d.strides, d.padLeft,
+                d.padRight};
+    return {prop_kind::forward_training, algorithm::convolution_direct, anyDesc(d.x),
+            anyDesc(d.w), anyDesc(d.y), d.strides, d.padLeft, d.padRight};
+}
+
+}  // namespace
+
+ConvForwardPlan& CpuBackend::convForwardPlan(const ConvKey& key) {
+    if (auto found = convForwardPlans_.find(key); found != convForwardPlans_.end())
+        return found->second;
+    ConvDims d = convDims(key.geometry);
+    ConvForwardPlan p;
+    try {
+        dnnl::convolution_forward::primitive_desc pd(forwardDesc(d, key.withBias), attributes_,
+                                                     engine_);
+        p.x = Operand(engine_, plainDesc(d.x), pd.src_desc(), Direction::Input,
+                      StagingSlot::First, buffers_);
+        p.w = Operand(engine_, plainDesc(d.w), pd.weights_desc(), Direction::Input,
+                      StagingSlot::Second, buffers_);
+        p.y = Operand(engine_, plainDesc(d.y), pd.dst_desc(), Direction::Output,
+                      StagingSlot::Third, buffers_);
+        p.plan.primitive = dnnl::convolution_forward(pd);
+        p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
+                       {DNNL_ARG_WEIGHTS, p.w.primitiveMemory()},
+                       {DNNL_ARG_DST, p.y.primitiveMemory()}};
+        if (key.withBias) {
+            p.bias = Operand(engine_, plainDesc(d.bias), pd.bias_desc(), Direction::Input,
+                             StagingSlot::First, buffers_);
+            p.plan.args[DNNL_ARG_BIAS] = p.bias.primitiveMemory();
+        }
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu convForward");
+    }
+    return convForwardPlans_.emplace(key, std::move(p)).first->second;
+}
+
+ConvBackwardDataPlan& CpuBackend::convBackwardDataPlan(const ConvKey& key) {
+    if (auto found = convBackwardDataPlans_.find(key); found != convBackwardDataPlans_.end())
+        return found->second;
+    ConvDims d = convDims(key.geometry);
+    ConvBackwardDataPlan p;
+    try {
+        dnnl::convolution_forward::primitive_desc hint(forwardDesc(d, false), attributes_,
+                                                       engine_);
+        dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct,
+                                                   anyDesc(d.x), anyDesc(d.w), anyDesc(d.y),
+                                                   d.strides, d.padLeft, d.padRight);
+        dnnl::convolution_backward_data::primitive_desc pd(desc, attributes_, engine_, hint);
+        p.dy = Operand(engine_, plainDesc(d.y), pd.diff_dst_desc(), Direction::Input,
+                       StagingSlot::First, buffers_);
+        p.w = Operand(engine_, plainDesc(d.w), pd.weights_desc(), Direction::Input,
+                      StagingSlot::Second, buffers_);
+        p.dx = Operand(engine_, plainDesc(d.x), pd.diff_src_desc(), Direction::Output,
+                       StagingSlot::Third, buffers_);
+        p.plan.primitive = dnnl::convolution_backward_data(pd);
+        p.plan.args = {{DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
+                       {DNNL_ARG_WEIGHTS, p.w.primitiveMemory()},
+                       {DNNL_ARG_DIFF_SRC, p.dx.primitiveMemory()}};
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu convBackwardData");
+    }
+    return convBackwardDataPlans_.emplace(key, std::move(p)).first->second;
+}
+
+ConvBackwardFilterPlan& CpuBackend::convBackwardFilterPlan(const ConvKey& key) {
+    if (auto found = convBackwardFilterPlans_.find(key); found != convBackwardFilterPlans_.end())
+        return found->second;
+    ConvDims d = convDims(key.geometry);
+    ConvBackwardFilterPlan p;
+    try {
+        dnnl::convolution_forward::primitive_desc hint(forwardDesc(d, key.withBias), attributes_,
+                                                       engine_);
+        using Desc = dnnl::convolution_backward_weights::desc;
+        Desc desc = key.withBias
+                        ? Desc(dnnl::algorithm::convolution_direct, anyDesc(d.x), anyDesc(d.w),
+                               plainDesc(d.bias), anyDesc(d.y), d.strides, d.padLeft, d.padRight)
+                        : Desc(dnnl::algorithm::convolution_direct, anyDesc(d.x), anyDesc(d.w),
+                               anyDesc(d.y), d.strides, d.padLeft, d.padRight);
+        dnnl::convolution_backward_weights::primitive_desc pd(desc, attributes_, engine_, hint);
+        p.x = Operand(engine_, plainDesc(d.x), pd.src_desc(), Direction::Input,
+                      StagingSlot::First, buffers_);
+        p.dy = Operand(engine_, plainDesc(d.y), pd.diff_dst_desc(), Direction::Input,
+                       StagingSlot::Second, buffers_);
+        p.dw = Operand(engine_, plainDesc(d.w), pd.diff_weights_desc(), Direction::Output,
+                       StagingSlot::Third, buffers_);
+        p.plan.primitive = dnnl::convolution_backward_weights(pd);
+        p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
+                       {DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
+                       {DNNL_ARG_DIFF_WEIGHTS, p.dw.primitiveMemory()}};
+        if (key.withBias) {
+            p.dbias = Operand(engine_, plainDesc(d.bias), pd.diff_bias_desc(), Direction::Output,
+                              StagingSlot::First, buffers_);
+            p.plan.args[DNNL_ARG_DIFF_BIAS] = p.dbias.primitiveMemory();
+        }
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu convBackwardFilter");
+    }
+    return convBackwardFilterPlans_.emplace(key, std::move(p)).first->second;
+}
+
+void CpuBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
+                             const float* bias, float* y) {
+    ops::checkConvGeometry(g, "cpu convForward");
+    ops::requirePointer(x, "x", "cpu convForward");
+    ops::requirePointer(w, "w", "cpu convForward");
+    ops::requirePointer(y, "y", "cpu convForward");
+    OmpThreadScope threads(threads_);
+    ConvForwardPlan& p = convForwardPlan({g, bias != nullptr});
+    p.x.bindInput(x, stream_, buffers_);
+    p.w.bindInput(w, stream_, buffers_);
+    if (bias) p.bias.bindInput(bias, stream_, buffers_);
+    p.y.bindOutput(y, buffers_);
+    p.plan.execute(stream_, buffers_);
+    p.y.finishOutput(stream_);
+    stream_.wait();
+}
+
+void CpuBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                  float* dx) {
+    ops::checkConvGeometry(g, "cpu convBackwardData");
+    ops::requirePointer(dy, "dy", "cpu convBackwardData");
+    ops::requirePointer(w, "w", "cpu convBackwardData");
+    ops::requirePointer(dx, "dx", "cpu convBackwardData");
+    OmpThreadScope threads(threads_);
+    ConvBackwardDataPlan& p = convBackwardDataPlan({g, false});
+    p.dy.bindInput(dy, stream_, buffers_);
+    p.w.bindInput(w, stream_, buffers_);
+    p.dx.bindOutput(dx, buffers_);
+    p.plan.execute(stream_, buffers_);
+    p.dx.finishOutput(stream_);
+    stream_.wait();
+}
+
+void CpuBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                    float* dw, float* dbias) {
+    ops::checkConvGeometry(g, "cpu convBackwardFilter");
+    ops::requirePointer(x, "x", "cpu convBackwardFilter");
+    ops::requirePointer(dy, "dy", "cpu convBackwardFilter");
+    ops::requirePointer(dw, "dw", "cpu convBackwardFilter");
+    OmpThreadScope threads(threads_);
+    ConvBackwardFilterPlan& p = convBackwardFilterPlan({g, dbias != nullptr});
+    p.x.bindInput(x, stream_, buffers_);
+    p.dy.bindInput(dy, stream_, buffers_);
+    p.dw.bindOutput(dw, buffers_);
+    if (dbias) p.dbias.bindOutput(dbias, buffers_);
+    p.plan.execute(stream_, buffers_);
+    p.dw.finishOutput(stream_);
+    if (dbias) p.dbias.finishOutput(stream_);
+    stream_.wait();
+}
+
+}  // namespace cnnstudio::cpu

@@ -1,0 +1,195 @@
+// The `cpu` backend: fast and multithreaded. oneDNN primitives for convolution, pooling,
+// dense and activations (one plan per geometry, built on first use and replayed); OpenMP
+// loops for batch normalisation, max-pool backward, the elementwise ops, dropout, concat, the
+// loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
+// Each op family lives in its own file of this folder (conv.cpp, pool.cpp, ...).
+#pragma once
+
+#include <vector>
+
+#include "cnnstudio/backend.h"
+#include "cpu/dnnl_support.h"
+
+namespace cnnstudio::cpu {
+
+// Loops over fewer elements than this run on one thread: forking costs a few microseconds,
+// about what one core needs for 16k floats.
+inline constexpr std::int64_t parallelThreshold = std::int64_t(1) << 14;
+
+// ---- plans, one per geometry ------------------------------------------------------------------
+
+struct ConvKey {
+    ConvGeometry geometry;
+    bool withBias = false;  // backward data: always false
+    bool operator==(const ConvKey&) const = default;
+};
+struct ConvKeyHash {
+    std::size_t operator()(const ConvKey& key) const;
+};
+struct ConvForwardPlan {
+    Plan plan;
+    Operand x, w, bias, y;
+};
+struct ConvBackwardDataPlan {
+    Plan plan;
+    Operand dy, w, dx;
+};
+struct ConvBackwardFilterPlan {
+    Plan plan;
+    Operand x, dy, dw, dbias;
+};
+
+struct PoolKeyHash {
+    std::size_t operator()(const PoolGeometry& g) const;
+};
+struct PoolForwardPlan {
+    Plan plan;
+    Operand x, y;
+};
+struct PoolBackwardPlan {  // average pooling only: max pooling backward is our own loop
+    Plan plan;
+    Operand dy, dx;
+};
+
+struct DenseKey {
+    DenseGeometry geometry;
+    bool withBias = false;  // backward data: always false
+    bool operator==(const DenseKey&) const = default;
+};
+struct DenseKeyHash {
+    std::size_t operator()(const DenseKey& key) const;
+};
+struct DenseForwardPlan {
+    Plan plan;
+    Operand x, w, bias, y;
+};
+struct DenseBackwardDataPlan {
+    Plan plan;
+    Operand dy, w, dx;
+};
+struct DenseBackwardWeightsPlan {
+    Plan plan;
+    Operand x, dy, dw, dbias;
+};
+
+struct ActivationKey {
+    Activation kind = Activation::Relu;
+    float alpha = 0.0f;
+    std::size_t count = 0;
+    bool operator==(const ActivationKey&) const = default;
+};
+struct ActivationKeyHash {
+    std::size_t operator()(const ActivationKey& key) const;
+};
+struct ActivationPlan {
+    Plan plan;
+    Operand in, out, dy;  // forward: in = x, out = y; backward: in = x, out = dx
+};
+
+// ---- the backend ----------------------------------------------------------------------------------
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(const BackendOptions& options);
+
+    std::string name() const override { return "cpu"; }
+    std::string description() const override;
+    bool isDevice() const override { return false; }
+
+    void* allocateBytes(std::size_t bytes) override;
+    void freeBytes(void* pointer) noexcept override;
+    void upload(void* destination, const void* hostSource, std::size_t bytes) override;
+    void download(void* hostDestination, const void* source, std::size_t bytes) override;
+    void copy(void* destination, const void* source, std::size_t bytes) override;
+    void synchronize() override;
+
+    void fill(float* y, float value, std::size_t count) override;
+    void axpy(float alpha, const float* x, float* y, std::size_t count) override;
+    void add(const float* a, const float* b, float* y, std::size_t count) override;
+    void multiply(const float* a, const float* b, float* y, std::size_t count) override;
+    void scale(float* y, float alpha, std::size_t count) override;
+
+    void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                     float* y) override;
+    void convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                          float* dx) override;
+    void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                            float* dbias) override;
+
+    void poolForward(const PoolGeometry& g, const float* x, float* y) override;
+    void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
+                      float* dx) override;
+
+    void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                  const float* beta, float* y, float* runningMean,
+                                  float* runningVar, float* savedMean,
+                                  float* savedInvStd) override;
+    void batchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                   const float* gamma, const float* beta,
+                                   const float* runningMean, const float* runningVar,
+                                   float* y) override;
+    void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                           const float* gamma, const float* savedMean, const float* savedInvStd,
+                           float* dx, float* dgamma, float* dbeta) override;
+
+    void activationForward(Activation kind, float alpha, const float* x, float* y,
+                           std::size_t count) override;
+    void activationBackward(Activation kind, float alpha, const float* x, const float* y,
+                            const float* dy, float* dx, std::size_t count) override;
+
+    void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
+                     std::size_t count) override;
+
+    void denseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
+                      float* y) override;
+    void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                           float* dx) override;
+    void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
+                              float* dbias) override;
+
+    void copyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
+                      int srcOffset, float* dst, int dstChannels, int dstOffset) override;
+
+    void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                    const std::int32_t* labels, const float* classWeights,
+                                    float* probabilities, float* loss) override;
+    void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                     const std::int32_t* labels, const float* classWeights,
+                                     float* dlogits) override;
+
+    void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                   const float* grads, float* velocity, std::size_t count) override;
+    void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                    const float* grads, float* m, float* v, std::size_t count) override;
+
+private:
+    ConvForwardPlan& convForwardPlan(const ConvKey& key);
+    ConvBackwardDataPlan& convBackwardDataPlan(const ConvKey& key);
+    ConvBackwardFilterPlan& convBackwardFilterPlan(const ConvKey& key);
+    PoolForwardPlan& poolForwardPlan(const PoolGeometry& g);
+    PoolBackwardPlan& poolBackwardPlan(const PoolGeometry& g);
+    DenseForwardPlan& denseForwardPlan(const DenseKey& key);
+    DenseBackwardDataPlan& denseBackwardDataPlan(const DenseKey& key);
+    DenseBackwardWeightsPlan& denseBackwardWeightsPlan(const DenseKey& key);
+    ActivationPlan& activationForwardPlan(const ActivationKey& key);
+    ActivationPlan& activationBackwardPlan(const ActivationKey& key);
+
+    int threads_;
+    dnnl::engine engine_;
+    dnnl::stream stream_;
+    dnnl::primitive_attr attributes_;  // user-managed scratchpad
+    SharedBuffers buffers_;
+
+    PlanCache<ConvKey, ConvForwardPlan, ConvKeyHash> convForwardPlans_;
+    PlanCache<ConvKey, ConvBackwardDataPlan, ConvKeyHash> convBackwardDataPlans_;
+    PlanCache<ConvKey, ConvBackwardFilterPlan, ConvKeyHash> convBackwardFilterPlans_;
+    PlanCache<PoolGeometry, PoolForwardPlan, PoolKeyHash> poolForwardPlans_;
+    PlanCache<PoolGeometry, PoolBackwardPlan, PoolKeyHash> poolBackwardPlans_;
+    PlanCache<DenseKey, DenseForwardPlan, DenseKeyHash> denseForwardPlans_;
+    PlanCache<DenseKey, DenseBackwardDataPlan, DenseKeyHash> denseBackwardDataPlans_;
+    PlanCache<DenseKey, DenseBackwardWeightsPlan, DenseKeyHash> denseBackwardWeightsPlans_;
+    PlanCache<ActivationKey, ActivationPlan, ActivationKeyHash> activationForwardPlans_;
+    PlanCache<ActivationKey, ActivationPlan, ActivationKeyHash> activationBackwardPlans_;
+};
+
+}  // namespace cnnstudio::cpu

@@ -1,0 +1,157 @@
+// Dense (fully connected) layers, oneDNN inner product on plain layouts.
+//   forward:          x (N, in), w (out, in) as PyTorch's Linear, bias (out) -> y = x w^T + bias
+//   backward data:    dy (N, out), w -> dx = dy w
+//   backward weights: x, dy -> dw = dy^T x, dbias = sum of dy over N
+#include "cpu/cpu_backend.h"
+#include "ops/op_checks.h"
+
+namespace cnnstudio::cpu {
+
+namespace {
+
+using dnnl::memory;
+
+struct DenseDescs {
+    memory::desc x, w, bias, y;
+};
+
+DenseDescs denseDescs(const DenseGeometry& g) {
+    return {plainDesc({g.batch, g.inFeatures}), plainDesc({g.outFeatures, g.inFeatures}),
+            plainDesc({g.outFeatures}), plainDesc({g.batch, g.outFeatures})};
+}
+
+dnnl::inner_product_forward::desc forwardDesc(const DenseDescs& d, bool withBias) {
+    if (withBias) return {dnnl::prop_kind::forward_training, d.x, d.w, d.bias, d.y};
+    return {dnnl::prop_kind::forward_training, d.x, d.w, d.y};
+}
+
+}  // namespace
+
+DenseForwardPlan& CpuBackend::denseForwardPlan(const DenseKey& key) {
+    if (auto found = denseForwardPlans_.find(key); found != denseForwardPlans_.end())
+        return found->second;
+    DenseDescs d = denseDescs(key.geometry);
+    DenseForwardPlan p;
+    try {
+        dnnl::inner_product_forward::primitive_desc pd(forwardDesc(d, key.withBias), attributes_,
+                                                       engine_);
+        p.x = Operand::plain(engine_, d.x);
+        p.w = Operand::plain(engine_, d.w);
+        p.y = Operand::plain(engine_, d.y);
+        p.plan.primitive = dnnl::inner_product_forward(pd);
+        p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
+                       {DNNL_ARG_WEIGHTS, p.w.primitiveMemory()},
+                       {DNNL_ARG_DST, p.y.primitiveMemory()}};
+        if (key.withBias) {
+            p.bias = Operand::plain(engine_, d.bias);
+            p.plan.args[DNNL_ARG_BIAS] = p.bias.primitiveMemory();
+        }
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu denseForward");
+    }
+    return denseForwardPlans_.emplace(key, std::move(p)).first->second;
+}
+
+DenseBackwardDataPlan& CpuBackend::denseBackwardDataPlan(const DenseKey& key) {
+    if (auto found = denseBackwardDataPlans_.find(key); found != denseBackwardDataPlans_.end())
+        return found->second;
+    DenseDescs d = denseDescs(key.geometry);
+    DenseBackwardDataPlan p;
+    try {
+        dnnl::inner_product_forward::primitive_desc hint(forwardDesc(d, false), attributes_,
+                                                         engine_);
+        dnnl::inner_product_backward_data::desc desc(d.x, d.w, d.y);
+        dnnl::inner_product_backward_data::primitive_desc pd(desc, attributes_, engine_, hint);
+        p.dy = Operand::plain(engine_, d.y);
+        p.w = Operand::plain(engine_, d.w);
+        p.dx = Operand::plain(engine_, d.x);
+        p.plan.primitive = dnnl::inner_product_backward_data(pd);
+        p.plan.args = {{DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
+                       {DNNL_ARG_WEIGHTS, p.w.primitiveMemory()},
+                       {DNNL_ARG_DIFF_SRC, p.dx.primitiveMemory()}};
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu denseBackwardData");
+    }
+    return denseBackwardDataPlans_.emplace(key, std::move(p)).first->second;
+}
+
+DenseBackwardWeightsPlan& CpuBackend::denseBackwardWeightsPlan(const DenseKey& key) {
+    if (auto found = denseBackwardWeightsPlans_.find(key);
+        found != denseBackwardWeightsPlans_.end())
+        return found->second;
+    DenseDescs d = denseDescs(key.geometry);
+    DenseBackwardWeightsPlan p;
+    try {
+        dnnl::inner_product_forward::primitive_desc hint(forwardDesc(d, key.withBias),
+                                                         attributes_, engine_);
+        using Desc = dnnl::inner_product_backward_weights::desc;
+        Desc desc = key.withBias ? Desc(d.x, d.w, d.bias, d.y) : Desc(d.x, d.w, d.y);
+        dnnl::inner_product_backward_weights::primitive_desc pd(desc, attributes_, engine_, hint);
+        p.x = Operand::plain(engine_, d.x);
+        p.dy = Operand::plain(engine_, d.y);
+        p.dw = Operand::plain(engine_, d.w);
+        p.plan.primitive = dnnl::inner_product_backward_weights(pd);
+        p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
+                       {DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
+                       {DNNL_ARG_DIFF_WEIGHTS, p.dw.primitiveMemory()}};
+        if (key.withBias) {
+            p.dbias = Operand::plain(engine_, d.bias);
+            p.plan.args[DNNL_ARG_DIFF_BIAS] = p.dbias.primitiveMemory();
+        }
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu denseBackwardWeights");
+    }
+    return denseBackwardWeightsPlans_.emplace(key, std::move(p)).first->second;
+}
+
+void CpuBackend::denseForward(const DenseGeometry& g, const float* x, const float* w,
+                              const float* bias, float* y) {
+    ops::checkDenseGeometry(g, "cpu denseForward");
+    ops::requirePointer(x, "x", "cpu denseForward");
+    ops::requirePointer(w, "w", "cpu denseForward");
+    ops::requirePointer(y, "y", "cpu denseForward");
+    OmpThreadScope threads(threads_);
+    DenseForwardPlan& p = denseForwardPlan({g, bias != nullptr});
+    p.x.bindInput(x, stream_, buffers_);
+    p.w.bindInput(w, stream_, buffers_);
+    if (bias) p.bias.bindInput(bias, stream_, buffers_);
+    p.y.bindOutput(y, buffers_);
+    p.plan.execute(stream_, buffers_);
+    stream_.wait();
+}
+
+void CpuBackend::denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                                   float* dx) {
+    ops::checkDenseGeometry(g, "cpu denseBackwardData");
+    ops::requirePointer(dy, "dy", "cpu denseBackwardData");
+    ops::requirePointer(w, "w", "cpu denseBackwardData");
+    ops::requirePointer(dx, "dx", "cpu denseBackwardData");
+    OmpThreadScope threads(threads_);
+    DenseBackwardDataPlan& p = denseBackwardDataPlan({g, false});
+    p.dy.bindInput(dy, stream_, buffers_);
+    p.w.bindInput(w, stream_, buffers_);
+    p.dx.bindOutput(dx, buffers_);
+    p.plan.execute(stream_, buffers_);
+    stream_.wait();
+}
+
+void CpuBackend::denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
+                                      float* dw, float* dbias) {
+    ops::checkDenseGeometry(g, "cpu denseBackwardWeights");
+    ops::requirePointer(x, "x", "cpu denseBackwardWeights");
+    ops::requirePointer(dy, "dy", "cpu denseBackwardWeights");
+    ops::requirePointer(dw, "dw", "cpu denseBackwardWeights");
+    OmpThreadScope threads(threads_);
+    DenseBackwardWeightsPlan& p = denseBackwardWeightsPlan({g, dbias != nullptr});
+    p.x.bindInput(x, stream_, buffers_);
+    p.dy.bindInput(dy, stream_, buffers_);
+    p.dw.bindOutput(dw, buffers_);
+    if (dbias) p.dbias.bindOutput(dbias, buffers_);
+    p.plan.execute(stream_, buffers_);
+    stream_.wait();
+}
+
+}  // namespace cnnstudio::cpu

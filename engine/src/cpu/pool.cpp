@@ -1,0 +1,164 @@
+// Pooling, max or average (average divides by the count of non-padding elements).
+//   forward:  x (N, C, H, W) -> y (N, C, P, Q)                        oneDNN, plain NCHW
+//   backward: dy (N, C, P, Q) -> dx (N, C, H, W)
+//     max:     our loop: each window's FIRST maximum of x (row-major scan) receives dy, as in
+//              PyTorch and cpu-ref. oneDNN's backward needs a workspace from a training
+//              forward; recomputing the argmax from x costs one read of x and keeps ties
+//              (common after ReLU: windows of zeros) going to the same element as cpu-ref.
+//     average: oneDNN (pooling_avg_exclude_padding).
+#include <algorithm>
+
+#include "cpu/cpu_backend.h"
+#include "ops/op_checks.h"
+
+namespace cnnstudio::cpu {
+
+namespace {
+
+using dnnl::memory;
+using Direction = Operand::Direction;
+
+struct PoolDims {
+    memory::dims x, y, strides, kernel, padLeft, padRight;
+};
+
+PoolDims poolDims(const PoolGeometry& g) {
+    PoolDims d;
+    d.x = {g.batch, g.channels, g.inHeight, g.inWidth};
+    d.y = {g.batch, g.channels, g.outHeight, g.outWidth};
+    d.strides = {g.strideHeight, g.strideWidth};
+    d.kernel = {g.kernelHeight, g.kernelWidth};
+    d.padLeft = {g.padHeight, g.padWidth};
+    d.padRight = {(g.outHeight - 1) * g.strideHeight + g.kernelHeight - g.inHeight - g.padHeight,
+                  (g.outWidth - 1) * g.strideWidth + g.kernelWidth - g.inWidth - g.padWidth};
+    return d;
+}
+
+dnnl::algorithm poolAlgorithm(PoolKind kind) {
+    return kind == PoolKind::Max ? dnnl::algorithm::pooling_max
+                                 : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+dnnl::pooling_forward::desc forwardDesc(const PoolGeometry& g, dnnl::prop_kind prop) {
+    PoolDims d = poolDims(g);
+    return {prop,           poolAlgorithm(g.kind), plainDesc(d.x), plainDesc(d.y), d.strides,
+            d.kernel,       d.padLeft,             d.padRight};
+}
+
+// dx = 0, then every output's gradient goes to the first maximum of its window.
+void maxPoolBackwardLoop(const PoolGeometry& g, const float* x, const float* dy, float* dx) {
+    const std::int64_t planes = std::int64_t(g.batch) * g.channels;
+    const std::int64_t inPlane = std::int64_t(g.inHeight) * g.inWidth;
+    const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t plane = 0; plane < planes; ++plane) {
+        const float* xPlane = x + plane * inPlane;
+        const float* dyPlane = dy + plane * outPlane;
+        float* dxPlane = dx + plane * inPlane;
+        std::fill(dxPlane, dxPlane + inPlane, 0.0f);
+        for (int p = 0; p < g.outHeight; ++p) {
+            const int top = p * g.strideHeight - g.padHeight;
+            const int rowBegin = std::max(top, 0);
+            const int rowEnd = std::min(top + g.kernelHeight, g.inHeight);
+            for (int q = 0; q < g.outWidth; ++q) {
+                const int left = q * g.strideWidth - g.padWidth;
+                const int colBegin = std::max(left, 0);
+                const int colEnd = std::min(left + g.kernelWidth, g.inWidth);
+                std::int64_t best = std::int64_t(rowBegin) * g.inWidth + colBegin;
+                float bestValue = xPlane[best];
+                for (int h = rowBegin; h < rowEnd; ++h)
+                    for (int w = colBegin; w < colEnd; ++w) {
+                        const std::int64_t at = std::int64_t(h) * g.inWidth + w;
+                        if (xPlane[at] > bestValue) {
+                            bestValue = xPlane[at];
+                            best = at;
+                        }
+                    }
+                dxPlane[best] += dyPlane[std::int64_t(p) * g.outWidth + q];
+            }
+        }
+    }
+}
+
+}  // namespace
+
+PoolForwardPlan& CpuBackend::poolForwardPlan(const PoolGeometry& g) {
+    if (auto found = poolForwardPlans_.find(g); found != poolForwardPlans_.end())
+        return found->second;
+    PoolDims d = poolDims(g);
+    PoolForwardPlan p;
+    try {
+        dnnl::pooling_forward::primitive_desc pd(
+            forwardDesc(g, dnnl::prop_kind::forward_inference), attributes_, engine_);
+        p.x = Operand(engine_, plainDesc(d.x), pd.src_desc(), Direction::Input,
+                      StagingSlot::First, buffers_);
+        p.y = Operand(engine_, plainDesc(d.y), pd.dst_desc(), Direction::Output,
+                      StagingSlot::Second, buffers_);
+        p.plan.primitive = dnnl::pooling_forward(pd);
+        p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
+                       {DNNL_ARG_DST, p.y.primitiveMemory()}};
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu poolForward");
+    }
+    return poolForwardPlans_.emplace(g, std::move(p)).first->second;
+}
+
+PoolBackwardPlan& CpuBackend::poolBackwardPlan(const PoolGeometry& g) {
+    if (auto found = poolBackwardPlans_.find(g); found != poolBackwardPlans_.end())
+        return found->second;
+    PoolDims d = poolDims(g);
+    PoolBackwardPlan p;
+    try {
+        dnnl::pooling_forward::primitive_desc hint(
+            forwardDesc(g, dnnl::prop_kind::forward_training), attributes_, engine_);
+        dnnl::pooling_backward::desc desc(poolAlgorithm(g.kind), plainDesc(d.x), plainDesc(d.y),
+                                          d.strides, d.kernel, d.padLeft, d.padRight);
+        dnnl::pooling_backward::primitive_desc pd(desc, attributes_, engine_, hint);
+        p.dy = Operand(engine_, plainDesc(d.y), pd.diff_dst_desc(), Direction::Input,
+                       StagingSlot::First, buffers_);
+        p.dx = Operand(engine_, plainDesc(d.x), pd.diff_src_desc(), Direction::Output,
+                       StagingSlot::Second, buffers_);
+        p.plan.primitive = dnnl::pooling_backward(pd);
+        p.plan.args = {{DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
+                       {DNNL_ARG_DIFF_SRC, p.dx.primitiveMemory()}};
+        p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
+    } catch (const dnnl::error& error) {
+        throwPlanError(error, "cpu poolBackward");
+    }
+    return poolBackwardPlans_.emplace(g, std::move(p)).first->second;
+}
+
+void CpuBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
+    ops::checkPoolGeometry(g, "cpu poolForward");
+    ops::requirePointer(x, "x", "cpu poolForward");
+    ops::requirePointer(y, "y", "cpu poolForward");
+    OmpThreadScope threads(threads_);
+    PoolForwardPlan& p = poolForwardPlan(g);
+    p.x.bindInput(x, stream_, buffers_);
+    p.y.bindOutput(y, buffers_);
+    p.plan.execute(stream_, buffers_);
+    p.y.finishOutput(stream_);
+    stream_.wait();
+}
+
+void CpuBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
+                              const float* dy, float* dx) {
+    ops::checkPoolGeometry(g, "cpu poolBackward");
+    ops::requirePointer(dy, "dy", "cpu poolBackward");
+    ops::requirePointer(dx, "dx", "cpu poolBackward");
+    OmpThreadScope threads(threads_);
+    if (g.kind == PoolKind::Max) {
+        ops::requirePointer(x, "x", "cpu poolBackward");
+        maxPoolBackwardLoop(g, x, dy, dx);
+        return;
+    }
+    PoolBackwardPlan& p = poolBackwardPlan(g);
+    p.dy.bindInput(dy, stream_, buffers_);
+    p.dx.bindOutput(dx, buffers_);
+    p.plan.execute(stream_, buffers_);
+    p.dx.finishOutput(stream_);
+    stream_.wait();
+}
+
+}  // namespace cnnstudio::cpu

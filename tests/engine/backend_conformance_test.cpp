@@ -1,0 +1,641 @@
+// Every op of every available backend against cpu-ref, forward and backward, on fresh seeded
+// random inputs over several geometries. Each op's outputs are poisoned with NaN first, so an
+// element a backend forgets to write (or accumulates into) fails the comparison. Relative error
+// ||out - ref|| / ||ref|| must stay under the tolerance of the backend's precision, and no
+// element may stray far from its reference (closeTo and relativeTolerance in
+// backend_test_support.h); fills, copies and dropout masks must be exact.
+// One instance per (backend, precision); a backend that runs a requested precision as another
+// one is skipped there (its own precision's instance covers it).
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend_test_support.h"
+#include "cnnstudio/backend.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/tensor.h"
+
+namespace cnnstudio::test {
+namespace {
+
+struct BackendUnderTest {
+    std::string name;
+    Precision precision = Precision::Fp32;
+};
+
+void PrintTo(const BackendUnderTest& backend, std::ostream* out) {
+    *out << backend.name << " " << toString(backend.precision);
+}
+
+std::vector<BackendUnderTest> backendsUnderTest() {
+    std::vector<BackendUnderTest> backends;
+    for (const std::string& name : availableBackends())
+        if (name != "cpu-ref")
+            for (Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Bf16})
+                backends.push_back({name, precision});
+    return backends;
+}
+
+std::string instanceName(const ::testing::TestParamInfo<BackendUnderTest>& info) {
+    std::string name = info.param.name + "_" + toString(info.param.precision);
+    for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return name;
+}
+
+enum class Side { Reference, Tested };
+
+// The same host data on the reference backend and on the backend under test.
+struct TwinTensor {
+    Tensor reference, tested;
+    float* at(Side side) { return side == Side::Reference ? reference.data() : tested.data(); }
+};
+
+struct TwinBuffer {
+    BackendBuffer reference, tested;
+    template <typename T>
+    T* at(Side side) const { return side == Side::Reference ? reference.as<T>() : tested.as<T>(); }
+};
+
+std::vector<float> difference(const std::vector<float>& after, const std::vector<float>& before) {
+    std::vector<float> delta(after.size());
+    for (std::size_t i = 0; i < after.size(); ++i) delta[i] = after[i] - before[i];
+    return delta;
+}
+
+class BackendConformance : public ::testing::TestWithParam<BackendUnderTest> {
+protected:
+    void SetUp() override {
+        reference_ = createBackend("cpu-ref");
+        BackendOptions options;
+        options.precision = GetParam().precision;
+        try {
+            tested_ = createBackend(GetParam().name, options);
+        } catch (const Error& error) {
+            GTEST_SKIP() << GetParam().name << " cannot be created with "
+                         << toString(GetParam().precision) << ": " << error.what();
+        }
+        if (tested_->precision() != GetParam().precision)
+            GTEST_SKIP() << GetParam().name << " runs " << toString(GetParam().precision)
+                         << " as " << toString(tested_->precision())
+                         << "; the " << toString(tested_->precision()) << " instance covers it";
+        tolerance_ = relativeTolerance(tested_->precision());
+    }
+
+    TwinTensor input(std::span<const float> values) {
+        return {tensorFromHost(*reference_, values), tensorFromHost(*tested_, values)};
+    }
+    TwinTensor poisoned(std::int64_t count) {
+        return {poisonedTensor(*reference_, count), poisonedTensor(*tested_, count)};
+    }
+    template <typename T>
+    TwinBuffer buffer(std::span<const T> values) {
+        return {BackendBuffer::of(*reference_, values), BackendBuffer::of(*tested_, values)};
+    }
+    template <typename T>
+    TwinBuffer buffer(const T& value) {
+        return {BackendBuffer::of(*reference_, value), BackendBuffer::of(*tested_, value)};
+    }
+
+    // Runs `op(backend, side)` on the reference, then on the backend under test.
+    template <typename Op>
+    void runOnBoth(Op&& op) {
+        op(*reference_, Side::Reference);
+        op(*tested_, Side::Tested);
+        tested_->synchronize();
+    }
+
+    void expectClose(const TwinTensor& twin, const std::string& what) {
+        EXPECT_TRUE(closeTo(twin.tested.toHost(), twin.reference.toHost(), tolerance_, what));
+    }
+    void expectIdentical(const TwinTensor& twin, const std::string& what) {
+        EXPECT_TRUE(identical(twin.tested.toHost(), twin.reference.toHost(), what));
+    }
+
+    std::unique_ptr<Backend> reference_, tested_;
+    double tolerance_ = 0.0;
+};
+
+// ---- memory and elementwise -----------------------------------------------------------------
+
+TEST_P(BackendConformance, UploadCopyDownloadRoundTripsExactly) {
+    SeededRandom random;
+    const std::vector<float> values = random.uniforms(1237, -1e6f, 1e6f);
+    Tensor source = tensorFromHost(*tested_, values);
+    Tensor destination = poisonedTensor(*tested_, std::int64_t(values.size()));
+    tested_->copy(destination.data(), source.data(), source.bytes());
+    tested_->synchronize();
+    EXPECT_TRUE(identical(destination.toHost(), values, "copied tensor"));
+}
+
+TEST_P(BackendConformance, FillWritesEveryElement) {
+    SeededRandom random;
+    for (std::size_t count : {std::size_t(1), std::size_t(17), std::size_t(4099), std::size_t(65537)}) {
+        SCOPED_TRACE("count " + std::to_string(count));
+        const float value = random.uniform(-5.0f, 5.0f);
+        TwinTensor y = poisoned(std::int64_t(count));
+        runOnBoth([&](Backend& backend, Side side) { backend.fill(y.at(side), value, count); });
+        expectIdentical(y, "filled y");
+    }
+}
+
+TEST_P(BackendConformance, AxpyAccumulatesScaledInput) {
+    SeededRandom random;
+    for (std::size_t count : {std::size_t(1), std::size_t(1001), std::size_t(65537)}) {
+        SCOPED_TRACE("count " + std::to_string(count));
+        const float alpha = random.uniform(-2.0f, 2.0f);
+        TwinTensor x = input(random.uniforms(count));
+        TwinTensor y = input(random.uniforms(count));
+        runOnBoth([&](Backend& backend, Side side) { backend.axpy(alpha, x.at(side), y.at(side), count); });
+        expectClose(y, "y += alpha x");
+    }
+}
+
+TEST_P(BackendConformance, AddAndMultiplyCombineElementwise) {
+    SeededRandom random;
+    for (std::size_t count : {std::size_t(1), std::size_t(1001), std::size_t(65537)}) {
+        SCOPED_TRACE("count " + std::to_string(count));
+        TwinTensor a = input(random.uniforms(count));
+        TwinTensor b = input(random.uniforms(count));
+        TwinTensor sum = poisoned(std::int64_t(count));
+        TwinTensor product = poisoned(std::int64_t(count));
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.add(a.at(side), b.at(side), sum.at(side), count);
+            backend.multiply(a.at(side), b.at(side), product.at(side), count);
+        });
+        expectClose(sum, "a + b");
+        expectClose(product, "a * b");
+    }
+}
+
+TEST_P(BackendConformance, ScaleMultipliesInPlace) {
+    SeededRandom random;
+    for (std::size_t count : {std::size_t(1), std::size_t(1001), std::size_t(65537)}) {
+        SCOPED_TRACE("count " + std::to_string(count));
+        const float alpha = random.uniform(-3.0f, 3.0f);
+        TwinTensor y = input(random.uniforms(count));
+        runOnBoth([&](Backend& backend, Side side) { backend.scale(y.at(side), alpha, count); });
+        expectClose(y, "y *= alpha");
+    }
+}
+
+// ---- convolution ---------------------------------------------------------------------------
+
+TEST_P(BackendConformance, ConvForwardMatchesReference) {
+    SeededRandom random;
+    for (const ConvGeometry& g : convGeometriesToTest()) {
+        for (bool withBias : {true, false}) {
+            SCOPED_TRACE(describe(g) + (withBias ? " with bias" : " without bias"));
+            TwinTensor x = input(random.uniforms(std::size_t(g.inputCount())));
+            TwinTensor w = input(random.uniforms(std::size_t(g.weightCount())));
+            TwinTensor bias = input(random.uniforms(std::size_t(g.outChannels)));
+            TwinTensor y = poisoned(g.outputCount());
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.convForward(g, x.at(side), w.at(side), withBias ? bias.at(side) : nullptr, y.at(side));
+            });
+            expectClose(y, "y");
+        }
+    }
+}
+
+TEST_P(BackendConformance, ConvBackwardDataMatchesReference) {
+    SeededRandom random;
+    for (const ConvGeometry& g : convGeometriesToTest()) {
+        SCOPED_TRACE(describe(g));
+        TwinTensor dy = input(random.uniforms(std::size_t(g.outputCount())));
+        TwinTensor w = input(random.uniforms(std::size_t(g.weightCount())));
+        TwinTensor dx = poisoned(g.inputCount());
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.convBackwardData(g, dy.at(side), w.at(side), dx.at(side));
+        });
+        expectClose(dx, "dx");
+    }
+}
+
+TEST_P(BackendConformance, ConvBackwardFilterMatchesReference) {
+    SeededRandom random;
+    for (const ConvGeometry& g : convGeometriesToTest()) {
+        for (bool withBias : {true, false}) {
+            SCOPED_TRACE(describe(g) + (withBias ? " with dbias" : " without dbias"));
+            TwinTensor x = input(random.uniforms(std::size_t(g.inputCount())));
+            TwinTensor dy = input(random.uniforms(std::size_t(g.outputCount())));
+            TwinTensor dw = poisoned(g.weightCount());
+            TwinTensor dbias = poisoned(g.outChannels);
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.convBackwardFilter(g, x.at(side), dy.at(side), dw.at(side),
+                                           withBias ? dbias.at(side) : nullptr);
+            });
+            expectClose(dw, "dw");
+            if (withBias) expectClose(dbias, "dbias");
+        }
+    }
+}
+
+// ---- pooling -------------------------------------------------------------------------------
+
+TEST_P(BackendConformance, PoolForwardAndBackwardMatchReference) {
+    SeededRandom random;
+    for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {
+        for (const PoolGeometry& g : poolGeometriesToTest(kind)) {
+            SCOPED_TRACE(describe(g));
+            TwinTensor x = input(random.uniforms(std::size_t(g.inputCount())));
+            TwinTensor y = poisoned(g.outputCount());
+            runOnBoth([&](Backend& backend, Side side) { backend.poolForward(g, x.at(side), y.at(side)); });
+            expectClose(y, "y");
+
+            TwinTensor dy = input(random.uniforms(std::size_t(g.outputCount())));
+            TwinTensor dx = poisoned(g.inputCount());
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.poolBackward(g, x.at(side), y.at(side), dy.at(side), dx.at(side));
+            });
+            expectClose(dx, "dx");
+        }
+    }
+}
+
+// Inputs drawn from {0, 1, 2} tie in most windows; the gradient must go to the first maximum
+// in row-major order, as PyTorch's argmax does.
+TEST_P(BackendConformance, MaxPoolBackwardSendsTiesToTheFirstMaximum) {
+    SeededRandom random;
+    for (const PoolGeometry& g : poolGeometriesToTest(PoolKind::Max)) {
+        SCOPED_TRACE(describe(g));
+        std::vector<float> values(std::size_t(g.inputCount()));
+        for (float& value : values) value = float(random.integer(0, 2));
+        TwinTensor x = input(values);
+        TwinTensor y = poisoned(g.outputCount());
+        TwinTensor dy = input(random.uniforms(std::size_t(g.outputCount())));
+        TwinTensor dx = poisoned(g.inputCount());
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.poolForward(g, x.at(side), y.at(side));
+            backend.poolBackward(g, x.at(side), y.at(side), dy.at(side), dx.at(side));
+        });
+        expectIdentical(y, "y");
+        expectClose(dx, "dx");
+    }
+}
+
+// ---- batch normalisation ---------------------------------------------------------------------
+
+std::vector<BatchNormGeometry> batchNormGeometriesToTest() {
+    return {
+        {4, 3, 25, 1e-5f, 0.1f},    // conv feature maps
+        {1, 5, 49, 1e-3f, 0.01f},   // batch 1: statistics over space alone
+        {16, 7, 1, 1e-5f, 0.1f},    // after a dense layer
+        {2, 2, 1, 1e-5f, 1.0f},     // the smallest legal batch; momentum 1 keeps only the batch
+        {3, 4, 121, 1e-5f, 0.1f},   // odd spatial size
+    };
+}
+
+// Inputs with a channel offset far from zero, which a one-pass variance gets wrong.
+std::vector<float> batchNormInput(SeededRandom& random, const BatchNormGeometry& g) {
+    std::vector<float> x = random.uniforms(std::size_t(g.count()), -2.0f, 2.0f);
+    for (int n = 0; n < g.batch; ++n)
+        for (int c = 0; c < g.channels; ++c)
+            for (int s = 0; s < g.spatial; ++s)
+                x[(std::size_t(n) * g.channels + c) * g.spatial + s] += float(c) * 3.0f;
+    return x;
+}
+
+TEST_P(BackendConformance, BatchNormTrainingForwardMatchesReference) {
+    SeededRandom random;
+    for (const BatchNormGeometry& g : batchNormGeometriesToTest()) {
+        SCOPED_TRACE(describe(g));
+        const auto channels = std::size_t(g.channels);
+        TwinTensor x = input(batchNormInput(random, g));
+        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
+        TwinTensor beta = input(random.uniforms(channels));
+        TwinTensor runningMean = input(random.uniforms(channels));
+        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        TwinTensor y = poisoned(g.count());
+        TwinTensor savedMean = poisoned(g.channels);
+        TwinTensor savedInvStd = poisoned(g.channels);
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.batchNormForwardTraining(g, x.at(side), gamma.at(side), beta.at(side), y.at(side),
+                                             runningMean.at(side), runningVar.at(side),
+                                             savedMean.at(side), savedInvStd.at(side));
+        });
+        expectClose(y, "y");
+        expectClose(runningMean, "running mean");
+        expectClose(runningVar, "running variance");
+        expectClose(savedMean, "saved mean");
+        expectClose(savedInvStd, "saved 1/std");
+    }
+}
+
+TEST_P(BackendConformance, BatchNormInferenceForwardMatchesReference) {
+    SeededRandom random;
+    for (const BatchNormGeometry& g : batchNormGeometriesToTest()) {
+        SCOPED_TRACE(describe(g));
+        const auto channels = std::size_t(g.channels);
+        TwinTensor x = input(batchNormInput(random, g));
+        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
+        TwinTensor beta = input(random.uniforms(channels));
+        TwinTensor runningMean = input(random.uniforms(channels));
+        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        TwinTensor y = poisoned(g.count());
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.batchNormForwardInference(g, x.at(side), gamma.at(side), beta.at(side),
+                                              runningMean.at(side), runningVar.at(side), y.at(side));
+        });
+        expectClose(y, "y");
+    }
+}
+
+TEST_P(BackendConformance, BatchNormBackwardMatchesReference) {
+    SeededRandom random;
+    for (const BatchNormGeometry& g : batchNormGeometriesToTest()) {
+        SCOPED_TRACE(describe(g));
+        const auto channels = std::size_t(g.channels);
+        const std::vector<float> xValues = batchNormInput(random, g);
+        const std::vector<float> gammaValues = random.uniforms(channels, 0.5f, 1.5f);
+
+        // The saved statistics come from the reference forward, so both sides differentiate
+        // the same normalisation.
+        Tensor x = tensorFromHost(*reference_, xValues);
+        Tensor gamma = tensorFromHost(*reference_, gammaValues);
+        Tensor beta = tensorFromHost(*reference_, random.uniforms(channels));
+        Tensor runningMean = tensorFromHost(*reference_, random.uniforms(channels));
+        Tensor runningVar = tensorFromHost(*reference_, random.uniforms(channels, 0.5f, 2.0f));
+        Tensor y = poisonedTensor(*reference_, g.count());
+        Tensor mean = poisonedTensor(*reference_, g.channels);
+        Tensor invStd = poisonedTensor(*reference_, g.channels);
+        reference_->batchNormForwardTraining(g, x.data(), gamma.data(), beta.data(), y.data(),
+                                             runningMean.data(), runningVar.data(), mean.data(),
+                                             invStd.data());
+
+        TwinTensor twinX = input(xValues);
+        TwinTensor twinGamma = input(gammaValues);
+        TwinTensor savedMean = input(mean.toHost());
+        TwinTensor savedInvStd = input(invStd.toHost());
+        TwinTensor dy = input(random.uniforms(std::size_t(g.count())));
+        TwinTensor dx = poisoned(g.count());
+        TwinTensor dgamma = poisoned(g.channels);
+        TwinTensor dbeta = poisoned(g.channels);
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.batchNormBackward(g, twinX.at(side), dy.at(side), twinGamma.at(side),
+                                      savedMean.at(side), savedInvStd.at(side), dx.at(side),
+                                      dgamma.at(side), dbeta.at(side));
+        });
+        expectClose(dx, "dx");
+        expectClose(dgamma, "dgamma");
+        expectClose(dbeta, "dbeta");
+    }
+}
+
+// ---- activations ---------------------------------------------------------------------------
+
+TEST_P(BackendConformance, ActivationsMatchReferenceForwardAndBackward) {
+    SeededRandom random;
+    const std::pair<Activation, float> activations[] = {
+        {Activation::Relu, 0.0f},      {Activation::LeakyRelu, 0.01f}, {Activation::LeakyRelu, 0.2f},
+        {Activation::Elu, 1.0f},       {Activation::Elu, 0.5f},
+    };
+    for (auto [kind, alpha] : activations) {
+        for (std::size_t count : {std::size_t(1), std::size_t(1001), std::size_t(65537)}) {
+            SCOPED_TRACE(describe(kind, alpha) + ", count " + std::to_string(count));
+            // Every tenth input exactly zero pins the derivative at the kink (the left one).
+            std::vector<float> values = random.uniforms(count, -4.0f, 4.0f);
+            for (std::size_t i = 0; i < count; i += 10) values[i] = 0.0f;
+            TwinTensor x = input(values);
+            TwinTensor y = poisoned(std::int64_t(count));
+            TwinTensor dy = input(random.uniforms(count));
+            TwinTensor dx = poisoned(std::int64_t(count));
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.activationForward(kind, alpha, x.at(side), y.at(side), count);
+                backend.activationBackward(kind, alpha, x.at(side), y.at(side), dy.at(side), dx.at(side), count);
+            });
+            expectClose(y, "y");
+            expectClose(dx, "dx");
+        }
+    }
+}
+
+// ---- dropout -------------------------------------------------------------------------------
+
+TEST_P(BackendConformance, DropoutMaskIsIdenticalOnEveryBackend) {
+    SeededRandom random;
+    for (float probability : {0.0f, 0.1f, 0.5f, 0.9f, 1.0f}) {
+        for (std::uint32_t stepIndex : {0u, 7u, 123456u}) {
+            for (std::size_t count : {std::size_t(1), std::size_t(1000), std::size_t(100003)}) {
+                const std::uint64_t seed = random.engine()();
+                SCOPED_TRACE("probability " + std::to_string(probability) + ", step " +
+                             std::to_string(stepIndex) + ", count " + std::to_string(count) +
+                             ", mask seed " + std::to_string(seed));
+                StepScalars scalars;
+                scalars.step = stepIndex;
+                TwinBuffer step = buffer(scalars);
+                TwinTensor mask = poisoned(std::int64_t(count));
+                runOnBoth([&](Backend& backend, Side side) {
+                    backend.dropoutMask(probability, seed, step.at<StepScalars>(side), mask.at(side), count);
+                });
+                expectIdentical(mask, "mask");
+            }
+        }
+    }
+}
+
+// ---- dense ---------------------------------------------------------------------------------
+
+std::vector<DenseGeometry> denseGeometriesToTest() {
+    return {{1, 7, 3}, {8, 64, 10}, {5, 300, 17}, {32, 1152, 7}, {3, 1, 1}};
+}
+
+TEST_P(BackendConformance, DenseForwardAndBackwardMatchReference) {
+    SeededRandom random;
+    for (const DenseGeometry& g : denseGeometriesToTest()) {
+        for (bool withBias : {true, false}) {
+            SCOPED_TRACE(describe(g) + (withBias ? " with bias" : " without bias"));
+            const std::size_t inputs = std::size_t(g.batch) * g.inFeatures;
+            const std::size_t outputs = std::size_t(g.batch) * g.outFeatures;
+            const std::size_t weights = std::size_t(g.outFeatures) * g.inFeatures;
+            TwinTensor x = input(random.uniforms(inputs));
+            TwinTensor w = input(random.uniforms(weights));
+            TwinTensor bias = input(random.uniforms(std::size_t(g.outFeatures)));
+            TwinTensor dy = input(random.uniforms(outputs));
+            TwinTensor y = poisoned(std::int64_t(outputs));
+            TwinTensor dx = poisoned(std::int64_t(inputs));
+            TwinTensor dw = poisoned(std::int64_t(weights));
+            TwinTensor dbias = poisoned(g.outFeatures);
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.denseForward(g, x.at(side), w.at(side), withBias ? bias.at(side) : nullptr, y.at(side));
+                backend.denseBackwardData(g, dy.at(side), w.at(side), dx.at(side));
+                backend.denseBackwardWeights(g, x.at(side), dy.at(side), dw.at(side),
+                                             withBias ? dbias.at(side) : nullptr);
+            });
+            expectClose(y, "y");
+            expectClose(dx, "dx");
+            expectClose(dw, "dw");
+            if (withBias) expectClose(dbias, "dbias");
+        }
+    }
+}
+
+// ---- concat --------------------------------------------------------------------------------
+
+TEST_P(BackendConformance, CopyChannelsMovesOnlyTheChosenChannels) {
+    SeededRandom random;
+    struct Case {
+        int batch, spatial, channels, srcChannels, srcOffset, dstChannels, dstOffset;
+    };
+    const Case cases[] = {
+        {2, 12, 3, 5, 1, 7, 4},   // a middle slice into the end
+        {1, 1, 1, 1, 0, 3, 0},    // one value
+        {3, 49, 4, 4, 0, 10, 6},  // a whole tensor into a concat output
+        {4, 25, 8, 16, 8, 8, 0},  // the second half back out (concat backward)
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE("copy " + std::to_string(c.channels) + " channels of (" + std::to_string(c.batch) +
+                     "," + std::to_string(c.srcChannels) + "," + std::to_string(c.spatial) + ") at " +
+                     std::to_string(c.srcOffset) + " into " + std::to_string(c.dstChannels) +
+                     " channels at " + std::to_string(c.dstOffset));
+        TwinTensor src = input(random.uniforms(std::size_t(c.batch) * c.srcChannels * c.spatial));
+        // The destination starts random, not NaN: channels outside the range must keep it.
+        TwinTensor dst = input(random.uniforms(std::size_t(c.batch) * c.dstChannels * c.spatial));
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.copyChannels(c.batch, c.spatial, c.channels, src.at(side), c.srcChannels,
+                                 c.srcOffset, dst.at(side), c.dstChannels, c.dstOffset);
+        });
+        expectIdentical(dst, "dst");
+    }
+}
+
+// ---- loss ----------------------------------------------------------------------------------
+
+TEST_P(BackendConformance, SoftmaxCrossEntropyMatchesReference) {
+    SeededRandom random;
+    struct Case {
+        int batch, classes;
+        float smoothing;
+        bool weighted;
+        float logitRange;
+    };
+    const Case cases[] = {
+        {1, 7, 0.0f, false, 3.0f},  {16, 7, 0.0f, true, 3.0f},  {16, 7, 0.1f, true, 3.0f},
+        {5, 10, 0.2f, false, 3.0f}, {64, 2, 0.05f, true, 3.0f}, {8, 100, 0.0f, false, 40.0f},
+    };
+    for (const Case& c : cases) {
+        LossGeometry g;
+        g.batch = c.batch;
+        g.classes = c.classes;
+        g.labelSmoothing = c.smoothing;
+        SCOPED_TRACE(describe(g) + (c.weighted ? " with class weights" : " without class weights"));
+        const std::size_t values = std::size_t(c.batch) * c.classes;
+        TwinTensor logits = input(random.uniforms(values, -c.logitRange, c.logitRange));
+        const std::vector<std::int32_t> labelValues = random.labels(std::size_t(c.batch), c.classes);
+        TwinBuffer labels = buffer(std::span<const std::int32_t>(labelValues));
+        TwinTensor weights = input(random.uniforms(std::size_t(c.classes), 0.2f, 3.0f));
+        TwinTensor probabilities = poisoned(std::int64_t(values));
+        TwinTensor loss = poisoned(1);
+        TwinTensor dlogits = poisoned(std::int64_t(values));
+        runOnBoth([&](Backend& backend, Side side) {
+            const float* classWeights = c.weighted ? weights.at(side) : nullptr;
+            backend.softmaxCrossEntropyForward(g, logits.at(side), labels.at<std::int32_t>(side),
+                                               classWeights, probabilities.at(side), loss.at(side));
+            backend.softmaxCrossEntropyBackward(g, probabilities.at(side), labels.at<std::int32_t>(side),
+                                                classWeights, dlogits.at(side));
+        });
+        expectClose(probabilities, "probabilities");
+        expectClose(loss, "loss");
+        expectClose(dlogits, "dlogits");
+    }
+}
+
+// ---- optimisers ----------------------------------------------------------------------------
+// Several steps with fresh gradients and a changing learning rate. Compared each step: the
+// parameter update (after - before, each side from its own previous parameters, so a small
+// update is not hidden behind the large parameters) and the optimiser state.
+
+TEST_P(BackendConformance, SgdUpdatesMatchReference) {
+    SeededRandom random;
+    const SgdSettings settings[] = {
+        {0.0f, false, 0.0f},   // plain SGD
+        {0.9f, false, 0.0f},   // momentum
+        {0.9f, true, 0.0f},    // Nesterov
+        {0.8f, false, 5e-4f},  // momentum and weight decay
+        {0.0f, false, 1e-2f},  // weight decay alone
+        {0.9f, true, 5e-4f},   // Nesterov and weight decay
+    };
+    const std::size_t count = 4099;
+    for (const SgdSettings& s : settings) {
+        SCOPED_TRACE("SGD momentum " + std::to_string(s.momentum) + (s.nesterov ? " nesterov" : "") +
+                     " weight decay " + std::to_string(s.weightDecay));
+        TwinTensor params = input(random.uniforms(count));
+        TwinTensor velocity = input(std::vector<float>(count, 0.0f));
+        std::vector<float> before[2] = {params.reference.toHost(), params.tested.toHost()};
+        for (std::uint32_t stepIndex = 0; stepIndex < 4; ++stepIndex) {
+            SCOPED_TRACE("step " + std::to_string(stepIndex));
+            StepScalars scalars;
+            scalars.learningRate = random.uniform(0.01f, 0.2f);
+            scalars.step = stepIndex;
+            TwinBuffer step = buffer(scalars);
+            TwinTensor grads = input(random.uniforms(count));
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.sgdUpdate(s, step.at<StepScalars>(side), params.at(side), grads.at(side),
+                                  velocity.at(side), count);
+            });
+            std::vector<float> after[2] = {params.reference.toHost(), params.tested.toHost()};
+            EXPECT_TRUE(closeTo(difference(after[1], before[1]), difference(after[0], before[0]),
+                                tolerance_, "parameter update"));
+            if (s.momentum > 0.0f) expectClose(velocity, "velocity");
+            before[0] = after[0];
+            before[1] = after[1];
+        }
+    }
+}
+
+TEST_P(BackendConformance, AdamAndAdamWUpdatesMatchReference) {
+    SeededRandom random;
+    const AdamSettings settings[] = {
+        {0.9f, 0.999f, 1e-8f, 0.0f, false},   // Adam
+        {0.9f, 0.999f, 1e-8f, 1e-2f, false},  // Adam with L2 weight decay
+        {0.9f, 0.999f, 1e-8f, 1e-2f, true},   // AdamW
+        {0.5f, 0.9f, 1e-6f, 0.1f, true},      // AdamW, short memory
+    };
+    const std::size_t count = 4099;
+    for (const AdamSettings& s : settings) {
+        SCOPED_TRACE(std::string(s.decoupledWeightDecay ? "AdamW" : "Adam") + " betas " +
+                     std::to_string(s.beta1) + ", " + std::to_string(s.beta2) + " weight decay " +
+                     std::to_string(s.weightDecay));
+        TwinTensor params = input(random.uniforms(count));
+        TwinTensor m = input(std::vector<float>(count, 0.0f));
+        TwinTensor v = input(std::vector<float>(count, 0.0f));
+        std::vector<float> before[2] = {params.reference.toHost(), params.tested.toHost()};
+        for (std::uint32_t stepIndex = 0; stepIndex < 5; ++stepIndex) {
+            SCOPED_TRACE("step " + std::to_string(stepIndex));
+            StepScalars scalars;
+            scalars.learningRate = random.uniform(1e-3f, 1e-2f);
+            scalars.adamCorrection1 = 1.0f - std::pow(s.beta1, float(stepIndex + 1));
+            scalars.adamCorrection2 = 1.0f - std::pow(s.beta2, float(stepIndex + 1));
+            scalars.step = stepIndex;
+            TwinBuffer step = buffer(scalars);
+            TwinTensor grads = input(random.uniforms(count));
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.adamUpdate(s, step.at<StepScalars>(side), params.at(side), grads.at(side),
+                                   m.at(side), v.at(side), count);
+            });
+            std::vector<float> after[2] = {params.reference.toHost(), params.tested.toHost()};
+            EXPECT_TRUE(closeTo(difference(after[1], before[1]), difference(after[0], before[0]),
+                                tolerance_, "parameter update"));
+            expectClose(m, "first moment m");
+            expectClose(v, "second moment v");
+            before[0] = after[0];
+            before[1] = after[1];
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AvailableBackends, BackendConformance,
+                         ::testing::ValuesIn(backendsUnderTest()), instanceName);
+// Builds without a second backend (cpu-ref alone) have nothing to compare.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendConformance);
+
+}  // namespace
+}  // namespace cnnstudio::test

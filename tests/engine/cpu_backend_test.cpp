@@ -1,0 +1,159 @@
+// Behaviour of the `cpu` backend that the conformance suite (every op against cpu-ref on
+// random data) does not pin: thread settings, in-place ReLU, plan reuse across geometries,
+// layout staging across ops of different sizes, and the errors bad input gives.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <random>
+#include <vector>
+
+#include "backend_factories.h"
+#include "cnnstudio/error.h"
+
+namespace cnnstudio {
+namespace {
+
+std::unique_ptr<Backend> cpuBackend(int threads = 2) {
+    BackendOptions options;
+    options.threads = threads;
+    return createCpuBackend(options);
+}
+
+TEST(CpuBackend, DescriptionNamesOneDnnVersionAndThreadCount) {
+    auto backend = cpuBackend(3);
+    EXPECT_EQ(backend->name(), "cpu");
+    EXPECT_FALSE(backend->isDevice());
+    EXPECT_NE(backend->description().find("oneDNN 2."), std::string::npos)
+        << backend->description();
+    EXPECT_NE(backend->description().find(", 3 threads"), std::string::npos)
+        << backend->description();
+}
+
+TEST(CpuBackend, ZeroThreadsMeansEveryCore) {
+    auto backend = cpuBackend(0);
+    std::string expected = ", " + std::to_string(omp_get_num_procs()) + " thread";
+    EXPECT_NE(backend->description().find(expected), std::string::npos)
+        << backend->description();
+}
+
+TEST(CpuBackend, NegativeThreadsOrReducedPrecisionAreErrors) {
+    EXPECT_THROW(cpuBackend(-1), Error);
+    BackendOptions bf16;
+    bf16.precision = Precision::Bf16;
+    EXPECT_THROW(createCpuBackend(bf16), Error);
+}
+
+TEST(CpuBackend, OpsLeaveTheCallersOpenMpThreadCountAlone) {
+    const int before = omp_get_max_threads();
+    auto backend = cpuBackend(before + 1);
+    std::vector<float> y(100000);
+    backend->fill(y.data(), 2.0f, y.size());
+    EXPECT_EQ(omp_get_max_threads(), before);
+    EXPECT_EQ(y.back(), 2.0f);
+}
+
+// Layers may run ReLU and leaky ReLU in place (x == y, dx == dy), as nn.ReLU(inplace=True);
+// the backward must still see the right slope. (ELU's backward needs x itself.)
+TEST(CpuBackend, InPlaceReluBackpropagatesCorrectly) {
+    auto backend = cpuBackend();
+    const std::vector<float> input = {-2.0f, -0.5f, 0.0f, 0.5f, 2.0f};
+    const std::vector<float> dy = {1, 1, 1, 1, 1};
+    struct Case {
+        Activation kind;
+        float alpha;
+        std::vector<float> slope;
+    };
+    const std::vector<Case> cases = {
+        {Activation::Relu, 0.0f, {0, 0, 0, 1, 1}},
+        {Activation::LeakyRelu, 0.1f, {0.1f, 0.1f, 0.1f, 1, 1}},
+    };
+    for (const Case& c : cases) {
+        std::vector<float> data = input, gradient = dy;
+        backend->activationForward(c.kind, c.alpha, data.data(), data.data(), data.size());
+        backend->activationBackward(c.kind, c.alpha, data.data(), data.data(), gradient.data(),
+                                    gradient.data(), gradient.size());
+        for (std::size_t i = 0; i < gradient.size(); ++i)
+            EXPECT_NEAR(gradient[i], c.slope[i], 1e-6f) << "activation " << int(c.kind) << " at x = "
+                                                   << input[i];
+    }
+}
+
+// Plans are cached per geometry: alternating two geometries must not mix them up.
+TEST(CpuBackend, AlternatingGeometriesKeepTheirOwnPlans) {
+    auto backend = cpuBackend();
+    for (int round = 0; round < 2; ++round)
+        for (int size : {2, 3}) {
+            DenseGeometry g{1, size, 1};
+            std::vector<float> x(std::size_t(size), 1.0f), w(std::size_t(size), 2.0f), y(1);
+            backend->denseForward(g, x.data(), w.data(), nullptr, y.data());
+            EXPECT_FLOAT_EQ(y[0], 2.0f * float(size)) << "round " << round;
+        }
+}
+
+ConvGeometry squareConv(int channels, int size) {
+    ConvGeometry g;
+    g.batch = 2;
+    g.inChannels = g.outChannels = channels;
+    g.inHeight = g.inWidth = g.outHeight = g.outWidth = size;
+    g.kernelHeight = g.kernelWidth = 3;
+    g.padHeight = g.padWidth = 1;
+    return g;
+}
+
+// Convolutions stage blocked copies in buffers shared by every plan; a larger geometry grows
+// (moves) them, and plans built earlier must follow.
+TEST(CpuBackend, SharedStagingBuffersSurviveGrowth) {
+    const unsigned seed = 7;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    auto random = [&](std::int64_t count) {
+        std::vector<float> values(static_cast<std::size_t>(count));
+        for (float& value : values) value = normal(rng);
+        return values;
+    };
+    auto backend = cpuBackend();
+    const ConvGeometry small = squareConv(16, 6), large = squareConv(32, 20);
+    const auto x = random(small.inputCount()), w = random(small.weightCount());
+    const auto bigX = random(large.inputCount()), bigW = random(large.weightCount());
+    std::vector<float> first(small.outputCount()), again(small.outputCount()),
+        big(large.outputCount());
+    backend->convForward(small, x.data(), w.data(), nullptr, first.data());
+    backend->convForward(large, bigX.data(), bigW.data(), nullptr, big.data());
+    backend->convForward(small, x.data(), w.data(), nullptr, again.data());
+    EXPECT_EQ(first, again) << "seed " << seed;
+}
+
+TEST(CpuBackend, InconsistentConvGeometryNamesTheAxis) {
+    auto backend = cpuBackend();
+    ConvGeometry g;
+    g.inChannels = g.outChannels = 1;
+    g.inHeight = g.inWidth = 5;
+    g.kernelHeight = g.kernelWidth = 3;
+    g.outHeight = 4;  // 5 - 3 + 1 = 3
+    g.outWidth = 3;
+    std::vector<float> x(25), w(9), y(12);
+    try {
+        backend->convForward(g, x.data(), w.data(), nullptr, y.data());
+        FAIL() << "expected an Error";
+    } catch (const Error& error) {
+        EXPECT_NE(error.reason().find("outHeight is 4"), std::string::npos) << error.what();
+        EXPECT_NE(error.where().find("cpu convForward"), std::string::npos) << error.what();
+    }
+}
+
+TEST(CpuBackend, OutOfRangeLabelNamesTheSample) {
+    auto backend = cpuBackend();
+    LossGeometry g{2, 3, 0.0f};
+    std::vector<float> logits(6), probabilities(6), loss(1);
+    std::vector<std::int32_t> labels = {1, 3};
+    try {
+        backend->softmaxCrossEntropyForward(g, logits.data(), labels.data(), nullptr,
+                                            probabilities.data(), loss.data());
+        FAIL() << "expected an Error";
+    } catch (const Error& error) {
+        EXPECT_NE(error.reason().find("sample 1"), std::string::npos) << error.what();
+    }
+}
+
+}  // namespace
+}  // namespace cnnstudio
