@@ -128,7 +128,7 @@ void ConfusionMatrixPlot::paintEvent(QPaintEvent*) {
         painter.restore();
     }
     painter.setPen(colors.color(QPalette::PlaceholderText));
-    painter.drawText(QRectF(grid.left(), height() - metrics.height() - 2, grid.width(), metrics.height()),
+    painter.drawText(QRectF(grid.left(), grid.bottom() + bottomLabels, grid.width(), metrics.height()),
                      Qt::AlignCenter, tr("predicted class"));
     painter.save();
     painter.translate(2, grid.center().y());

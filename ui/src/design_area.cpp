@@ -29,6 +29,7 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     centre->addWidget(problems_);
     centre->setStretchFactor(0, 5);
     centre->setStretchFactor(1, 1);
+    centre->setSizes({800, 110});
     auto* columns = new QSplitter(Qt::Horizontal, this);
     columns->addWidget(palette_);
     columns->addWidget(centre);
@@ -36,7 +37,7 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     columns->setStretchFactor(0, 0);
     columns->setStretchFactor(1, 1);
     columns->setStretchFactor(2, 0);
-    columns->setSizes({190, 800, 300});
+    columns->setSizes({180, 900, 340});
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(columns);

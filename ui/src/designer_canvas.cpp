@@ -61,6 +61,11 @@ DesignerCanvas::DesignerCanvas(DesignDocument* document, QObject* parent)
     rebuild();
 }
 
+DesignerCanvas::~DesignerCanvas() {
+    // Deleting the items changes the selection; nobody should hear of it any more.
+    blockSignals(true);
+}
+
 QList<EdgeItem*> DesignerCanvas::edgeItems() const {
     QList<EdgeItem*> edges;
     for (QGraphicsItem* item : items())

@@ -14,6 +14,7 @@ namespace {
 constexpr double zoomStep = 1.15;
 constexpr double minimumZoom = 0.1;
 constexpr double maximumZoom = 4.0;
+constexpr double smallestReadableZoom = 0.7;  // node text stays legible down to here
 
 }  // namespace
 
@@ -57,13 +58,16 @@ void DesignerView::fitToContents() {
     const QRectF contents = scene()->itemsBoundingRect().adjusted(-30, -30, 30, 30);
     if (contents.isEmpty()) return;
     fitInView(contents, Qt::KeepAspectRatio);
-    // Never blow a small network up beyond life size, nor shrink a big one to unreadable.
+    // Never blow a small network up beyond life size, nor shrink a big one to unreadable: a long
+    // network is shown from its input down, at the smallest size that still reads.
     if (zoom() > 1.0) {
         resetTransform();
         centerOn(contents.center());
-    } else if (zoom() < minimumZoom) {
-        const double applied = minimumZoom / zoom();
-        scale(applied, applied);
+    } else if (zoom() < smallestReadableZoom) {
+        resetTransform();
+        scale(smallestReadableZoom, smallestReadableZoom);
+        const double visibleHeight = viewport()->height() / smallestReadableZoom;
+        centerOn(contents.center().x(), contents.top() + visibleHeight / 2);
     }
     emit zoomChanged(zoom());
 }

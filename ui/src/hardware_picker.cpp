@@ -8,6 +8,7 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QThread>
+#include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "cnnstudio/backend.h"
@@ -77,18 +78,27 @@ HardwarePicker::HardwarePicker(QWidget* parent) : QWidget(parent) {
     machine_->setWordWrap(true);
     machine_->setForegroundRole(QPalette::PlaceholderText);
 
-    auto* form = new QFormLayout(this);
-    form->setContentsMargins(0, 0, 0, 0);
-    form->addRow(tr("Backend"), backend_);
-    form->addRow(QString(), backendNote_);
-    form->addRow(tr("Precision"), precision_);
-    form->addRow(tr("GPUs"), gpus_);
-    form->addRow(QString(), gpuNote_);
-    form->addRow(tr("GPU count"), gpuCount_);
-    form->addRow(tr("CPU threads"), threads_);
-    form->addRow(tr("Nodes"), nodes_);
-    form->addRow(tr("Hostfile"), hostfile_);
-    form->addRow(QString(), machine_);
+    backend_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    backend_->setMinimumContentsLength(14);
+    precision_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    precision_->setMinimumContentsLength(8);
+    auto* gpuBox = new QWidget(this);
+    auto* gpuLayout = new QVBoxLayout(gpuBox);
+    gpuLayout->setContentsMargins(0, 0, 0, 0);
+    gpuLayout->addWidget(gpus_);
+    gpuLayout->addWidget(gpuNote_);
+
+    form_ = new QFormLayout(this);
+    form_->setContentsMargins(0, 0, 0, 0);
+    form_->addRow(tr("Backend"), backend_);
+    form_->addRow(QString(), backendNote_);
+    form_->addRow(tr("Precision"), precision_);
+    form_->addRow(tr("GPUs"), gpuBox);
+    form_->addRow(tr("GPU count"), gpuCount_);
+    form_->addRow(tr("CPU threads"), threads_);
+    form_->addRow(tr("Nodes"), nodes_);
+    form_->addRow(tr("Hostfile"), hostfile_);
+    form_->addRow(QString(), machine_);
 
     for (QComboBox* box : {backend_, precision_})
         connect(box, &QComboBox::currentIndexChanged, this, [this] {
@@ -163,7 +173,7 @@ void HardwarePicker::updateEnabledState() {
     gpus_->setEnabled(gpu);
     gpuCount_->setEnabled(gpu && hardware_.gpus.size() > 1);
     threads_->setEnabled(backend == "cpu");
-    hostfile_->setEnabled(nodes_->value() > 1);
+    form_->setRowVisible(hostfile_, nodes_->value() > 1);  // only a multi-node run needs one
     hostfile_->setRequirement(nodes_->value(), gpu ? gpuCount_->value() : 1);
 }
 

@@ -45,6 +45,7 @@ QSpinBox* boundedSpinBox(const ParamInfo& param, QWidget* parent) {
     box->setRange(low, high);
     box->setKeyboardTracking(false);
     box->setAccelerated(true);
+    box->setMinimumWidth(56);  // the range's widest number would otherwise set the panel's width
     return box;
 }
 
@@ -106,6 +107,7 @@ InspectorPanel::InspectorPanel(DesignDocument* document, QWidget* parent)
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(scroll);
@@ -286,7 +288,10 @@ QWidget* InspectorPanel::createEditor(const ParamInfo& param) {
         for (QSpinBox* box : {height, width}) {
             box->setRange(0, most);
             box->setKeyboardTracking(false);
+            box->setMinimumWidth(48);
         }
+        mode->setMinimumContentsLength(5);
+        mode->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         height->setToolTip(tr("zero rows added above and below"));
         width->setToolTip(tr("zero columns added left and right"));
         layout->addWidget(mode, 2);

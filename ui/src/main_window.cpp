@@ -32,6 +32,7 @@
 #include "cnnstudio/ui/training_controller.h"
 #include "cnnstudio/ui/training_dashboard.h"
 #include "cnnstudio/ui/training_run.h"
+#include "action_icons.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -68,6 +69,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     historyPage->addWidget(historyDashboard_);
     historyPage->setStretchFactor(0, 2);
     historyPage->setStretchFactor(1, 3);
+    historyPage->setSizes({640, 800});
 
     tabs_ = new QTabWidget(this);
     tabs_->setObjectName("areas");
@@ -128,7 +130,10 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     refreshTotals();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The views observe the document and the runs: they go first, while those still exist.
+    delete tabs_;
+}
 
 void MainWindow::createActions() {
     const QStyle* look = style();
@@ -182,8 +187,7 @@ void MainWindow::createActions() {
     });
     design_->view()->addAction(selectAllAction_);
 
-    autoLayoutAction_ = new QAction(themedIcon("view-sort-ascending", QStyle::SP_ToolBarVerticalExtensionButton, look),
-                                    tr("Auto &layout"), this);
+    autoLayoutAction_ = new QAction(tr("Auto &layout"), this);
     autoLayoutAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     autoLayoutAction_->setStatusTip(tr("Arrange the nodes top to bottom by depth"));
     connect(autoLayoutAction_, &QAction::triggered, this, [this] {
@@ -200,7 +204,7 @@ void MainWindow::createActions() {
     zoomResetAction_ = new QAction(tr("&Actual size"), this);
     zoomResetAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     connect(zoomResetAction_, &QAction::triggered, design_->view(), &DesignerView::resetZoom);
-    fitAction_ = new QAction(themedIcon("zoom-fit-best", QStyle::SP_TitleBarMaxButton, look), tr("&Fit network"), this);
+    fitAction_ = new QAction(tr("&Fit network"), this);
     fitAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_9));
     connect(fitAction_, &QAction::triggered, design_->view(), &DesignerView::fitToContents);
 
@@ -214,11 +218,11 @@ void MainWindow::createActions() {
     showHistoryAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_3));
     connect(showHistoryAction_, &QAction::triggered, this, [this] { showArea(Area::History); });
 
-    trainAction_ = new QAction(themedIcon("media-playback-start", QStyle::SP_MediaPlay, look), tr("&Train"), this);
+    trainAction_ = new QAction(tr("&Train"), this);
     trainAction_->setShortcut(QKeySequence(Qt::Key_F5));
     trainAction_->setStatusTip(tr("Train this network with the settings of the Train page"));
     connect(trainAction_, &QAction::triggered, this, &MainWindow::startTraining);
-    stopAction_ = new QAction(themedIcon("media-playback-stop", QStyle::SP_MediaStop, look), tr("&Stop"), this);
+    stopAction_ = new QAction(tr("&Stop"), this);
     stopAction_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
     stopAction_->setStatusTip(tr("Finish the current step, write a checkpoint and stop"));
     connect(stopAction_, &QAction::triggered, controller_, &TrainingController::stop);
@@ -232,6 +236,8 @@ void MainWindow::createActions() {
         if (answer == QMessageBox::Yes) controller_->kill();
     });
 
+    refreshPaintedIcons();
+
     aboutAction_ = new QAction(tr("&About CNN Studio"), this);
     aboutAction_->setMenuRole(QAction::AboutRole);
     connect(aboutAction_, &QAction::triggered, this, [this] {
@@ -242,6 +248,19 @@ void MainWindow::createActions() {
                               "GPUs, and watch them learn.</p><p>Backends here: %2<br>Qt %3</p>")
                                .arg(QApplication::applicationVersion(), backends.join(", "), qVersion()));
     });
+}
+
+void MainWindow::refreshPaintedIcons() {
+    const QPalette colors = palette();
+    autoLayoutAction_->setIcon(paintedIcon(ActionIcon::AutoLayout, colors));
+    fitAction_->setIcon(paintedIcon(ActionIcon::FitNetwork, colors));
+    trainAction_->setIcon(paintedIcon(ActionIcon::Train, colors));
+    stopAction_->setIcon(paintedIcon(ActionIcon::Stop, colors));
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange && trainAction_) refreshPaintedIcons();
+    QMainWindow::changeEvent(event);
 }
 
 void MainWindow::createMenus() {

@@ -64,8 +64,10 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
     runs_->setRootIsDecorated(false);
     runs_->setAlternatingRowColors(true);
     runs_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    runs_->setHeaderLabels({tr("Run"), tr("Started"), tr("Model"), tr("Data set"), tr("Backend"), tr("Epochs"),
-                            tr("Best validation"), tr("Test"), tr("Status")});
+    runs_->setHeaderLabels({tr("Run"), tr("Model"), tr("Data set"), tr("Backend"), tr("Epochs"),
+                            tr("Best val."), tr("Test"), tr("Status")});
+    runs_->headerItem()->setToolTip(5, tr("Best validation accuracy"));
+    runs_->headerItem()->setToolTip(6, tr("Test accuracy of the final model"));
     runs_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
     runs_->header()->setStretchLastSection(true);
 
@@ -175,16 +177,15 @@ void RunHistoryPanel::showRecords() {
         auto* item = new QTreeWidgetItem(runs_);
         item->setData(0, directoryRole, record.directory);
         item->setText(0, record.name);
-        item->setText(1, QLocale().toString(record.started, QLocale::ShortFormat));
-        item->setText(2, record.model);
-        item->setText(3, record.dataset);
-        item->setText(4, record.backend);
-        item->setText(5, record.epochsPlanned > 0 ? tr("%1 of %2").arg(record.epochsRun).arg(record.epochsPlanned)
+        item->setText(1, record.model);
+        item->setText(2, record.dataset);
+        item->setText(3, record.backend);
+        item->setText(4, record.epochsPlanned > 0 ? tr("%1/%2").arg(record.epochsRun).arg(record.epochsPlanned)
                                                   : QString::number(record.epochsRun));
-        item->setText(6, percent(record.bestValidationAccuracy));
-        item->setText(7, percent(record.testAccuracy));
-        item->setText(8, record.status);
-        QString tip = record.directory;
+        item->setText(5, percent(record.bestValidationAccuracy));
+        item->setText(6, percent(record.testAccuracy));
+        item->setText(7, record.status);
+        QString tip = tr("%1\nstarted %2").arg(record.directory, QLocale().toString(record.started, QLocale::ShortFormat));
         if (!record.failureReason.isEmpty()) tip += '\n' + tr("Failed: %1").arg(record.failureReason);
         if (!record.problem.isEmpty()) tip += '\n' + record.problem;
         for (int column = 0; column < runs_->columnCount(); ++column) item->setToolTip(column, tip);

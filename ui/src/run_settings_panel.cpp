@@ -5,11 +5,11 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
-#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include "cnnstudio/ui/dataset_picker.h"
@@ -19,14 +19,22 @@
 namespace cnnstudio::ui {
 
 RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
-    auto* content = new QWidget;
-    auto* column = new QVBoxLayout(content);
+    // Three pages, each fitting the panel's width without a horizontal scroll bar.
+    auto scrolled = [](QWidget* page) {
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(page);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        return scroll;
+    };
+    auto* hardwarePage = new QWidget;
+    hardware_ = new HardwarePicker(hardwarePage);
+    auto* hardwareLayout = new QVBoxLayout(hardwarePage);
+    hardwareLayout->addWidget(hardware_);
+    hardwareLayout->addStretch(1);
 
-    auto* hardwareBox = new QGroupBox(tr("Hardware"), content);
-    hardware_ = new HardwarePicker(hardwareBox);
-    (new QVBoxLayout(hardwareBox))->addWidget(hardware_);
-
-    auto* trainingBox = new QGroupBox(tr("Training"), content);
+    auto* trainingBox = new QWidget;
     auto* form = new QFormLayout(trainingBox);
     batch_ = new QSpinBox(trainingBox);
     batch_->setObjectName("batchSize");
@@ -54,6 +62,8 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     augmentation_ = new QComboBox(trainingBox);
     augmentation_->setObjectName("augmentation");
     augmentation_->setEditable(true);
+    augmentation_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    augmentation_->setMinimumContentsLength(12);
     augmentation_->addItems({"none", "default", "crop=4,flip", "crop=4,flip,rotate=10,scale=0.1",
                              "crop=4,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2"});
     augmentation_->setToolTip(tr("none, default, or a comma list of crop=P, flip, rotate=DEG, scale=S, "
@@ -76,27 +86,25 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Seed"), seed_);
     form->addRow(tr("Training images"), limit_);
 
-    auto* datasetBox = new QGroupBox(tr("Data set"), content);
-    dataset_ = new DatasetPicker(datasetBox);
-    (new QVBoxLayout(datasetBox))->addWidget(dataset_);
+    auto* datasetPage = new QWidget;
+    dataset_ = new DatasetPicker(datasetPage);
+    auto* datasetLayout = new QVBoxLayout(datasetPage);
+    datasetLayout->addWidget(dataset_);
+    datasetLayout->addStretch(1);
 
-    problems_ = new QLabel(content);
+    problems_ = new QLabel(this);
     problems_->setObjectName("settingsProblems");
     problems_->setWordWrap(true);
 
-    column->addWidget(hardwareBox);
-    column->addWidget(trainingBox);
-    column->addWidget(datasetBox);
-    column->addWidget(problems_);
-    column->addStretch(1);
-
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidget(content);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
+    pages_ = new QTabWidget(this);
+    pages_->setObjectName("settingsPages");
+    pages_->addTab(scrolled(datasetPage), tr("Data set"));
+    pages_->addTab(scrolled(trainingBox), tr("Training"));
+    pages_->addTab(scrolled(hardwarePage), tr("Hardware"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(scroll);
+    layout->addWidget(pages_, 1);
+    layout->addWidget(problems_);
 
     auto changed = [this] {
         if (loading_) return;

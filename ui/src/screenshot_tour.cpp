@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QPixmap>
+#include <QTabWidget>
 #include <QThread>
 
 #include "cnnstudio/error.h"
@@ -113,7 +114,13 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
 
         window.liveRun()->clear();
         window.showArea(MainWindow::Area::Train);
-        files << grabTo(window, directory, "run-settings" + suffix);
+        QTabWidget* pages = window.trainArea()->settingsPanel()->pages();
+        if (!dark) {  // plain widgets: the light pictures say all
+            pages->setCurrentIndex(2);
+            files << grabTo(window, directory, "run-settings-hardware");
+            pages->setCurrentIndex(0);
+            files << grabTo(window, directory, "run-settings");
+        }
 
         if (!records.isEmpty()) {
             window.liveRun()->loadEventsFile(records.first().directory);

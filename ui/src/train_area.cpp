@@ -34,7 +34,7 @@ TrainArea::TrainArea(QWidget* parent) : QWidget(parent) {
     columns->addWidget(dashboard_);
     columns->setStretchFactor(0, 0);
     columns->setStretchFactor(1, 1);
-    columns->setSizes({430, 900});
+    columns->setSizes({470, 970});
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(columns);

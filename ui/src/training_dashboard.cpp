@@ -95,6 +95,10 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     learningRate_->setObjectName("learningRate");
     best_ = new QLabel(this);
     best_->setObjectName("bestAccuracy");
+    comparisonNote_ = new QLabel(this);
+    comparisonNote_->setObjectName("comparisonNote");
+    comparisonNote_->setWordWrap(true);
+    comparisonNote_->hide();
 
     failureBox_ = new QWidget(this);
     failureReason_ = new QLabel(failureBox_);
@@ -176,11 +180,14 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     body->addWidget(matrixPane);
     body->setStretchFactor(0, 3);
     body->setStretchFactor(1, 2);
+    body->setSizes({600, 400});
+    accuracyPlot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(header);
     layout->addWidget(progress_);
     layout->addLayout(figures);
+    layout->addWidget(comparisonNote_);
     layout->addWidget(failureBox_);
     layout->addWidget(body, 1);
 
@@ -314,6 +321,11 @@ void TrainingDashboard::refreshCurves() {
         comparisonCurve(Curve::EpochValidationAccuracy)};
     fill(run_, mains);
     fill(comparison_, overlays);
+    comparisonNote_->setVisible(comparison_ != nullptr);
+    if (comparison_)
+        comparisonNote_->setText(tr("Dashed: %1 (%2 on %3, %4)")
+                                     .arg(comparison_->displayName(), comparison_->modelName(),
+                                          comparison_->datasetName(), comparison_->backend()));
 
     const QStringList overlayNames = {tr("train loss (steps)"), tr("train loss"), tr("validation loss"),
                                       tr("train accuracy"), tr("validation accuracy")};
@@ -321,7 +333,7 @@ void TrainingDashboard::refreshCurves() {
         QCPGraph* overlay = overlays[i];
         const bool shown = comparison_ != nullptr;
         overlay->setVisible(shown);
-        overlay->setName(shown ? comparison_->displayName() + ": " + overlayNames[i] : QString());
+        overlay->setName(shown ? tr("compared: %1").arg(overlayNames[i]) : QString());
         if (shown && i != 0) overlay->addToLegend();
         else overlay->removeFromLegend();
     }
@@ -333,7 +345,7 @@ void TrainingDashboard::refreshCurves() {
             if (!run->epochs().isEmpty()) lastEpoch = std::max<double>(lastEpoch, run->epochs().last().epoch);
             if (!run->steps().isEmpty()) lastEpoch = std::max(lastEpoch, std::ceil(run->steps().last().epochPosition));
         }
-    for (QCustomPlot* plot : {lossPlot_, accuracyPlot_}) plot->xAxis->setRange(0, lastEpoch + 0.05);
+    for (QCustomPlot* plot : {lossPlot_, accuracyPlot_}) plot->xAxis->setRange(0, lastEpoch + 0.25);
     double highestLoss = 0;
     for (int i = 0; i < lossPlot_->graphCount(); ++i) {
         if (!lossPlot_->graph(i)->visible()) continue;

@@ -142,7 +142,8 @@ int TrainingRun::loadEventsFile(const QString& path) {
             }
             addEvent(document.object());
         }
-        if (runDirectory_.isEmpty()) runDirectory_ = QFileInfo(file).absolutePath();
+        // The folder it was read from, wherever the run was recorded: runs can be moved.
+        runDirectory_ = QFileInfo(file).absolutePath();
     }
     emit reloaded();
     return malformed;

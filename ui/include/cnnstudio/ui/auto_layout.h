@@ -15,7 +15,7 @@ struct NodeMetrics {
     static constexpr double width = 210;
     static constexpr double height = 84;
     static constexpr double horizontalGap = 40;
-    static constexpr double verticalGap = 46;
+    static constexpr double verticalGap = 60;
 };
 
 // Top-left corner of every node. Nodes in a cycle (which the analysis reports) go in a last row.

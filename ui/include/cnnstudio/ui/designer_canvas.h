@@ -25,6 +25,7 @@ public:
     static constexpr const char* layerMimeType = "application/x-cnnstudio-layer-type";
 
     explicit DesignerCanvas(DesignDocument* document, QObject* parent = nullptr);
+    ~DesignerCanvas() override;
 
     DesignDocument* document() const { return document_; }
     NodeItem* nodeItem(const QString& name) const { return nodes_.value(name); }

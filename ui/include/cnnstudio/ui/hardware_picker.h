@@ -10,6 +10,7 @@
 #include "cnnstudio/hardware.h"
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QListWidget;
 class QSpinBox;
@@ -41,6 +42,7 @@ private:
     void fillGpuList();
 
     HardwareInfo hardware_;
+    QFormLayout* form_;
     QFutureWatcher<HardwareInfo> discovery_;
     QComboBox* backend_;
     QLabel* backendNote_;

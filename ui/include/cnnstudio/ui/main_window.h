@@ -62,9 +62,11 @@ public slots:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;  // a light/dark switch redraws the painted icons
 
 private:
     void createActions();
+    void refreshPaintedIcons();
     void createMenus();
     void createToolBar();
     void restoreSettings(const MainWindowOptions& options);

@@ -1,6 +1,6 @@
-// RunSettingsPanel: the settings of the next training run — hardware (HardwarePicker), data set
-// (DatasetPicker, with its preview) and the training hyper-parameters — and what is wrong with
-// them, if anything. It edits a RunSettings.
+// RunSettingsPanel: the settings of the next training run on three pages — the data set
+// (DatasetPicker, with its preview), the training hyper-parameters and the hardware
+// (HardwarePicker) — and, under them, what is wrong with them, if anything. It edits a RunSettings.
 #pragma once
 
 #include <QWidget>
@@ -11,6 +11,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QSpinBox;
+class QTabWidget;
 
 namespace cnnstudio::ui {
 
@@ -28,6 +29,7 @@ public:
     QStringList problems() const { return settings().problems(); }
 
     HardwarePicker* hardwarePicker() const { return hardware_; }
+    QTabWidget* pages() const { return pages_; }  // Data set, Training, Hardware
     DatasetPicker* datasetPicker() const { return dataset_; }
 
 signals:
@@ -36,6 +38,7 @@ signals:
 private:
     void refreshProblems();
 
+    QTabWidget* pages_;
     HardwarePicker* hardware_;
     DatasetPicker* dataset_;
     QSpinBox* batch_;

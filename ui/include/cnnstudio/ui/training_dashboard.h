@@ -77,6 +77,7 @@ private:
     QLabel* throughput_;
     QLabel* learningRate_;
     QLabel* best_;
+    QLabel* comparisonNote_;
     QPushButton* stop_;
     QPushButton* kill_;
     QWidget* failureBox_;
