@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
     QCommandLineParser parser;
     parser.setApplicationDescription("CNN Studio: design convolutional networks, train them and watch them learn.");
-    const QCommandLineOption helpOption = parser.addHelpOption();
+    const QCommandLineOption helpOption({"h", "help"}, "Show this help.");
+    parser.addOption(helpOption);
     const QCommandLineOption versionOption = parser.addVersionOption();
     const QCommandLineOption screenshotOption(
         "screenshot", "Render each main view to PNG files in DIR (light and dark palettes), then exit.", "DIR");
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (parser.isSet(helpOption)) {
-        std::printf("%s", qPrintable(parser.helpText()));
+        std::printf("%s", qPrintable(parser.helpText().replace("<executable_name>", "cnnstudio")));
         return 0;
     }
 
