@@ -86,7 +86,12 @@ void DesignDocument::newNetwork() {
     reset(std::move(spec));
 }
 
-void DesignDocument::loadPreset(const QString& name) { reset(cnnstudio::loadPreset(str(name))); }
+void DesignDocument::loadPreset(const QString& name) {
+    // A preset's stored positions are for some other drawing's node size; lay it out for ours.
+    NetworkSpec preset = cnnstudio::loadPreset(str(name));
+    preset.layout.clear();
+    reset(std::move(preset));
+}
 
 void DesignDocument::open(const QString& path) { reset(NetworkSpec::load(str(path)), path); }
 

@@ -69,7 +69,9 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
     runs_->headerItem()->setToolTip(5, tr("Best validation accuracy"));
     runs_->headerItem()->setToolTip(6, tr("Test accuracy of the final model"));
     runs_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    runs_->header()->setStretchLastSection(true);
+    runs_->header()->setSectionResizeMode(0, QHeaderView::Stretch);  // the long name gives way
+    runs_->header()->setStretchLastSection(false);
+    runs_->setTextElideMode(Qt::ElideMiddle);
 
     details_ = new QTreeWidget(this);
     details_->setObjectName("runConfig");
@@ -202,11 +204,14 @@ QStringList RunHistoryPanel::selectedRunDirectories() const {
     return directories;
 }
 
-void RunHistoryPanel::selectRun(const QString& directory) {
-    const QString wanted = QDir(directory).absolutePath();
+void RunHistoryPanel::selectRun(const QString& directory) { selectRuns({directory}); }
+
+void RunHistoryPanel::selectRuns(const QStringList& directories) {
+    QStringList wanted;
+    for (const QString& directory : directories) wanted << QDir(directory).absolutePath();
     runs_->clearSelection();
     for (int row = 0; row < runs_->topLevelItemCount(); ++row)
-        if (runs_->topLevelItem(row)->data(0, directoryRole).toString() == wanted) {
+        if (wanted.contains(runs_->topLevelItem(row)->data(0, directoryRole).toString())) {
             runs_->topLevelItem(row)->setSelected(true);
             runs_->scrollToItem(runs_->topLevelItem(row));
         }

@@ -128,7 +128,7 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
             files << grabTo(window, directory, "training-dashboard" + suffix);
             window.openRunInHistory(records.first().directory, true);
             if (records.size() >= 2) {
-                window.historyPanel()->selectRun(records.first().directory);
+                window.historyPanel()->selectRuns({records[0].directory, records[1].directory});
                 window.compareRuns(records[0].directory, records[1].directory);
             }
             window.historyDashboard()->refreshNow();

@@ -29,6 +29,7 @@ public:
     bool isScanning() const { return scanner_.isRunning(); }
     QStringList selectedRunDirectories() const;
     void selectRun(const QString& directory);
+    void selectRuns(const QStringList& directories);
 
 public slots:
     void refresh();
