@@ -5,8 +5,10 @@
 #include "cnnstudio/error.h"
 #include "random.h"
 
+#ifdef CNNSTUDIO_HAVE_OPENCV
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
+#endif
 
 #include <algorithm>
 #include <charconv>
@@ -79,8 +81,15 @@ void padAndCropPlanes(T* image, int channels, int height, int width, int padding
     }
 }
 
+#ifdef CNNSTUDIO_HAVE_OPENCV
+constexpr bool geometricWarpsAvailable = true;
+#else
+constexpr bool geometricWarpsAvailable = false;
+#endif
+
 template <typename T>
 void warpPlanes(T* image, int channels, int height, int width, float angleDegrees, float zoom) {
+#ifdef CNNSTUDIO_HAVE_OPENCV
     constexpr int type = std::is_same_v<T, float> ? CV_32FC1 : CV_8UC1;
     const cv::Mat transform = cv::getRotationMatrix2D(
         cv::Point2f(0.5f * float(width - 1), 0.5f * float(height - 1)), angleDegrees, zoom);
@@ -93,6 +102,10 @@ void warpPlanes(T* image, int channels, int height, int width, float angleDegree
                        cv::Scalar(0));
         warped.copyTo(plane);
     }
+#else
+    // parseAugmentation refuses rotate and scale in a build without OpenCV.
+    throw Error("rotate and scale augmentation need OpenCV, which this build lacks");
+#endif
 }
 
 template <typename T>
@@ -150,7 +163,10 @@ AugmentationConfig parseAugmentation(std::string_view text) {
     text = trimmed(text);
     AugmentationConfig config;
     if (text.empty() || text == "none") return config;
-    if (text == "default") return AugmentationConfig{4, true, 10.0f, 0.1f, 0.0f, 0.0f};
+    // Without OpenCV (a headless GPU node, say) the default keeps what the build can do.
+    if (text == "default")
+        return geometricWarpsAvailable ? AugmentationConfig{4, true, 10.0f, 0.1f, 0.0f, 0.0f}
+                                       : AugmentationConfig{4, true, 0.0f, 0.0f, 0.0f, 0.0f};
     for (std::size_t start = 0; start <= text.size();) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
         const std::string_view item = trimmed(text.substr(start, comma - start));
@@ -168,6 +184,9 @@ AugmentationConfig parseAugmentation(std::string_view text) {
         }
         else if (name == "rotate") config.rotationDegrees = float(parseNumber(item, value, 0, 180));
         else if (name == "scale") config.scale = float(parseNumber(item, value, 0, 0.9));
+        if (!geometricWarpsAvailable && (config.rotationDegrees > 0 || config.scale > 0))
+            throw Error("rotate and scale need OpenCV, which this build of CNN Studio lacks", "'" + item + "'",
+                        "use crop, flip, brightness and contrast, or rebuild with libopencv-dev");
         else if (name == "brightness") config.brightness = float(parseNumber(item, value, 0, 1));
         else if (name == "contrast") config.contrast = float(parseNumber(item, value, 0, 1));
         else

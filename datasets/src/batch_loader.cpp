@@ -195,7 +195,8 @@ void BatchLoader::startEpoch(std::uint64_t epoch, std::size_t firstBatch) {
     std::vector<std::size_t> order = schedule_.epochOrder(epoch);
     BatchLease::Pool& pool = *pool_;
     std::unique_lock lock(pool.mutex);
-    ++pool.generation;  // batches in flight for the old epoch are dropped when they finish
+    pool.epochStarted = false;  // no new claims until the new epoch is set up
+    ++pool.generation;          // batches in flight for the old epoch are dropped when they finish
     pool.changed.wait(lock, [&] { return pool.inFlight == 0; });
     for (const auto& [index, prepared] : pool.ready) pool.freeSlots.push_back(prepared.slot);
     pool.ready.clear();

@@ -55,6 +55,7 @@ Dataset holdOut(Dataset& from, double fraction, std::uint64_t seed) {
         throw Error("hold-out fraction " + std::to_string(fraction) + " is outside [0, 1)",
                     "validation/test fraction", "use a fraction such as 0.1");
     const std::size_t heldCount = std::size_t(std::llround(fraction * double(from.size())));
+    if (heldCount == 0) return Dataset{from.channels, from.height, from.width, {}, {}};
     std::vector<std::size_t> order = seededPermutation(from.size(), seed);
     std::vector<std::size_t> held(order.begin(), order.begin() + std::ptrdiff_t(heldCount));
     std::vector<std::size_t> kept(order.begin() + std::ptrdiff_t(heldCount), order.end());

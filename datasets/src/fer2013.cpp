@@ -132,7 +132,7 @@ private:
             }
             const bool isQuoted = p < lineEnd && *p == '"';
             if (isQuoted) ++p;
-            const char* fieldEnd;
+            const char* fieldEnd = p;
             if (column == pixelsColumn_) {
                 std::optional<std::string> problem = parsePixels(p, lineEnd, fieldEnd);
                 if (problem) return problem;

@@ -4,14 +4,15 @@
 
 #include "cnnstudio/error.h"
 
+#ifdef CNNSTUDIO_HAVE_OPENCV
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#endif
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -74,6 +75,7 @@ std::vector<ImageFile> listClassFolders(const fs::path& root, const std::vector<
 // wrong, if anything.
 std::optional<std::string> decodeInto(const fs::path& path, const LoadOptions& options,
                                       std::uint8_t* destination) {
+#ifdef CNNSTUDIO_HAVE_OPENCV
     cv::Mat image;
     try {
         image = cv::imread(path.string(), options.imageChannels == 1 ? cv::IMREAD_GRAYSCALE
@@ -95,6 +97,9 @@ std::optional<std::string> decodeInto(const fs::path& path, const LoadOptions& o
         return "cannot decode the image: " + e.msg;
     }
     return std::nullopt;
+#else
+    return "this build of CNN Studio cannot decode images (it was built without OpenCV)";
+#endif
 }
 
 // Decodes all files into a Dataset, dropping (with skipBad) or throwing on failures.
@@ -145,6 +150,10 @@ std::optional<fs::path> existingFolder(const fs::path& root, std::initializer_li
 
 DatasetSplits loadImageFolder(const fs::path& root, const LoadOptions& options) {
     const std::string where = root.string();
+#ifndef CNNSTUDIO_HAVE_OPENCV
+    throw Error("image folders need OpenCV to decode images, and this build has none", where,
+                "rebuild with libopencv-dev installed, or convert the images to IDX");
+#endif
     if (options.imageChannels != 1 && options.imageChannels != 3)
         throw Error("image channels " + std::to_string(options.imageChannels) + " is not 1 or 3", where,
                     "use 1 for grey or 3 for RGB");

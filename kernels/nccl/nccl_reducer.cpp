@@ -24,7 +24,7 @@ public:
                         std::to_string(sizeof(ncclUniqueId)), where());
         ncclUniqueId id;
         std::copy(uniqueId.begin(), uniqueId.end(), id.internal);
-        backend_.makeCurrent();
+        backend_.activateDevice();
         check(ncclCommInitRank(&comm_, ranks, id, rank), "ncclCommInitRank");
         CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
         CNNSTUDIO_CUDA_CHECK(cudaEventCreateWithFlags(&reduced_, cudaEventDisableTiming));
@@ -38,7 +38,7 @@ public:
     }
 
     void startAllReduceMean(float* data, std::size_t count) override {
-        backend_.makeCurrent();
+        backend_.activateDevice();
         cudaEvent_t ready = readyEvent(started_++);
         CNNSTUDIO_CUDA_CHECK(cudaEventRecord(ready, backend_.stream()));
         CNNSTUDIO_CUDA_CHECK(cudaStreamWaitEvent(side_, ready, 0));
@@ -53,7 +53,7 @@ public:
     }
 
     void broadcast(float* data, std::size_t count, int root) override {
-        backend_.makeCurrent();
+        backend_.activateDevice();
         check(ncclBroadcast(data, data, count, ncclFloat, root, comm_, backend_.stream()), "ncclBroadcast");
     }
 

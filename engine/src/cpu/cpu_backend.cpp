@@ -62,7 +62,7 @@ std::size_t DenseKeyHash::operator()(const DenseKey& key) const {
 }
 
 std::size_t ActivationKeyHash::operator()(const ActivationKey& key) const {
-    return hashFields({int(key.kind), floatBits(key.alpha), std::int64_t(key.count)});
+    return hashFields({int(key.kind), key.alphaBits, std::int64_t(key.count)});
 }
 
 CpuBackend::CpuBackend(const BackendOptions& options)

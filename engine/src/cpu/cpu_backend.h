@@ -3,9 +3,9 @@
 // loops for batch normalisation, max-pool backward, the elementwise ops, dropout, concat, the
 // loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
 // Each op family lives in its own file of this folder (conv.cpp, pool.cpp, ...).
+// Ops share the plan caches and work buffers, so one thread at a time drives a backend;
+// allocate, free, upload, download and copy touch no shared state and may run beside them.
 #pragma once
-
-#include <vector>
 
 #include "cnnstudio/backend.h"
 #include "cpu/dnnl_support.h"
@@ -74,7 +74,7 @@ struct DenseBackwardWeightsPlan {
 
 struct ActivationKey {
     Activation kind = Activation::Relu;
-    float alpha = 0.0f;
+    std::uint32_t alphaBits = 0;  // bits, so that any alpha (NaN too) finds its plan again
     std::size_t count = 0;
     bool operator==(const ActivationKey&) const = default;
 };

@@ -1,6 +1,6 @@
 // ReLU, LeakyReLU, ELU and Dropout: elementwise layers.
 #include "layers/layer_makers.h"
-#include "layers/layer_params.h"
+#include "spec/layer_params.h"
 
 namespace cnnstudio {
 namespace {
@@ -61,14 +61,14 @@ std::unique_ptr<Layer> makeActivation(Backend& backend, const NodeSpec& node, co
     if (node.type == "ReLU") return std::make_unique<ActivationLayer>(backend, Activation::Relu, 0.0f, count);
     if (node.type == "LeakyReLU")
         return std::make_unique<ActivationLayer>(backend, Activation::LeakyRelu,
-                                                 floatParam(node.params, "alpha", 0.01f), count);
-    return std::make_unique<ActivationLayer>(backend, Activation::Elu,
-                                             floatParam(node.params, "alpha", 1.0f), count);
+                                                 float(floatParam(node, "alpha")), count);
+    return std::make_unique<ActivationLayer>(backend, Activation::Elu, float(floatParam(node, "alpha")),
+                                             count);
 }
 
 std::unique_ptr<Layer> makeDropout(Backend& backend, const NodeSpec& node, const Shapes& in,
                                    std::uint64_t seed) {
-    return std::make_unique<DropoutLayer>(backend, floatParam(node.params, "rate", 0.5f), in[0], seed);
+    return std::make_unique<DropoutLayer>(backend, float(floatParam(node, "rate")), in[0], seed);
 }
 
 }  // namespace cnnstudio

@@ -1,7 +1,7 @@
 // BatchNorm2D: batch statistics in training (running statistics updated), running statistics
 // in evaluation. gamma and beta are trained; running mean and variance are network state.
 #include "layers/layer_makers.h"
-#include "layers/layer_params.h"
+#include "spec/layer_params.h"
 
 namespace cnnstudio {
 namespace {
@@ -15,8 +15,8 @@ public:
         geometry_.batch = in.batch;
         geometry_.channels = in.channels;
         geometry_.spatial = in.height * in.width;
-        geometry_.epsilon = floatParam(node.params, "epsilon", 1e-5f);
-        geometry_.momentum = floatParam(node.params, "momentum", 0.1f);
+        geometry_.epsilon = float(floatParam(node, "epsilon"));
+        geometry_.momentum = float(floatParam(node, "momentum"));
     }
 
     std::vector<BufferRequest> parameterRequests() const override {

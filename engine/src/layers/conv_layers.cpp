@@ -1,12 +1,12 @@
 // Conv2D and SeparableConv2D (a depthwise convolution followed by a 1x1 pointwise one).
 #include "layers/layer_makers.h"
-#include "layers/layer_params.h"
+#include "spec/layer_params.h"
 
 namespace cnnstudio {
 namespace {
 
-ConvGeometry convGeometry(const TensorShape& in, const TensorShape& out, HeightWidth kernel,
-                          HeightWidth stride, HeightWidth padding, int groups) {
+ConvGeometry convGeometry(const TensorShape& in, const TensorShape& out, SpatialPair kernel,
+                          SpatialPair stride, SpatialPair padding, int groups) {
     ConvGeometry g;
     g.batch = in.batch;
     g.inChannels = in.channels, g.inHeight = in.height, g.inWidth = in.width;
@@ -76,10 +76,9 @@ private:
 Conv2DLayer::Conv2DLayer(Backend& backend, const NodeSpec& node, const TensorShape& in,
                          const TensorShape& out, Initialisation init)
     : backend_(backend), init_(init) {
-    HeightWidth kernel = pairParam(node.params, "kernel", {3, 3});
-    geometry_ = convGeometry(in, out, kernel, pairParam(node.params, "stride", {1, 1}),
-                             paddingParam(node.params, kernel), intParam(node.params, "groups", 1));
-    hasBias_ = boolParam(node.params, "bias", true);
+    ConvSettings settings = convSettings(node);
+    geometry_ = convGeometry(in, out, settings.kernel, settings.stride, settings.padding, settings.groups);
+    hasBias_ = settings.bias;
 }
 
 std::vector<BufferRequest> Conv2DLayer::parameterRequests() const {
@@ -105,12 +104,11 @@ SeparableConv2DLayer::SeparableConv2DLayer(Backend& backend, const NodeSpec& nod
                                            const TensorShape& in, const TensorShape& out,
                                            Initialisation init)
     : backend_(backend), init_(init) {
-    HeightWidth kernel = pairParam(node.params, "kernel", {3, 3});
+    ConvSettings settings = convSettings(node);
     TensorShape middle{in.batch, in.channels, out.height, out.width};
-    depthwise_ = convGeometry(in, middle, kernel, pairParam(node.params, "stride", {1, 1}),
-                              paddingParam(node.params, kernel), in.channels);
+    depthwise_ = convGeometry(in, middle, settings.kernel, settings.stride, settings.padding, in.channels);
     pointwise_ = convGeometry(middle, out, {1, 1}, {1, 1}, {0, 0}, 1);
-    hasBias_ = boolParam(node.params, "bias", true);
+    hasBias_ = settings.bias;
     middle_ = Tensor(backend, middle);
     middleGradient_ = Tensor(backend, middle);
 }

@@ -1,6 +1,6 @@
 // Dense: y (N, units) = x (N, C*H*W) weight^T + bias; the input is read as flattened.
 #include "layers/layer_makers.h"
-#include "layers/layer_params.h"
+#include "spec/layer_params.h"
 
 namespace cnnstudio {
 namespace {
@@ -9,7 +9,7 @@ class DenseLayer : public Layer {
 public:
     DenseLayer(Backend& backend, const NodeSpec& node, const TensorShape& in, const TensorShape& out,
                Initialisation init)
-        : backend_(backend), init_(init), hasBias_(boolParam(node.params, "bias", true)) {
+        : backend_(backend), init_(init), hasBias_(boolParam(node, "bias")) {
         geometry_.batch = in.batch;
         geometry_.inFeatures = int(in.countPerImage());
         geometry_.outFeatures = int(out.countPerImage());

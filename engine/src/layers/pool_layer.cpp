@@ -1,6 +1,6 @@
 // MaxPool2D, AvgPool2D and GlobalAvgPool (an average pool over the whole image).
 #include "layers/layer_makers.h"
-#include "layers/layer_params.h"
+#include "spec/layer_params.h"
 
 namespace cnnstudio {
 namespace {
@@ -36,12 +36,10 @@ std::unique_ptr<Layer> makePool(Backend& backend, const NodeSpec& node, const Sh
         g.kernelWidth = g.strideWidth = in[0].width;
     } else {
         g.kind = node.type == "MaxPool2D" ? PoolKind::Max : PoolKind::Average;
-        HeightWidth kernel = pairParam(node.params, "kernel", {2, 2});
-        HeightWidth stride = pairParam(node.params, "stride", kernel);
-        HeightWidth padding = paddingParam(node.params, kernel);
-        g.kernelHeight = kernel.height, g.kernelWidth = kernel.width;
-        g.strideHeight = stride.height, g.strideWidth = stride.width;
-        g.padHeight = padding.height, g.padWidth = padding.width;
+        PoolSettings settings = poolSettings(node);
+        g.kernelHeight = settings.kernel.height, g.kernelWidth = settings.kernel.width;
+        g.strideHeight = settings.stride.height, g.strideWidth = settings.stride.width;
+        g.padHeight = settings.padding.height, g.padWidth = settings.padding.width;
     }
     return std::make_unique<PoolLayer>(backend, g);
 }

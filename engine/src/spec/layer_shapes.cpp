@@ -179,16 +179,18 @@ LayerOutcome inferDense(const NodeSpec& node, const TensorShape& input) {
 }  // namespace
 
 std::string formatChw(const TensorShape& shape) {
-    return "(" + std::to_string(shape.channels) + "," + std::to_string(shape.height) + "," +
-           std::to_string(shape.width) + ")";
+    // Appended piece by piece: GCC 12 reports a false -Wrestrict on a chain of "(" + ... at -O2.
+    std::string text = "(";
+    for (int dimension : {shape.channels, shape.height, shape.width}) text += std::to_string(dimension) + ",";
+    text.back() = ')';
+    return text;
 }
 
 LayerOutcome inferLayer(const NodeSpec& node, const std::vector<TensorShape>& inputShapes) {
     const std::string& type = node.type;
     if (type == "Input") {
         LayerOutcome outcome;
-        outcome.outputShape = {1, intParam(node, "channels"), intParam(node, "height"),
-                               intParam(node, "width")};
+        setShape(outcome, intParam(node, "channels"), intParam(node, "height"), intParam(node, "width"));
         return outcome;
     }
     if (type == "Add") return inferAdd(node, inputShapes);

@@ -96,7 +96,9 @@ std::string formatSummaryTable(const ShapeReport& report) {
              (report.outputNode.empty() ? "" : " (node '" + report.outputNode + "')") + "\n";
     table += "Trainable parameters:         " + withThousands(report.totalParameters) + "\n";
     table += "Forward FLOPs per image:      " + fixed(report.totalForwardFlops / 1e6, 2) + " MFLOPs\n";
-    table += "Activation memory per image:  " + fixed(report.activationBytesPerImage / 1024.0, 1) +
+    const std::int64_t tenthsOfKib = (report.activationBytesPerImage * 10 + 512) / 1024;
+    table += "Activation memory per image:  " + withThousands(tenthsOfKib / 10) + "." +
+             std::to_string(tenthsOfKib % 10) +
              " KiB (float32, every node's output)\n";
     if (!report.problems.empty()) {
         table += "\nProblems (" + std::to_string(report.problems.size()) + "):\n";

@@ -111,6 +111,7 @@ private:
     const Batch* batch_ = nullptr;
 };
 
+// One consumer thread calls startEpoch / next; the loader's own threads do the rest.
 class BatchLoader {
 public:
     // dataset must outlive the loader. Throws cnnstudio::Error for impossible options (rank out
