@@ -6,16 +6,9 @@
 namespace cnnstudio {
 
 std::string TensorShape::toString() const {
-    // Appended piece by piece: GCC 12 reports a false -Wrestrict on a chain of "(" + ... at -O2.
     std::string text = "(";
-    text += std::to_string(batch);
-    text += ',';
-    text += std::to_string(channels);
-    text += ',';
-    text += std::to_string(height);
-    text += ',';
-    text += std::to_string(width);
-    text += ')';
+    for (int dimension : {batch, channels, height, width}) text += std::to_string(dimension) + ",";
+    text.back() = ')';
     return text;
 }
 

@@ -1,10 +1,10 @@
 // Behaviour of the `cpu` backend that the conformance suite (every op against cpu-ref on
-// random data) does not pin: thread settings, in-place activations, max-pool ties, plan reuse
-// across geometries and the errors bad geometry gives.
+// random data) does not pin: thread settings, in-place ReLU, plan reuse across geometries,
+// layout staging across ops of different sizes, and the errors bad input gives.
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <cmath>
+#include <random>
 #include <vector>
 
 #include "backend_factories.h"
@@ -52,31 +52,9 @@ TEST(CpuBackend, OpsLeaveTheCallersOpenMpThreadCountAlone) {
     EXPECT_EQ(y.back(), 2.0f);
 }
 
-// A window of equal values (after ReLU: all zeros) sends its gradient to the window's first
-// element, as PyTorch and cpu-ref do.
-TEST(CpuBackend, MaxPoolBackwardSendsTiesToTheFirstElement) {
-    auto backend = cpuBackend();
-    PoolGeometry g;
-    g.kind = PoolKind::Max;
-    g.inHeight = g.inWidth = 4;
-    g.outHeight = g.outWidth = 2;
-    g.kernelHeight = g.kernelWidth = 2;
-    g.strideHeight = g.strideWidth = 2;
-    std::vector<float> x(16, 0.0f), y(4), dy = {1, 2, 3, 4}, dx(16, -1.0f);
-    x[15] = 5.0f;  // the last window has a unique maximum at its last element
-    backend->poolForward(g, x.data(), y.data());
-    backend->poolBackward(g, x.data(), y.data(), dy.data(), dx.data());
-    std::vector<float> expected(16, 0.0f);
-    expected[0] = 1;   // window (0,0): first element of rows 0-1, cols 0-1
-    expected[2] = 2;   // window (0,1)
-    expected[8] = 3;   // window (1,0)
-    expected[15] = 4;  // window (1,1): the maximum
-    EXPECT_EQ(dx, expected);
-    EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 5}));
-}
-
-// Layers may run activations in place (x == y); the backward must still see the right slope.
-TEST(CpuBackend, InPlaceActivationsBackpropagateCorrectly) {
+// Layers may run ReLU and leaky ReLU in place (x == y, dx == dy), as nn.ReLU(inplace=True);
+// the backward must still see the right slope. (ELU's backward needs x itself.)
+TEST(CpuBackend, InPlaceReluBackpropagatesCorrectly) {
     auto backend = cpuBackend();
     const std::vector<float> input = {-2.0f, -0.5f, 0.0f, 0.5f, 2.0f};
     const std::vector<float> dy = {1, 1, 1, 1, 1};
@@ -88,15 +66,14 @@ TEST(CpuBackend, InPlaceActivationsBackpropagateCorrectly) {
     const std::vector<Case> cases = {
         {Activation::Relu, 0.0f, {0, 0, 0, 1, 1}},
         {Activation::LeakyRelu, 0.1f, {0.1f, 0.1f, 0.1f, 1, 1}},
-        {Activation::Elu, 1.0f, {std::exp(-2.0f), std::exp(-0.5f), 1.0f, 1, 1}},
     };
     for (const Case& c : cases) {
-        std::vector<float> data = input, dx(input.size());
+        std::vector<float> data = input, gradient = dy;
         backend->activationForward(c.kind, c.alpha, data.data(), data.data(), data.size());
-        backend->activationBackward(c.kind, c.alpha, data.data(), data.data(), dy.data(),
-                                    dx.data(), dx.size());
-        for (std::size_t i = 0; i < dx.size(); ++i)
-            EXPECT_NEAR(dx[i], c.slope[i], 1e-6f) << "activation " << int(c.kind) << " at x = "
+        backend->activationBackward(c.kind, c.alpha, data.data(), data.data(), gradient.data(),
+                                    gradient.data(), gradient.size());
+        for (std::size_t i = 0; i < gradient.size(); ++i)
+            EXPECT_NEAR(gradient[i], c.slope[i], 1e-6f) << "activation " << int(c.kind) << " at x = "
                                                    << input[i];
     }
 }
@@ -113,6 +90,39 @@ TEST(CpuBackend, AlternatingGeometriesKeepTheirOwnPlans) {
         }
 }
 
+ConvGeometry squareConv(int channels, int size) {
+    ConvGeometry g;
+    g.batch = 2;
+    g.inChannels = g.outChannels = channels;
+    g.inHeight = g.inWidth = g.outHeight = g.outWidth = size;
+    g.kernelHeight = g.kernelWidth = 3;
+    g.padHeight = g.padWidth = 1;
+    return g;
+}
+
+// Convolutions stage blocked copies in buffers shared by every plan; a larger geometry grows
+// (moves) them, and plans built earlier must follow.
+TEST(CpuBackend, SharedStagingBuffersSurviveGrowth) {
+    const unsigned seed = 7;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    auto random = [&](std::int64_t count) {
+        std::vector<float> values(static_cast<std::size_t>(count));
+        for (float& value : values) value = normal(rng);
+        return values;
+    };
+    auto backend = cpuBackend();
+    const ConvGeometry small = squareConv(16, 6), large = squareConv(32, 20);
+    const auto x = random(small.inputCount()), w = random(small.weightCount());
+    const auto bigX = random(large.inputCount()), bigW = random(large.weightCount());
+    std::vector<float> first(small.outputCount()), again(small.outputCount()),
+        big(large.outputCount());
+    backend->convForward(small, x.data(), w.data(), nullptr, first.data());
+    backend->convForward(large, bigX.data(), bigW.data(), nullptr, big.data());
+    backend->convForward(small, x.data(), w.data(), nullptr, again.data());
+    EXPECT_EQ(first, again) << "seed " << seed;
+}
+
 TEST(CpuBackend, InconsistentConvGeometryNamesTheAxis) {
     auto backend = cpuBackend();
     ConvGeometry g;
@@ -126,8 +136,8 @@ TEST(CpuBackend, InconsistentConvGeometryNamesTheAxis) {
         backend->convForward(g, x.data(), w.data(), nullptr, y.data());
         FAIL() << "expected an Error";
     } catch (const Error& error) {
-        EXPECT_NE(error.reason().find("output height is 4"), std::string::npos) << error.what();
-        EXPECT_NE(error.where().find("convForward"), std::string::npos) << error.what();
+        EXPECT_NE(error.reason().find("outHeight is 4"), std::string::npos) << error.what();
+        EXPECT_NE(error.where().find("cpu convForward"), std::string::npos) << error.what();
     }
 }
 

@@ -126,6 +126,7 @@ public:
     // ---- memory --------------------------------------------------------------------------
     virtual void* allocateBytes(std::size_t bytes) = 0;  // throws Error when out of memory
     virtual void freeBytes(void* pointer) noexcept = 0;
+    // upload may return before the copy lands, but hostSource may be reused as soon as it returns.
     virtual void upload(void* destination, const void* hostSource, std::size_t bytes) = 0;
     virtual void download(void* hostDestination, const void* source, std::size_t bytes) = 0;
     virtual void copy(void* destination, const void* source, std::size_t bytes) = 0;

@@ -55,14 +55,16 @@ struct NetworkSpec {
 struct ParamInfo {
     std::string name;         // "filters"
     std::string kind;         // "int", "float", "bool", "int-pair" (n or [h, w]), "padding"
-    nlohmann::json defaultValue;  // null: required
+    nlohmann::json defaultValue;  // null: required, unless defaultsTo names another parameter
+    std::string defaultsTo;   // "kernel": when absent, takes that parameter's value (pool stride)
     double minimum = 0, maximum = 0;  // for numbers; minimum == maximum: no bound
     std::string help;         // one line for the inspector's tooltip
 };
 
 struct LayerTypeInfo {
     std::string type;         // "Conv2D"
-    std::string category;     // "Convolution", "Pooling", "Normalisation", "Activation", "Structure", "Dense", "Input"
+    std::string category;     // "Input", "Convolution", "Pooling", "Normalisation", "Activation",
+                              // "Regularisation", "Structure", "Dense"
     int minInputs = 1, maxInputs = 1;  // Input: 0, 0; Add/Concat: 2, unbounded (-1)
     std::vector<ParamInfo> params;
     std::string help;
@@ -75,7 +77,7 @@ const LayerTypeInfo* findLayerType(const std::string& type);
 struct NodeInfo {
     std::string name;
     std::string type;
-    TensorShape outputShape;
+    TensorShape outputShape{1, 0, 0, 0};  // channels 0: unknown (this node or an input is broken)
     std::int64_t parameters = 0;    // trainable, as PyTorch counts them
     std::int64_t forwardFlops = 0;  // one multiply-add = 2 FLOPs, per image
     std::string problem;            // empty when the node is fine
@@ -83,12 +85,12 @@ struct NodeInfo {
 
 struct ShapeReport {
     std::vector<NodeInfo> nodes;    // topological order (nodes in a cycle come last)
-    std::vector<std::pair<std::string, std::string>> problems;  // node name, message
+    std::vector<std::pair<std::string, std::string>> problems;  // node ("": network), message
     std::int64_t totalParameters = 0;
     std::int64_t totalForwardFlops = 0;
     std::int64_t activationBytesPerImage = 0;  // all node outputs, float32
-    std::string outputNode;
-    TensorShape inputShape, outputShape;
+    std::string outputNode;         // empty unless there is exactly one
+    TensorShape inputShape{1, 0, 0, 0}, outputShape{1, 0, 0, 0};
 
     bool ok() const { return problems.empty(); }
     const NodeInfo* find(const std::string& nodeName) const;
@@ -99,6 +101,10 @@ struct ShapeReport {
 ShapeReport analyseSpec(const NetworkSpec& spec);
 // Throws Error naming the first problem's node ("node 'add1': shapes (64,24,24) and (32,24,24) differ").
 ShapeReport inferShapes(const NetworkSpec& spec);
+
+// The table the CLI prints for --summary: per node its name, type, output shape (C×H×W),
+// parameters and forward FLOPs, then the totals and any problems. UTF-8, ends with a newline.
+std::string formatSummaryTable(const ShapeReport& report);
 
 // Built-in presets from resources/presets (compiled into the engine).
 std::vector<std::string> presetNames();

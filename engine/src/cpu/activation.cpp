@@ -1,11 +1,11 @@
 // Activations over `count` floats, oneDNN eltwise primitives (JIT, vectorised exp for ELU).
 //   relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x; elu(x) = x > 0 ? x : alpha (exp(x) - 1)
 //   backward: dx = dy * f'(x); f'(0) is taken from the x <= 0 side, as in PyTorch.
-// Backward reads y when alpha >= 0 (then y > 0 exactly when x > 0, and elu' = y + alpha for
-// x <= 0), which keeps it right when a layer ran the forward in place (x == y); with a negative
-// alpha it reads x.
+// Backward reads x, as cpu-ref does: elu' = alpha exp(x) is exact where y + alpha loses digits
+// (y near -alpha). ReLU and leaky ReLU with alpha >= 0 may still run in place (x == y): y > 0
+// exactly when x > 0.
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -14,16 +14,8 @@ namespace {
 // Leaky ReLU is oneDNN's relu with a negative slope; relu is the slope 0.
 float slope(Activation kind, float alpha) { return kind == Activation::Relu ? 0.0f : alpha; }
 
-bool backwardReadsY(const ActivationKey& key) { return slope(key.kind, key.alpha) >= 0.0f; }
-
-dnnl::algorithm forwardAlgorithm(Activation kind) {
+dnnl::algorithm eltwiseAlgorithm(Activation kind) {
     return kind == Activation::Elu ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
-}
-
-dnnl::algorithm backwardAlgorithm(const ActivationKey& key) {
-    if (!backwardReadsY(key)) return forwardAlgorithm(key.kind);
-    return key.kind == Activation::Elu ? dnnl::algorithm::eltwise_elu_use_dst_for_bwd
-                                       : dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
 }
 
 }  // namespace
@@ -35,7 +27,7 @@ ActivationPlan& CpuBackend::activationForwardPlan(const ActivationKey& key) {
     ActivationPlan p;
     try {
         dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training,
-                                         forwardAlgorithm(key.kind), data,
+                                         eltwiseAlgorithm(key.kind), data,
                                          slope(key.kind, key.alpha));
         dnnl::eltwise_forward::primitive_desc pd(desc, attributes_, engine_);
         p.in = Operand::plain(engine_, data);
@@ -45,7 +37,7 @@ ActivationPlan& CpuBackend::activationForwardPlan(const ActivationKey& key) {
                        {DNNL_ARG_DST, p.out.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "activationForward");
+        throwPlanError(error, "cpu activationForward");
     }
     return activationForwardPlans_.emplace(key, std::move(p)).first->second;
 }
@@ -58,20 +50,20 @@ ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
     ActivationPlan p;
     try {
         dnnl::eltwise_forward::desc hintDesc(dnnl::prop_kind::forward_training,
-                                             backwardAlgorithm(key), data, alpha);
+                                             eltwiseAlgorithm(key.kind), data, alpha);
         dnnl::eltwise_forward::primitive_desc hint(hintDesc, attributes_, engine_);
-        dnnl::eltwise_backward::desc desc(backwardAlgorithm(key), data, data, alpha);
+        dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(key.kind), data, data, alpha);
         dnnl::eltwise_backward::primitive_desc pd(desc, attributes_, engine_, hint);
         p.in = Operand::plain(engine_, data);
         p.dy = Operand::plain(engine_, data);
         p.out = Operand::plain(engine_, data);
         p.plan.primitive = dnnl::eltwise_backward(pd);
-        p.plan.args = {{backwardReadsY(key) ? DNNL_ARG_DST : DNNL_ARG_SRC, p.in.primitiveMemory()},
+        p.plan.args = {{DNNL_ARG_SRC, p.in.primitiveMemory()},
                        {DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
                        {DNNL_ARG_DIFF_SRC, p.out.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "activationBackward");
+        throwPlanError(error, "cpu activationBackward");
     }
     return activationBackwardPlans_.emplace(key, std::move(p)).first->second;
 }
@@ -79,8 +71,8 @@ ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
 void CpuBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
                                    std::size_t count) {
     if (count == 0) return;
-    requirePointer(x, "x", "activationForward");
-    requirePointer(y, "y", "activationForward");
+    ops::requirePointer(x, "x", "cpu activationForward");
+    ops::requirePointer(y, "y", "cpu activationForward");
     OmpThreadScope threads(threads_);
     ActivationPlan& p = activationForwardPlan({kind, slope(kind, alpha), count});
     p.in.bindInput(x, stream_, buffers_);
@@ -93,13 +85,13 @@ void CpuBackend::activationBackward(Activation kind, float alpha, const float* x
                                     const float* dy, float* dx, std::size_t count) {
     if (count == 0) return;
     const ActivationKey key{kind, slope(kind, alpha), count};
-    const char* op = "activationBackward";
-    requirePointer(backwardReadsY(key) ? y : x, backwardReadsY(key) ? "y" : "x", op);
-    requirePointer(dy, "dy", op);
-    requirePointer(dx, "dx", op);
+    const char* op = "cpu activationBackward";
+    ops::requirePointer(x, "x", op);
+    ops::requirePointer(dy, "dy", op);
+    ops::requirePointer(dx, "dx", op);
     OmpThreadScope threads(threads_);
     ActivationPlan& p = activationBackwardPlan(key);
-    p.in.bindInput(backwardReadsY(key) ? y : x, stream_, buffers_);
+    p.in.bindInput(x, stream_, buffers_);
     p.dy.bindInput(dy, stream_, buffers_);
     p.out.bindOutput(dx, buffers_);
     p.plan.execute(stream_, buffers_);

@@ -9,9 +9,8 @@
 // All three are oneDNN primitives on plain NCHW (viewed as N, C, S, 1).
 #include <cmath>
 
-#include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -55,7 +54,7 @@ BatchNormForwardPlan& CpuBackend::batchNormForwardPlan(const BatchNormGeometry& 
                        {DNNL_ARG_VARIANCE, p.variance.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, training ? "batchNormForwardTraining" : "batchNormForwardInference");
+        throwPlanError(error, training ? "batchNormForwardTraining" : "cpu batchNormForwardInference");
     }
     if (training) p.batchVariance.resize(std::size_t(g.channels));
     return plans.emplace(g, std::move(p)).first->second;
@@ -95,7 +94,7 @@ BatchNormBackwardPlan& CpuBackend::batchNormBackwardPlan(const BatchNormGeometry
                        {DNNL_ARG_DIFF_SHIFT, p.dbeta.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "batchNormBackward");
+        throwPlanError(error, "cpu batchNormBackward");
     }
     p.recoveredVariance.resize(std::size_t(g.channels));
     p.zeroBeta.assign(std::size_t(g.channels), 0.0f);
@@ -106,18 +105,14 @@ void CpuBackend::batchNormForwardTraining(const BatchNormGeometry& g, const floa
                                           const float* gamma, const float* beta, float* y,
                                           float* runningMean, float* runningVar,
                                           float* savedMean, float* savedInvStd) {
-    const char* op = "batchNormForwardTraining";
-    checkBatchNormGeometry(g, op);
+    const char* op = "cpu batchNormForwardTraining";
+    ops::checkBatchNormGeometry(g, true, op);
     for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {gamma, "gamma"},
                                  {beta, "beta"}, {y, "y"}, {runningMean, "runningMean"},
                                  {runningVar, "runningVar"}, {savedMean, "savedMean"},
                                  {savedInvStd, "savedInvStd"}})
-        requirePointer(pointer, name, op);
+        ops::requirePointer(pointer, name, op);
     const std::int64_t perChannel = std::int64_t(g.batch) * g.spatial;
-    if (perChannel < 2)
-        throw Error("training batch normalisation needs more than one value per channel, got " +
-                        std::to_string(perChannel),
-                    opWhere(op), "use a batch size of at least 2");
     OmpThreadScope threads(threads_);
     BatchNormForwardPlan& p = batchNormForwardPlan(g, true);
     p.x.bindInput(x, stream_, buffers_);
@@ -143,12 +138,12 @@ void CpuBackend::batchNormForwardInference(const BatchNormGeometry& g, const flo
                                            const float* gamma, const float* beta,
                                            const float* runningMean, const float* runningVar,
                                            float* y) {
-    const char* op = "batchNormForwardInference";
-    checkBatchNormGeometry(g, op);
+    const char* op = "cpu batchNormForwardInference";
+    ops::checkBatchNormGeometry(g, false, op);
     for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {gamma, "gamma"},
                                  {beta, "beta"}, {runningMean, "runningMean"},
                                  {runningVar, "runningVar"}, {y, "y"}})
-        requirePointer(pointer, name, op);
+        ops::requirePointer(pointer, name, op);
     OmpThreadScope threads(threads_);
     BatchNormForwardPlan& p = batchNormForwardPlan(g, false);
     p.x.bindInput(x, stream_, buffers_);
@@ -165,13 +160,13 @@ void CpuBackend::batchNormBackward(const BatchNormGeometry& g, const float* x, c
                                    const float* gamma, const float* savedMean,
                                    const float* savedInvStd, float* dx, float* dgamma,
                                    float* dbeta) {
-    const char* op = "batchNormBackward";
-    checkBatchNormGeometry(g, op);
+    const char* op = "cpu batchNormBackward";
+    ops::checkBatchNormGeometry(g, false, op);
     for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {dy, "dy"},
                                  {gamma, "gamma"}, {savedMean, "savedMean"},
                                  {savedInvStd, "savedInvStd"}, {dx, "dx"}, {dgamma, "dgamma"},
                                  {dbeta, "dbeta"}})
-        requirePointer(pointer, name, op);
+        ops::requirePointer(pointer, name, op);
     OmpThreadScope threads(threads_);
     BatchNormBackwardPlan& p = batchNormBackwardPlan(g);
     // oneDNN takes the variance; the interface keeps 1 / sqrt(var + eps). Inverting loses

@@ -7,7 +7,7 @@
 // buffers. On fer-cnn's 3x3 layers the blocked direct kernels beat oneDNN's plain-layout
 // GEMM path by 1.3-2.6x, reorders included (2-core EPYC, batch 64, 2026).
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -75,7 +75,7 @@ ConvForwardPlan& CpuBackend::convForwardPlan(const ConvKey& key) {
         }
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "convForward");
+        throwPlanError(error, "cpu convForward");
     }
     return convForwardPlans_.emplace(key, std::move(p)).first->second;
 }
@@ -104,7 +104,7 @@ ConvBackwardDataPlan& CpuBackend::convBackwardDataPlan(const ConvKey& key) {
                        {DNNL_ARG_DIFF_SRC, p.dx.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "convBackwardData");
+        throwPlanError(error, "cpu convBackwardData");
     }
     return convBackwardDataPlans_.emplace(key, std::move(p)).first->second;
 }
@@ -141,17 +141,17 @@ ConvBackwardFilterPlan& CpuBackend::convBackwardFilterPlan(const ConvKey& key) {
         }
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "convBackwardFilter");
+        throwPlanError(error, "cpu convBackwardFilter");
     }
     return convBackwardFilterPlans_.emplace(key, std::move(p)).first->second;
 }
 
 void CpuBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
                              const float* bias, float* y) {
-    checkConvGeometry(g, "convForward");
-    requirePointer(x, "x", "convForward");
-    requirePointer(w, "w", "convForward");
-    requirePointer(y, "y", "convForward");
+    ops::checkConvGeometry(g, "cpu convForward");
+    ops::requirePointer(x, "x", "cpu convForward");
+    ops::requirePointer(w, "w", "cpu convForward");
+    ops::requirePointer(y, "y", "cpu convForward");
     OmpThreadScope threads(threads_);
     ConvForwardPlan& p = convForwardPlan({g, bias != nullptr});
     p.x.bindInput(x, stream_, buffers_);
@@ -165,10 +165,10 @@ void CpuBackend::convForward(const ConvGeometry& g, const float* x, const float*
 
 void CpuBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
                                   float* dx) {
-    checkConvGeometry(g, "convBackwardData");
-    requirePointer(dy, "dy", "convBackwardData");
-    requirePointer(w, "w", "convBackwardData");
-    requirePointer(dx, "dx", "convBackwardData");
+    ops::checkConvGeometry(g, "cpu convBackwardData");
+    ops::requirePointer(dy, "dy", "cpu convBackwardData");
+    ops::requirePointer(w, "w", "cpu convBackwardData");
+    ops::requirePointer(dx, "dx", "cpu convBackwardData");
     OmpThreadScope threads(threads_);
     ConvBackwardDataPlan& p = convBackwardDataPlan({g, false});
     p.dy.bindInput(dy, stream_, buffers_);
@@ -181,10 +181,10 @@ void CpuBackend::convBackwardData(const ConvGeometry& g, const float* dy, const 
 
 void CpuBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                                     float* dw, float* dbias) {
-    checkConvGeometry(g, "convBackwardFilter");
-    requirePointer(x, "x", "convBackwardFilter");
-    requirePointer(dy, "dy", "convBackwardFilter");
-    requirePointer(dw, "dw", "convBackwardFilter");
+    ops::checkConvGeometry(g, "cpu convBackwardFilter");
+    ops::requirePointer(x, "x", "cpu convBackwardFilter");
+    ops::requirePointer(dy, "dy", "cpu convBackwardFilter");
+    ops::requirePointer(dw, "dw", "cpu convBackwardFilter");
     OmpThreadScope threads(threads_);
     ConvBackwardFilterPlan& p = convBackwardFilterPlan({g, dbias != nullptr});
     p.x.bindInput(x, stream_, buffers_);

@@ -3,31 +3,19 @@
 // Per image the channels are one contiguous run of channels * spatial floats.
 #include <cstring>
 
-#include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
 void CpuBackend::copyChannels(int batch, int spatial, int channels, const float* src,
                               int srcChannels, int srcOffset, float* dst, int dstChannels,
                               int dstOffset) {
-    const char* op = "copyChannels";
-    requirePositive(batch, "batch", op);
-    requirePositive(spatial, "spatial size", op);
-    requirePositive(channels, "channels", op);
-    requirePointer(src, "src", op);
-    requirePointer(dst, "dst", op);
-    if (srcOffset < 0 || std::int64_t(srcOffset) + channels > srcChannels)
-        throw Error("channels [" + std::to_string(srcOffset) + ", " +
-                        std::to_string(std::int64_t(srcOffset) + channels) +
-                        ") lie outside the source's " + std::to_string(srcChannels),
-                    opWhere(op), "check the concat offsets");
-    if (dstOffset < 0 || std::int64_t(dstOffset) + channels > dstChannels)
-        throw Error("channels [" + std::to_string(dstOffset) + ", " +
-                        std::to_string(std::int64_t(dstOffset) + channels) +
-                        ") lie outside the destination's " + std::to_string(dstChannels),
-                    opWhere(op), "check the concat offsets");
+    const char* op = "cpu copyChannels";
+    ops::checkCopyChannels(batch, spatial, channels, srcChannels, srcOffset, dstChannels, dstOffset,
+                           op);
+    ops::requirePointer(src, "src", op);
+    ops::requirePointer(dst, "dst", op);
     const std::size_t runFloats = std::size_t(channels) * std::size_t(spatial);
     OmpThreadScope threads(threads_);
     const bool parallel = std::int64_t(runFloats) * batch >= parallelThreshold;

@@ -8,7 +8,7 @@
 
 #include "backend_factories.h"
 #include "cnnstudio/error.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio {
 
@@ -108,8 +108,8 @@ void CpuBackend::download(void* hostDestination, const void* source, std::size_t
 
 void CpuBackend::copy(void* destination, const void* source, std::size_t bytes) {
     if (bytes == 0) return;
-    requirePointer(destination, "destination", "copy");
-    requirePointer(source, "source", "copy");
+    ops::requirePointer(destination, "destination", "cpu copy");
+    ops::requirePointer(source, "source", "cpu copy");
     OmpThreadScope threads(threads_);
     parallelCopy(destination, source, bytes);
 }

@@ -98,7 +98,7 @@ struct ActivationKeyHash {
 };
 struct ActivationPlan {
     Plan plan;
-    Operand in, out, dy;  // forward: in = x, out = y; backward: in = x or y, out = dx
+    Operand in, out, dy;  // forward: in = x, out = y; backward: in = x, out = dx
 };
 
 // ---- the backend ----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 //   backward data:    dy (N, out), w -> dx = dy w
 //   backward weights: x, dy -> dw = dy^T x, dbias = sum of dy over N
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -48,7 +48,7 @@ DenseForwardPlan& CpuBackend::denseForwardPlan(const DenseKey& key) {
         }
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "denseForward");
+        throwPlanError(error, "cpu denseForward");
     }
     return denseForwardPlans_.emplace(key, std::move(p)).first->second;
 }
@@ -72,7 +72,7 @@ DenseBackwardDataPlan& CpuBackend::denseBackwardDataPlan(const DenseKey& key) {
                        {DNNL_ARG_DIFF_SRC, p.dx.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "denseBackwardData");
+        throwPlanError(error, "cpu denseBackwardData");
     }
     return denseBackwardDataPlans_.emplace(key, std::move(p)).first->second;
 }
@@ -102,17 +102,17 @@ DenseBackwardWeightsPlan& CpuBackend::denseBackwardWeightsPlan(const DenseKey& k
         }
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "denseBackwardWeights");
+        throwPlanError(error, "cpu denseBackwardWeights");
     }
     return denseBackwardWeightsPlans_.emplace(key, std::move(p)).first->second;
 }
 
 void CpuBackend::denseForward(const DenseGeometry& g, const float* x, const float* w,
                               const float* bias, float* y) {
-    checkDenseGeometry(g, "denseForward");
-    requirePointer(x, "x", "denseForward");
-    requirePointer(w, "w", "denseForward");
-    requirePointer(y, "y", "denseForward");
+    ops::checkDenseGeometry(g, "cpu denseForward");
+    ops::requirePointer(x, "x", "cpu denseForward");
+    ops::requirePointer(w, "w", "cpu denseForward");
+    ops::requirePointer(y, "y", "cpu denseForward");
     OmpThreadScope threads(threads_);
     DenseForwardPlan& p = denseForwardPlan({g, bias != nullptr});
     p.x.bindInput(x, stream_, buffers_);
@@ -125,10 +125,10 @@ void CpuBackend::denseForward(const DenseGeometry& g, const float* x, const floa
 
 void CpuBackend::denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
                                    float* dx) {
-    checkDenseGeometry(g, "denseBackwardData");
-    requirePointer(dy, "dy", "denseBackwardData");
-    requirePointer(w, "w", "denseBackwardData");
-    requirePointer(dx, "dx", "denseBackwardData");
+    ops::checkDenseGeometry(g, "cpu denseBackwardData");
+    ops::requirePointer(dy, "dy", "cpu denseBackwardData");
+    ops::requirePointer(w, "w", "cpu denseBackwardData");
+    ops::requirePointer(dx, "dx", "cpu denseBackwardData");
     OmpThreadScope threads(threads_);
     DenseBackwardDataPlan& p = denseBackwardDataPlan({g, false});
     p.dy.bindInput(dy, stream_, buffers_);
@@ -140,10 +140,10 @@ void CpuBackend::denseBackwardData(const DenseGeometry& g, const float* dy, cons
 
 void CpuBackend::denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
                                       float* dw, float* dbias) {
-    checkDenseGeometry(g, "denseBackwardWeights");
-    requirePointer(x, "x", "denseBackwardWeights");
-    requirePointer(dy, "dy", "denseBackwardWeights");
-    requirePointer(dw, "dw", "denseBackwardWeights");
+    ops::checkDenseGeometry(g, "cpu denseBackwardWeights");
+    ops::requirePointer(x, "x", "cpu denseBackwardWeights");
+    ops::requirePointer(dy, "dy", "cpu denseBackwardWeights");
+    ops::requirePointer(dw, "dw", "cpu denseBackwardWeights");
     OmpThreadScope threads(threads_);
     DenseBackwardWeightsPlan& p = denseBackwardWeightsPlan({g, dbias != nullptr});
     p.x.bindInput(x, stream_, buffers_);

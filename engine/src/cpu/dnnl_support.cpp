@@ -65,7 +65,7 @@ void Plan::execute(dnnl::stream& stream, SharedBuffers& buffers) {
 
 void throwPlanError(const dnnl::error& error, const char* op) {
     throw Error(std::string("oneDNN could not build a primitive: ") + error.what(),
-                std::string("cpu backend, ") + op,
+                op,
                 "the cpu-ref backend runs every geometry; report this one");
 }
 

@@ -123,7 +123,7 @@ private:
 };
 
 // Turns a oneDNN failure while building a plan into an Error naming the op.
-[[noreturn]] void throwPlanError(const dnnl::error& error, const char* op);
+[[noreturn]] void throwPlanError(const dnnl::error& error, const char* op);  // op: "cpu convForward"
 
 // Plain (NCHW-family) memory descriptors.
 dnnl::memory::desc plainDesc(const dnnl::memory::dims& dims);

@@ -1,23 +1,18 @@
 // Dropout mask over `count` floats: mask[i] = keep ? 1 / (1 - probability) : 0, the keep
 // decision from dropoutKeeps(seed, step, i, probability), identical on every backend.
-#include <cmath>
-
-#include "cnnstudio/error.h"
 #include "cnnstudio/ops/dropout_hash.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
 void CpuBackend::dropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
                              float* mask, std::size_t count) {
-    const char* op = "dropoutMask";
-    if (!(probability >= 0.0f && probability <= 1.0f))
-        throw Error("dropout probability is " + std::to_string(probability), opWhere(op),
-                    "use a probability in [0, 1]");
+    const char* op = "cpu dropoutMask";
+    ops::checkDropoutProbability(probability, op);
+    ops::requirePointer(step, "step", op);
     if (count == 0) return;
-    requirePointer(step, "step", op);
-    requirePointer(mask, "mask", op);
+    ops::requirePointer(mask, "mask", op);
     // probability 1 keeps nothing, so the scale is never used.
     const float keptScale = probability < 1.0f ? 1.0f / (1.0f - probability) : 0.0f;
     const std::uint32_t stepIndex = step->step;

@@ -2,13 +2,13 @@
 // Memory-bound loops, vectorised by the compiler and split across threads when large enough
 // that the fork costs less than it saves.
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
 void CpuBackend::fill(float* y, float value, std::size_t count) {
     if (count == 0) return;
-    requirePointer(y, "y", "fill");
+    ops::requirePointer(y, "y", "cpu fill");
     OmpThreadScope threads(threads_);
     const std::int64_t n = std::int64_t(count);
 #pragma omp parallel for simd schedule(static) if (n >= parallelThreshold)
@@ -17,8 +17,8 @@ void CpuBackend::fill(float* y, float value, std::size_t count) {
 
 void CpuBackend::axpy(float alpha, const float* x, float* y, std::size_t count) {
     if (count == 0) return;
-    requirePointer(x, "x", "axpy");
-    requirePointer(y, "y", "axpy");
+    ops::requirePointer(x, "x", "cpu axpy");
+    ops::requirePointer(y, "y", "cpu axpy");
     OmpThreadScope threads(threads_);
     const std::int64_t n = std::int64_t(count);
 #pragma omp parallel for simd schedule(static) if (n >= parallelThreshold)
@@ -27,9 +27,9 @@ void CpuBackend::axpy(float alpha, const float* x, float* y, std::size_t count) 
 
 void CpuBackend::add(const float* a, const float* b, float* y, std::size_t count) {
     if (count == 0) return;
-    requirePointer(a, "a", "add");
-    requirePointer(b, "b", "add");
-    requirePointer(y, "y", "add");
+    ops::requirePointer(a, "a", "cpu add");
+    ops::requirePointer(b, "b", "cpu add");
+    ops::requirePointer(y, "y", "cpu add");
     OmpThreadScope threads(threads_);
     const std::int64_t n = std::int64_t(count);
 #pragma omp parallel for simd schedule(static) if (n >= parallelThreshold)
@@ -38,9 +38,9 @@ void CpuBackend::add(const float* a, const float* b, float* y, std::size_t count
 
 void CpuBackend::multiply(const float* a, const float* b, float* y, std::size_t count) {
     if (count == 0) return;
-    requirePointer(a, "a", "multiply");
-    requirePointer(b, "b", "multiply");
-    requirePointer(y, "y", "multiply");
+    ops::requirePointer(a, "a", "cpu multiply");
+    ops::requirePointer(b, "b", "cpu multiply");
+    ops::requirePointer(y, "y", "cpu multiply");
     OmpThreadScope threads(threads_);
     const std::int64_t n = std::int64_t(count);
 #pragma omp parallel for simd schedule(static) if (n >= parallelThreshold)
@@ -49,7 +49,7 @@ void CpuBackend::multiply(const float* a, const float* b, float* y, std::size_t 
 
 void CpuBackend::scale(float* y, float alpha, std::size_t count) {
     if (count == 0) return;
-    requirePointer(y, "y", "scale");
+    ops::requirePointer(y, "y", "cpu scale");
     OmpThreadScope threads(threads_);
     const std::int64_t n = std::int64_t(count);
 #pragma omp parallel for simd schedule(static) if (n >= parallelThreshold)

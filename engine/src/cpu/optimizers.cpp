@@ -9,22 +9,20 @@
 
 #include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
 void CpuBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
                            const float* grads, float* velocity, std::size_t count) {
-    const char* op = "sgdUpdate";
+    const char* op = "cpu sgdUpdate";
+    ops::checkSgdSettings(s, op);
+    ops::requirePointer(step, "step", op);
     if (count == 0) return;
-    requirePointer(step, "step", op);
-    requirePointer(params, "params", op);
-    requirePointer(grads, "grads", op);
-    const bool withMomentum = s.momentum != 0.0f;
-    if (withMomentum) requirePointer(velocity, "velocity", op);
-    if (s.nesterov && !withMomentum)
-        throw Error("nesterov momentum with momentum 0", opWhere(op),
-                    "set a momentum such as 0.9, or turn nesterov off");
+    ops::requirePointer(params, "params", op);
+    ops::requirePointer(grads, "grads", op);
+    const bool withMomentum = s.momentum > 0.0f;
+    if (withMomentum) ops::requirePointer(velocity, "velocity", op);
     const float lr = step->learningRate, momentum = s.momentum, decay = s.weightDecay;
     const bool nesterov = s.nesterov;
     OmpThreadScope threads(threads_);
@@ -45,17 +43,18 @@ void CpuBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float*
 
 void CpuBackend::adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
                             const float* grads, float* m, float* v, std::size_t count) {
-    const char* op = "adamUpdate";
-    if (count == 0) return;
-    requirePointer(step, "step", op);
-    requirePointer(params, "params", op);
-    requirePointer(grads, "grads", op);
-    requirePointer(m, "m", op);
-    requirePointer(v, "v", op);
+    const char* op = "cpu adamUpdate";
+    ops::checkAdamSettings(s, op);
+    ops::requirePointer(step, "step", op);
     if (!(step->adamCorrection1 > 0.0f) || !(step->adamCorrection2 > 0.0f))
-        throw Error("Adam bias corrections are " + std::to_string(step->adamCorrection1) + " and " +
-                        std::to_string(step->adamCorrection2),
-                    opWhere(op), "set them to 1 - beta^t with t = step + 1");
+        throw Error("Adam bias corrections are (" + std::to_string(step->adamCorrection1) + ", " +
+                        std::to_string(step->adamCorrection2) + "), must be positive",
+                    op, "set adamCorrection1 = 1 - beta1^t and adamCorrection2 = 1 - beta2^t, t = step + 1");
+    if (count == 0) return;
+    ops::requirePointer(params, "params", op);
+    ops::requirePointer(grads, "grads", op);
+    ops::requirePointer(m, "m", op);
+    ops::requirePointer(v, "v", op);
     const float lr = step->learningRate;
     const float beta1 = s.beta1, beta2 = s.beta2, epsilon = s.epsilon;
     const float stepSize = lr / step->adamCorrection1;

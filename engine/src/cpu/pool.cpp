@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -99,7 +99,7 @@ PoolForwardPlan& CpuBackend::poolForwardPlan(const PoolGeometry& g) {
                        {DNNL_ARG_DST, p.y.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "poolForward");
+        throwPlanError(error, "cpu poolForward");
     }
     return poolForwardPlans_.emplace(g, std::move(p)).first->second;
 }
@@ -124,15 +124,15 @@ PoolBackwardPlan& CpuBackend::poolBackwardPlan(const PoolGeometry& g) {
                        {DNNL_ARG_DIFF_SRC, p.dx.primitiveMemory()}};
         p.plan.attachScratchpad(pd.scratchpad_desc(), engine_, buffers_);
     } catch (const dnnl::error& error) {
-        throwPlanError(error, "poolBackward");
+        throwPlanError(error, "cpu poolBackward");
     }
     return poolBackwardPlans_.emplace(g, std::move(p)).first->second;
 }
 
 void CpuBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
-    checkPoolGeometry(g, "poolForward");
-    requirePointer(x, "x", "poolForward");
-    requirePointer(y, "y", "poolForward");
+    ops::checkPoolGeometry(g, "cpu poolForward");
+    ops::requirePointer(x, "x", "cpu poolForward");
+    ops::requirePointer(y, "y", "cpu poolForward");
     OmpThreadScope threads(threads_);
     PoolForwardPlan& p = poolForwardPlan(g);
     p.x.bindInput(x, stream_, buffers_);
@@ -144,12 +144,12 @@ void CpuBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
 
 void CpuBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
                               const float* dy, float* dx) {
-    checkPoolGeometry(g, "poolBackward");
-    requirePointer(dy, "dy", "poolBackward");
-    requirePointer(dx, "dx", "poolBackward");
+    ops::checkPoolGeometry(g, "cpu poolBackward");
+    ops::requirePointer(dy, "dy", "cpu poolBackward");
+    ops::requirePointer(dx, "dx", "cpu poolBackward");
     OmpThreadScope threads(threads_);
     if (g.kind == PoolKind::Max) {
-        requirePointer(x, "x", "poolBackward");
+        ops::requirePointer(x, "x", "cpu poolBackward");
         maxPoolBackwardLoop(g, x, dy, dx);
         return;
     }

@@ -9,29 +9,25 @@
 
 #include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/geometry_checks.h"
+#include "ops/op_checks.h"
 
 namespace cnnstudio::cpu {
 
 namespace {
 
-void checkLabels(const LossGeometry& g, const std::int32_t* labels, const char* op) {
-    for (int i = 0; i < g.batch; ++i)
-        if (labels[i] < 0 || labels[i] >= g.classes)
-            throw Error("label " + std::to_string(labels[i]) + " of sample " + std::to_string(i) +
-                            " is not a class of 0.." + std::to_string(g.classes - 1),
-                        opWhere(op), "check the dataset's labels against the output layer");
-}
-
-// sum_i w[y_i] (the batch size without class weights); throws when it is not positive.
+// Checks every label and returns sum_i w[y_i] (the batch size without class weights); throws
+// when it is not positive (the weighted mean would be 0/0).
 double totalWeight(const LossGeometry& g, const std::int32_t* labels, const float* classWeights,
                    const char* op) {
-    if (!classWeights) return double(g.batch);
     double total = 0.0;
-    for (int i = 0; i < g.batch; ++i) total += classWeights[labels[i]];
+    for (int i = 0; i < g.batch; ++i) {
+        ops::checkLabel(labels[i], i, g.classes, op);
+        total += classWeights ? double(classWeights[labels[i]]) : 1.0;
+    }
     if (!(total > 0.0))
-        throw Error("the class weights of this batch's labels sum to " + std::to_string(total),
-                    opWhere(op), "give every class a positive weight");
+        throw Error("the class weights of this batch's labels sum to " + std::to_string(total) +
+                        ", so the weighted mean loss is undefined",
+                    op, "give every class a positive weight");
     return total;
 }
 
@@ -41,13 +37,12 @@ void CpuBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* 
                                             const std::int32_t* labels,
                                             const float* classWeights, float* probabilities,
                                             float* loss) {
-    const char* op = "softmaxCrossEntropyForward";
-    checkLossGeometry(g, op);
-    requirePointer(logits, "logits", op);
-    requirePointer(labels, "labels", op);
-    requirePointer(probabilities, "probabilities", op);
-    requirePointer(loss, "loss", op);
-    checkLabels(g, labels, op);
+    const char* op = "cpu softmaxCrossEntropyForward";
+    ops::checkLossGeometry(g, op);
+    ops::requirePointer(logits, "logits", op);
+    ops::requirePointer(labels, "labels", op);
+    ops::requirePointer(probabilities, "probabilities", op);
+    ops::requirePointer(loss, "loss", op);
     const double weightSum = totalWeight(g, labels, classWeights, op);
     const int classes = g.classes;
     const float offTarget = g.labelSmoothing / float(classes);
@@ -81,12 +76,11 @@ void CpuBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* 
 void CpuBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                              const std::int32_t* labels,
                                              const float* classWeights, float* dlogits) {
-    const char* op = "softmaxCrossEntropyBackward";
-    checkLossGeometry(g, op);
-    requirePointer(probabilities, "probabilities", op);
-    requirePointer(labels, "labels", op);
-    requirePointer(dlogits, "dlogits", op);
-    checkLabels(g, labels, op);
+    const char* op = "cpu softmaxCrossEntropyBackward";
+    ops::checkLossGeometry(g, op);
+    ops::requirePointer(probabilities, "probabilities", op);
+    ops::requirePointer(labels, "labels", op);
+    ops::requirePointer(dlogits, "dlogits", op);
     const double weightSum = totalWeight(g, labels, classWeights, op);
     const int classes = g.classes;
     const float offTarget = g.labelSmoothing / float(classes);

@@ -1,0 +1,41 @@
+// Turns `cnnstudio-train --gpus N` / `--ranks N` / `--nodes M --hostfile F` into the mpirun
+// command that starts one worker per rank, and runs it. The worker's own arguments pass
+// through unchanged; the ranks see they were started by mpirun and train data-parallel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cnnstudio {
+
+struct DistributedRequest {
+    int ranksPerNode = 1;    // --gpus N (GPU backends) or --ranks N (CPU backends)
+    int nodes = 1;           // --nodes M
+    std::string hostfile;    // --hostfile F (required with nodes > 1)
+    bool gpuBackend = false;
+};
+
+// One "host slots=N" line of an OpenMPI hostfile.
+struct HostEntry {
+    std::string host;
+    int slots = 1;
+};
+
+// Parses an OpenMPI hostfile (comments with #, "host [slots=N] [max_slots=N]"). Throws Error
+// naming file:line for anything else, and when the file holds no host.
+std::vector<HostEntry> readHostfile(const std::string& path);
+
+// The full argv: mpirun, its options, then `worker` and `workerArguments`. Checks the request
+// against this machine: mpirun on the PATH, enough GPUs for a one-node GPU run, enough hosts
+// and slots in the hostfile. Throws Error saying what is wrong and what to do.
+std::vector<std::string> mpirunCommand(const DistributedRequest& request, const std::string& worker,
+                                       const std::vector<std::string>& workerArguments);
+
+// Shell-quoted, for --dry-run and logs (the command itself is run without a shell).
+std::string quoteCommand(const std::vector<std::string>& argv);
+
+// Runs argv (no shell), forwarding SIGINT/SIGTERM to it, and returns its exit status
+// (128 + signal when it was killed). When running as root, allows OpenMPI to run as root.
+int runMpirun(const std::vector<std::string>& argv);
+
+}  // namespace cnnstudio

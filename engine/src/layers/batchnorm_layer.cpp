@@ -1,0 +1,69 @@
+// BatchNorm2D: batch statistics in training (running statistics updated), running statistics
+// in evaluation. gamma and beta are trained; running mean and variance are network state.
+#include "layers/layer_makers.h"
+#include "spec/layer_params.h"
+
+namespace cnnstudio {
+namespace {
+
+class BatchNormLayer : public Layer {
+public:
+    BatchNormLayer(Backend& backend, const NodeSpec& node, const TensorShape& in)
+        : backend_(backend),
+          savedMean_(backend, {1, in.channels, 1, 1}),
+          savedInvStd_(backend, {1, in.channels, 1, 1}) {
+        geometry_.batch = in.batch;
+        geometry_.channels = in.channels;
+        geometry_.spatial = in.height * in.width;
+        geometry_.epsilon = float(floatParam(node, "epsilon"));
+        geometry_.momentum = float(floatParam(node, "momentum"));
+    }
+
+    std::vector<BufferRequest> parameterRequests() const override {
+        return {{"weight", {geometry_.channels}, Initialisation::Ones},
+                {"bias", {geometry_.channels}, Initialisation::Zeros}};
+    }
+    std::vector<BufferRequest> stateRequests() const override {
+        return {{"running_mean", {geometry_.channels}, Initialisation::Zeros},
+                {"running_var", {geometry_.channels}, Initialisation::Ones}};
+    }
+
+    void bind(const std::vector<float*>& parameters, const std::vector<float*>& gradients,
+              const std::vector<float*>& state) override {
+        gamma_ = parameters[0], beta_ = parameters[1];
+        gammaGradient_ = gradients[0], betaGradient_ = gradients[1];
+        runningMean_ = state[0], runningVar_ = state[1];
+    }
+
+    void forward(Phase phase, const LayerIo& io, const StepScalars*) override {
+        if (phase == Phase::Training)
+            backend_.batchNormForwardTraining(geometry_, io.inputs[0], gamma_, beta_, io.output,
+                                              runningMean_, runningVar_, savedMean_.data(),
+                                              savedInvStd_.data());
+        else
+            backend_.batchNormForwardInference(geometry_, io.inputs[0], gamma_, beta_,
+                                               runningMean_, runningVar_, io.output);
+    }
+
+    void backward(const LayerIo& io, const float* dy, const std::vector<float*>& dx) override {
+        backend_.batchNormBackward(geometry_, io.inputs[0], dy, gamma_, savedMean_.data(),
+                                   savedInvStd_.data(), dx[0], gammaGradient_, betaGradient_);
+    }
+
+    bool alwaysWritesInputGradients() const override { return true; }
+
+private:
+    Backend& backend_;
+    BatchNormGeometry geometry_;
+    Tensor savedMean_, savedInvStd_;
+    float *gamma_ = nullptr, *beta_ = nullptr, *gammaGradient_ = nullptr, *betaGradient_ = nullptr;
+    float *runningMean_ = nullptr, *runningVar_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> makeBatchNorm(Backend& backend, const NodeSpec& node, const Shapes& in) {
+    return std::make_unique<BatchNormLayer>(backend, node, in[0]);
+}
+
+}  // namespace cnnstudio

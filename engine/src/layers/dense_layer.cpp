@@ -1,0 +1,56 @@
+// Dense: y (N, units) = x (N, C*H*W) weight^T + bias; the input is read as flattened.
+#include "layers/layer_makers.h"
+#include "spec/layer_params.h"
+
+namespace cnnstudio {
+namespace {
+
+class DenseLayer : public Layer {
+public:
+    DenseLayer(Backend& backend, const NodeSpec& node, const TensorShape& in, const TensorShape& out,
+               Initialisation init)
+        : backend_(backend), init_(init), hasBias_(boolParam(node, "bias")) {
+        geometry_.batch = in.batch;
+        geometry_.inFeatures = int(in.countPerImage());
+        geometry_.outFeatures = int(out.countPerImage());
+    }
+
+    std::vector<BufferRequest> parameterRequests() const override {
+        std::vector<BufferRequest> requests{{"weight",
+                                             {geometry_.outFeatures, geometry_.inFeatures},
+                                             init_, geometry_.inFeatures, geometry_.outFeatures}};
+        if (hasBias_) requests.push_back({"bias", {geometry_.outFeatures}, Initialisation::Zeros});
+        return requests;
+    }
+
+    void bind(const std::vector<float*>& parameters, const std::vector<float*>& gradients,
+              const std::vector<float*>&) override {
+        weight_ = parameters[0], weightGradient_ = gradients[0];
+        if (hasBias_) bias_ = parameters[1], biasGradient_ = gradients[1];
+    }
+
+    void forward(Phase, const LayerIo& io, const StepScalars*) override {
+        backend_.denseForward(geometry_, io.inputs[0], weight_, bias_, io.output);
+    }
+
+    void backward(const LayerIo& io, const float* dy, const std::vector<float*>& dx) override {
+        backend_.denseBackwardWeights(geometry_, io.inputs[0], dy, weightGradient_, biasGradient_);
+        if (dx[0]) backend_.denseBackwardData(geometry_, dy, weight_, dx[0]);
+    }
+
+private:
+    Backend& backend_;
+    Initialisation init_;
+    bool hasBias_;
+    DenseGeometry geometry_;
+    float *weight_ = nullptr, *weightGradient_ = nullptr, *bias_ = nullptr, *biasGradient_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> makeDense(Backend& backend, const NodeSpec& node, const Shapes& in,
+                                 const TensorShape& out, Initialisation init) {
+    return std::make_unique<DenseLayer>(backend, node, in[0], out, init);
+}
+
+}  // namespace cnnstudio

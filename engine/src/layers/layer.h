@@ -1,0 +1,64 @@
+// Layer: one node of the network, backend-agnostic; it only issues Backend ops.
+// The network owns every buffer: a layer is told where its inputs, output, parameters and
+// gradients live, and asks for scratch buffers when it is created.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/network.h"
+#include "cnnstudio/spec.h"
+#include "cnnstudio/tensor.h"
+
+namespace cnnstudio {
+
+enum class Initialisation { He, Glorot, Zeros, Ones };
+
+// A parameter or state buffer a layer needs, carved from the network's flat buffers.
+struct BufferRequest {
+    std::string suffix;                 // "weight", "bias", "running_mean"
+    std::vector<std::int64_t> shape;
+    Initialisation initialisation = Initialisation::Zeros;
+    std::int64_t fanIn = 1, fanOut = 1;  // for He / Glorot
+};
+
+// Pointers a layer's op calls read and write, for one batch.
+struct LayerIo {
+    std::vector<const float*> inputs;   // each input's output buffer
+    std::vector<TensorShape> inputShapes;
+    float* output = nullptr;
+    TensorShape outputShape;
+};
+
+class Layer {
+public:
+    virtual ~Layer() = default;
+
+    virtual std::vector<BufferRequest> parameterRequests() const { return {}; }
+    virtual std::vector<BufferRequest> stateRequests() const { return {}; }
+    // Called once after the flat buffers exist, in the order of the requests above.
+    virtual void bind(const std::vector<float*>& parameters, const std::vector<float*>& gradients,
+                      const std::vector<float*>& state) {}
+
+    virtual void forward(Phase phase, const LayerIo& io, const StepScalars* step) = 0;
+    // True when backward() must write every input gradient even where nothing needs it (the
+    // network input): ops such as batch-norm backward produce it together with the others.
+    virtual bool alwaysWritesInputGradients() const { return false; }
+    // inputGradients[i] is null where input i needs no gradient (the network input), unless
+    // alwaysWritesInputGradients().
+    // Writes (overwrites) every non-null input gradient and every parameter gradient.
+    virtual void backward(const LayerIo& io, const float* outputGradient,
+                          const std::vector<float*>& inputGradients) = 0;
+};
+
+// Creates the layer for a node that shape inference accepted. `inputShapes` and `outputShape`
+// carry the batch; `init` is the weight initialisation; `seed` seeds the layer's dropout masks.
+std::unique_ptr<Layer> createLayer(Backend& backend, const NodeSpec& node,
+                                   const std::vector<TensorShape>& inputShapes,
+                                   const TensorShape& outputShape, Initialisation init,
+                                   std::uint64_t seed);
+
+}  // namespace cnnstudio

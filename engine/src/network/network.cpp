@@ -1,0 +1,280 @@
+#include "cnnstudio/network.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "cnnstudio/error.h"
+#include "cnnstudio/ops/dropout_hash.h"
+#include "layers/layer.h"
+
+namespace cnnstudio {
+
+std::size_t ParameterInfo::count() const {
+    std::size_t n = 1;
+    for (std::int64_t d : shape) n *= std::size_t(d);
+    return n;
+}
+
+// One node of the built network: its layer, where its inputs and output live, and where its
+// backward pass writes each input gradient.
+struct Network::Node {
+    std::string name, type;
+    std::unique_ptr<Layer> layer;
+    std::vector<int> inputs;  // producer indices into nodes_
+    std::vector<int> consumers;
+    Tensor output, outputGradient;
+    LayerIo io;
+    std::vector<float*> gradientTargets;  // per input: null, the producer's gradient or a scratch
+    struct Accumulation {
+        Tensor scratch;
+        float* producerGradient;
+    };
+    std::vector<Accumulation> accumulations;  // scratch gradients added after backward
+    std::size_t parameterOffset = 0, parameterCount = 0;
+};
+
+namespace {
+
+bool hasWeights(const std::string& type) {
+    return type == "Conv2D" || type == "SeparableConv2D" || type == "Dense";
+}
+
+bool isActivation(const std::string& type) {
+    return type == "ReLU" || type == "LeakyReLU" || type == "ELU";
+}
+
+void initialise(std::span<float> values, const BufferRequest& request, std::uint64_t seed) {
+    std::mt19937_64 random(seed);
+    switch (request.initialisation) {
+    case Initialisation::Zeros: std::fill(values.begin(), values.end(), 0.0f); return;
+    case Initialisation::Ones: std::fill(values.begin(), values.end(), 1.0f); return;
+    case Initialisation::He: {  // normal, std = sqrt(2 / fan_in)
+        std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / float(request.fanIn)));
+        for (float& v : values) v = normal(random);
+        return;
+    }
+    case Initialisation::Glorot: {  // uniform in +-sqrt(6 / (fan_in + fan_out))
+        float limit = std::sqrt(6.0f / float(request.fanIn + request.fanOut));
+        std::uniform_real_distribution<float> uniform(-limit, limit);
+        for (float& v : values) v = uniform(random);
+        return;
+    }
+    }
+}
+
+}  // namespace
+
+Network::Network(const NetworkSpec& spec, Backend& backend, int batch, std::uint64_t seed)
+    : spec_(spec), shapes_(inferShapes(spec)), backend_(backend), batch_(batch) {
+    if (batch < 1) throw Error("batch size must be at least 1, got " + std::to_string(batch));
+    build(seed);
+}
+
+Network::~Network() = default;
+
+TensorShape Network::inputShape() const { return shapes_.inputShape.withBatch(batch_); }
+int Network::classes() const { return int(shapes_.outputShape.countPerImage()); }
+Tensor& Network::input() { return nodes_.front()->output; }
+const Tensor& Network::logits() const { return nodes_.back()->output; }
+const Tensor& Network::probabilities() const { return probabilities_; }
+
+void Network::setGradientsReadyHook(std::function<void(std::size_t, std::size_t)> hook) {
+    gradientsReady_ = std::move(hook);
+}
+
+void Network::build(std::uint64_t seed) {
+    // Nodes in topological order; the Input comes first and the output (the sink) last.
+    std::map<std::string, int> indexOf;
+    for (const NodeInfo& info : shapes_.nodes) {
+        auto node = std::make_unique<Node>();
+        node->name = info.name;
+        node->type = info.type;
+        indexOf[info.name] = int(nodes_.size());
+        nodes_.push_back(std::move(node));
+    }
+    for (auto& node : nodes_) {
+        for (const std::string& producer : spec_.find(node->name)->inputs) {
+            node->inputs.push_back(indexOf.at(producer));
+            nodes_[indexOf.at(producer)]->consumers.push_back(indexOf.at(node->name));
+        }
+    }
+
+    // He initialisation for weights that feed a ReLU-like activation (through batch norm or
+    // dropout), Glorot for the others.
+    auto feedsActivation = [&](int index) {
+        for (int at = index;;) {
+            const Node& node = *nodes_[at];
+            if (node.consumers.size() != 1) return false;
+            const std::string& next = nodes_[node.consumers[0]]->type;
+            if (isActivation(next)) return true;
+            if (next != "BatchNorm2D" && next != "Dropout") return false;
+            at = node.consumers[0];
+        }
+    };
+
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        Node& node = *nodes_[i];
+        const NodeSpec& nodeSpec = *spec_.find(node.name);
+        node.io.outputShape = shapes_.nodes[i].outputShape.withBatch(batch_);
+        for (int producer : node.inputs) {
+            node.io.inputShapes.push_back(nodes_[producer]->io.outputShape);
+            node.io.inputs.push_back(nodes_[producer]->output.data());
+        }
+        Initialisation init = hasWeights(node.type) && feedsActivation(int(i))
+                                  ? Initialisation::He
+                                  : Initialisation::Glorot;
+        node.layer = createLayer(backend_, nodeSpec, node.io.inputShapes, node.io.outputShape,
+                                 init, mixBits(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))));
+        node.output = Tensor(backend_, node.io.outputShape);
+        node.io.output = node.output.data();
+    }
+
+    // Flat buffers, laid out in reverse topological order: backward completes the gradients
+    // of the last layers first, and those slices then arrive front to back.
+    struct Slot {
+        Node* node;
+        BufferRequest request;
+        std::size_t offset;
+    };
+    std::vector<Slot> parameterSlots, stateSlots;
+    std::size_t parameterTotal = 0, stateTotal = 0;
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+        Node& node = **it;
+        node.parameterOffset = parameterTotal;
+        for (const BufferRequest& request : node.layer->parameterRequests()) {
+            ParameterInfo info{node.name + "." + request.suffix, parameterTotal, request.shape};
+            parameterSlots.push_back({&node, request, parameterTotal});
+            parameterInfo_.push_back(info);
+            parameterTotal += info.count();
+        }
+        node.parameterCount = parameterTotal - node.parameterOffset;
+        for (const BufferRequest& request : node.layer->stateRequests()) {
+            ParameterInfo info{node.name + "." + request.suffix, stateTotal, request.shape};
+            stateSlots.push_back({&node, request, stateTotal});
+            stateInfo_.push_back(info);
+            stateTotal += info.count();
+        }
+    }
+    parameters_ = Tensor(backend_, {1, int(std::max<std::size_t>(parameterTotal, 1)), 1, 1});
+    gradients_ = Tensor(backend_, parameters_.shape());
+    if (stateTotal > 0) state_ = Tensor(backend_, {1, int(stateTotal), 1, 1});
+
+    std::vector<float> initialParameters(parameters_.count(), 0.0f), initialState(stateTotal);
+    for (std::size_t k = 0; k < parameterSlots.size(); ++k)
+        initialise(std::span(initialParameters).subspan(parameterSlots[k].offset, parameterInfo_[k].count()),
+                   parameterSlots[k].request, mixBits(seed + k));
+    for (std::size_t k = 0; k < stateSlots.size(); ++k)
+        initialise(std::span(initialState).subspan(stateSlots[k].offset, stateInfo_[k].count()),
+                   stateSlots[k].request, 0);
+    parameters_.fromHost(initialParameters);
+    backend_.fill(gradients_.data(), 0.0f, std::size_t(gradients_.count()));
+    if (stateTotal > 0) state_.fromHost(initialState);
+
+    for (auto& node : nodes_) {
+        std::vector<float*> parameters, gradients, state;
+        for (const Slot& slot : parameterSlots)
+            if (slot.node == node.get()) {
+                parameters.push_back(parameters_.data() + slot.offset);
+                gradients.push_back(gradients_.data() + slot.offset);
+            }
+        for (const Slot& slot : stateSlots)
+            if (slot.node == node.get()) state.push_back(state_.data() + slot.offset);
+        node->layer->bind(parameters, gradients, state);
+    }
+
+    // Where each backward writes its input gradients. Walking backwards, the first consumer
+    // of a producer overwrites the producer's gradient; later ones write a scratch that is
+    // then added in (backward ops overwrite, so fan-out sums are explicit).
+    std::vector<bool> gradientStarted(nodes_.size(), false);
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+        Node& node = **it;
+        for (int producerIndex : node.inputs) {
+            Node& producer = *nodes_[producerIndex];
+            bool needed = producer.type != "Input" || node.layer->alwaysWritesInputGradients();
+            if (!needed) {
+                node.gradientTargets.push_back(nullptr);
+                continue;
+            }
+            if (producer.outputGradient.empty())
+                producer.outputGradient = Tensor(backend_, producer.io.outputShape);
+            if (!gradientStarted[producerIndex]) {
+                gradientStarted[producerIndex] = true;
+                node.gradientTargets.push_back(producer.outputGradient.data());
+            } else {
+                Tensor scratch(backend_, producer.io.outputShape);
+                node.gradientTargets.push_back(scratch.data());
+                node.accumulations.push_back({scratch, producer.outputGradient.data()});
+            }
+        }
+    }
+    Node& sink = *nodes_.back();
+    if (sink.outputGradient.empty()) sink.outputGradient = Tensor(backend_, sink.io.outputShape);
+
+    labelStorage_ = BackendBuffer<std::int32_t>(backend_, std::size_t(batch_));
+    labels_ = labelStorage_.data();
+    probabilities_ = Tensor(backend_, {batch_, classes(), 1, 1});
+    lossStorage_ = Tensor(backend_, {1, 1, 1, 1});
+    loss_ = lossStorage_.data();
+    stepStorage_ = BackendBuffer<StepScalars>(backend_, 1);
+    stepScalars_ = stepStorage_.data();
+    StepScalars initial;
+    backend_.upload(stepScalars_, &initial, sizeof initial);
+    std::vector<std::int32_t> zeroLabels(std::size_t(batch_), 0);
+    backend_.upload(labels_, zeroLabels.data(), zeroLabels.size() * sizeof(std::int32_t));
+}
+
+void Network::setLossOptions(const LossOptions& options) {
+    if (!options.classWeights.empty() && int(options.classWeights.size()) != classes())
+        throw Error("class weights has " + std::to_string(options.classWeights.size()) +
+                        " entries, the network has " + std::to_string(classes()) + " classes",
+                    "loss options");
+    if (options.labelSmoothing < 0.0f || options.labelSmoothing >= 1.0f)
+        throw Error("label smoothing must be in [0, 1), got " + std::to_string(options.labelSmoothing),
+                    "loss options");
+    lossOptions_ = options;
+    classWeights_ = Tensor();
+    if (!options.classWeights.empty()) {
+        classWeights_ = Tensor(backend_, {1, classes(), 1, 1});
+        classWeights_.fromHost(options.classWeights);
+    }
+}
+
+void Network::forward(Phase phase) {
+    for (std::size_t i = 1; i < nodes_.size(); ++i)
+        nodes_[i]->layer->forward(phase, nodes_[i]->io, stepScalars_);
+}
+
+LossGeometry Network::lossGeometry() const {
+    return {batch_, classes(), lossOptions_.labelSmoothing};
+}
+
+void Network::computeLoss() {
+    backend_.softmaxCrossEntropyForward(lossGeometry(), logits().data(), labels_,
+                                        classWeights_.empty() ? nullptr : classWeights_.data(),
+                                        probabilities_.data(), loss_);
+}
+
+void Network::backward() {
+    Node& sink = *nodes_.back();
+    backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
+                                         classWeights_.empty() ? nullptr : classWeights_.data(),
+                                         sink.outputGradient.data());
+    for (std::size_t i = nodes_.size() - 1; i >= 1; --i) {
+        Node& node = *nodes_[i];
+        node.layer->backward(node.io, node.outputGradient.data(), node.gradientTargets);
+        for (const Node::Accumulation& sum : node.accumulations)
+            backend_.axpy(1.0f, sum.scratch.data(), sum.producerGradient,
+                          std::size_t(sum.scratch.count()));
+        if (node.parameterCount > 0 && gradientsReady_)
+            gradientsReady_(node.parameterOffset, node.parameterCount);
+    }
+}
+
+float Network::downloadLoss() const {
+    float value = 0.0f;
+    backend_.download(&value, loss_, sizeof value);
+    return value;
+}
+
+}  // namespace cnnstudio

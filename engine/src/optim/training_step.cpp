@@ -1,0 +1,40 @@
+#include "cnnstudio/network.h"
+#include "cnnstudio/optimizer.h"
+
+namespace cnnstudio {
+
+TrainingStep::TrainingStep(Network& network, Optimizer& optimizer, bool allowCapture)
+    : network_(network), optimizer_(optimizer), allowCapture_(allowCapture) {}
+
+TrainingStep::~TrainingStep() = default;
+
+void TrainingStep::record() {
+    network_.forward(Phase::Training);
+    network_.computeLoss();
+    network_.backward();
+    optimizer_.update(network_.stepScalars(), network_.parameters(), network_.gradients());
+}
+
+void TrainingStep::run(float learningRate, std::uint32_t step) {
+    StepScalars scalars = optimizer_.stepScalars(learningRate, step);
+    network_.backend().upload(network_.stepScalars(), &scalars, sizeof scalars);
+    if (graph_) {
+        graph_->replay();
+        return;
+    }
+    // The first step runs eagerly so that backends pick algorithms and allocate workspaces
+    // outside the capture; the second is captured, then replayed from then on.
+    if (runs_++ == 0 || !allowCapture_) {
+        record();
+        return;
+    }
+    graph_ = network_.backend().captureStep([this] { record(); });
+    if (graph_) {
+        graph_->replay();
+    } else {
+        allowCapture_ = false;
+        record();
+    }
+}
+
+}  // namespace cnnstudio

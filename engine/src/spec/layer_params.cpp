@@ -1,0 +1,182 @@
+#include "spec/layer_params.h"
+
+#include "cnnstudio/error.h"
+
+namespace cnnstudio {
+namespace {
+
+using nlohmann::json;
+
+const ParamInfo* findParam(const LayerTypeInfo& type, const std::string& name) {
+    for (const auto& param : type.params)
+        if (param.name == name) return &param;
+    return nullptr;
+}
+
+std::string formatBound(double value) {
+    json number = value;
+    if (value == double(std::int64_t(value))) number = std::int64_t(value);
+    return number.dump();
+}
+
+std::string rangeText(const ParamInfo& param) {
+    return "from " + formatBound(param.minimum) + " to " + formatBound(param.maximum);
+}
+
+bool outOfRange(const ParamInfo& param, double value) {
+    return param.minimum != param.maximum && (value < param.minimum || value > param.maximum);
+}
+
+bool isPair(const json& value) {
+    return value.is_array() && value.size() == 2 && value[0].is_number_integer() &&
+           value[1].is_number_integer();
+}
+
+// The problem with one present value of an "int-pair" parameter, or "".
+std::string checkPair(const ParamInfo& param, const json& value) {
+    if (value.is_number_integer()) {
+        if (outOfRange(param, value.get<double>()))
+            return "parameter '" + param.name + "' is " + value.dump() + "; it must be " +
+                   rangeText(param);
+        return {};
+    }
+    if (!isPair(value))
+        return "parameter '" + param.name + "' must be a whole number n or a pair [height, width], got " +
+               value.dump();
+    for (const auto& side : value)
+        if (outOfRange(param, side.get<double>()))
+            return "parameter '" + param.name + "' is " + value.dump() + "; each size must be " +
+                   rangeText(param);
+    return {};
+}
+
+std::string checkValue(const ParamInfo& param, const json& value) {
+    const std::string quoted = "parameter '" + param.name + "'";
+    if (param.kind == "int") {
+        if (!value.is_number_integer())
+            return quoted + " must be a whole number, got " + value.dump();
+        if (outOfRange(param, value.get<double>()))
+            return quoted + " is " + value.dump() + "; it must be " + rangeText(param);
+        return {};
+    }
+    if (param.kind == "float") {
+        if (!value.is_number()) return quoted + " must be a number, got " + value.dump();
+        if (outOfRange(param, value.get<double>()))
+            return quoted + " is " + value.dump() + "; it must be " + rangeText(param);
+        return {};
+    }
+    if (param.kind == "bool") {
+        if (!value.is_boolean()) return quoted + " must be true or false, got " + value.dump();
+        return {};
+    }
+    if (param.kind == "padding") {
+        if (value.is_string()) {
+            if (value == "valid" || value == "same") return {};
+            return quoted + " must be \"valid\", \"same\", n or [height, width], got " + value.dump();
+        }
+        return checkPair(param, value);
+    }
+    return checkPair(param, value);  // "int-pair"
+}
+
+SpatialPair toPair(const json& value) {
+    if (value.is_array()) return {value[0].get<int>(), value[1].get<int>()};
+    return {value.get<int>(), value.get<int>()};
+}
+
+std::string formatPair(SpatialPair pair) {
+    return std::to_string(pair.height) + "x" + std::to_string(pair.width);
+}
+
+const json& paramValue(const NodeSpec& node, const std::string& name) {
+    if (auto found = node.params.find(name); found != node.params.end()) return *found;
+    const LayerTypeInfo* type = findLayerType(node.type);
+    const ParamInfo* param = type ? findParam(*type, name) : nullptr;
+    if (!param)
+        throw Error("layer type '" + node.type + "' has no parameter '" + name + "'",
+                    "node '" + node.name + "'", "this is a bug in CNN Studio; please report it");
+    if (!param->defaultsTo.empty()) return paramValue(node, param->defaultsTo);
+    if (param->defaultValue.is_null())
+        throw Error("missing parameter '" + name + "'", "node '" + node.name + "'",
+                    "check the spec with analyseSpec before building layers from it");
+    return param->defaultValue;
+}
+
+SpatialPair paddingOf(const NodeSpec& node, SpatialPair kernel) {
+    const json& padding = paramValue(node, "padding");
+    if (padding == "valid") return {0, 0};
+    if (padding == "same") return {(kernel.height - 1) / 2, (kernel.width - 1) / 2};
+    return toPair(padding);
+}
+
+}  // namespace
+
+std::string checkParams(const NodeSpec& node, const LayerTypeInfo& type) {
+    if (!node.params.is_object()) return "params must be a JSON object, got " + node.params.dump();
+    for (const auto& [name, value] : node.params.items()) {
+        if (findParam(type, name)) continue;
+        std::string known;
+        for (const auto& param : type.params) known += (known.empty() ? "" : ", ") + param.name;
+        return "unknown parameter '" + name + "' (" + type.type +
+               (known.empty() ? " takes no parameters)" : " takes " + known + ")");
+    }
+    for (const auto& param : type.params) {
+        auto found = node.params.find(param.name);
+        if (found == node.params.end()) {
+            if (param.defaultValue.is_null() && param.defaultsTo.empty())
+                return "missing parameter '" + param.name + "' (" + param.help + ")";
+            continue;
+        }
+        if (std::string problem = checkValue(param, *found); !problem.empty()) return problem;
+    }
+    // Rules that tie parameters together or that a plain range cannot say.
+    if (type.type == "Dropout" && floatParam(node, "rate") >= 1.0)
+        return "parameter 'rate' is " + paramValue(node, "rate").dump() +
+               "; it must be below 1 (a rate of 1 would drop every activation)";
+    if (type.type == "Conv2D" || type.type == "SeparableConv2D") {
+        SpatialPair kernel = toPair(paramValue(node, "kernel"));
+        if (paramValue(node, "padding") == "same" && (kernel.height % 2 == 0 || kernel.width % 2 == 0))
+            return "padding \"same\" needs an odd kernel, got " + formatPair(kernel) +
+                   " (use an odd kernel, or give the padding as a number)";
+        if (type.type == "Conv2D" && intParam(node, "filters") % intParam(node, "groups") != 0)
+            return "filters " + std::to_string(intParam(node, "filters")) +
+                   " are not divisible by groups " + std::to_string(intParam(node, "groups"));
+    }
+    if (type.type == "MaxPool2D" || type.type == "AvgPool2D") {
+        PoolSettings pool = poolSettings(node);
+        if (pool.padding.height > pool.kernel.height / 2 || pool.padding.width > pool.kernel.width / 2)
+            return "padding " + formatPair(pool.padding) + " is more than half the kernel " +
+                   formatPair(pool.kernel) + " (a window could lie wholly in the padding)";
+    }
+    return {};
+}
+
+int intParam(const NodeSpec& node, const std::string& name) {
+    return paramValue(node, name).get<int>();
+}
+
+double floatParam(const NodeSpec& node, const std::string& name) {
+    return paramValue(node, name).get<double>();
+}
+
+bool boolParam(const NodeSpec& node, const std::string& name) {
+    return paramValue(node, name).get<bool>();
+}
+
+ConvSettings convSettings(const NodeSpec& node) {
+    ConvSettings conv;
+    conv.filters = intParam(node, "filters");
+    conv.kernel = toPair(paramValue(node, "kernel"));
+    conv.stride = toPair(paramValue(node, "stride"));
+    conv.padding = paddingOf(node, conv.kernel);
+    conv.groups = node.type == "Conv2D" ? intParam(node, "groups") : 1;
+    conv.bias = boolParam(node, "bias");
+    return conv;
+}
+
+PoolSettings poolSettings(const NodeSpec& node) {
+    return {toPair(paramValue(node, "kernel")), toPair(paramValue(node, "stride")),
+            toPair(paramValue(node, "padding"))};
+}
+
+}  // namespace cnnstudio
