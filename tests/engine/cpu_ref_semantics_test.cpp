@@ -227,13 +227,16 @@ TEST(CpuRefSemantics, ActivationsTakeTheLeftDerivativeAtZero) {
 
 // ---- the backend object ----------------------------------------------------------------------
 
-TEST(CpuRefBackend, IsHostMemoryFp32AndAligned) {
+TEST(CpuRefBackend, IsFp32OnlyHostMemoryAligned) {
     BackendOptions options;
     options.precision = Precision::Bf16;
-    auto backend = createBackend("cpu-ref", options);
+    const Error error = errorFrom([&] { createBackend("cpu-ref", options); });
+    EXPECT_NE(error.reason().find("fp32 only"), std::string::npos) << error.what();
+
+    auto backend = createBackend("cpu-ref");
     EXPECT_EQ(backend->name(), "cpu-ref");
     EXPECT_FALSE(backend->isDevice());
-    EXPECT_EQ(backend->precision(), Precision::Fp32);  // the reference never rounds
+    EXPECT_EQ(backend->precision(), Precision::Fp32);
     for (std::size_t bytes : {std::size_t(0), std::size_t(1), std::size_t(100), std::size_t(1) << 20}) {
         void* memory = backend->allocateBytes(bytes);
         EXPECT_EQ(reinterpret_cast<std::uintptr_t>(memory) % 64, 0u) << bytes << " bytes";
