@@ -1,0 +1,293 @@
+// CudaBackend's device, stream, memory pool and step capture; createCudaBackend and
+// gpuUnavailableReason. The ops are defined in the file named for each op.
+#include "cuda/cuda_backend.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "cnnstudio/error.h"
+#include "cnnstudio/kernels/gpu_backends.h"
+#include "runtime/cuda_check.h"
+
+namespace cnnstudio::kernels {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string mebibytes(std::size_t bytes) {
+    return std::to_string(static_cast<long long>(double(bytes) / kMiB + 0.5));
+}
+
+std::string backendWhere(int device) { return "backend 'cuda', device " + std::to_string(device); }
+
+// A captured training step: one graph launch per replay, on the backend's stream.
+class CudaStepGraph final : public StepGraph {
+public:
+    CudaStepGraph(cudaGraphExec_t graph, cudaStream_t stream, int device)
+        : graph_(graph), stream_(stream), device_(device) {}
+    ~CudaStepGraph() override { cudaGraphExecDestroy(graph_); }
+    CudaStepGraph(const CudaStepGraph&) = delete;
+    CudaStepGraph& operator=(const CudaStepGraph&) = delete;
+
+    void replay() override {
+        CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_));
+        CNNSTUDIO_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+    }
+
+private:
+    cudaGraphExec_t graph_;
+    cudaStream_t stream_;
+    int device_;
+};
+
+const BackendOptions& requireFp32(const BackendOptions& options) {
+    if (options.precision != Precision::Fp32)
+        throw Error("the cuda backend runs fp32 only, " + toString(options.precision) +
+                        " was asked for",
+                    "backend 'cuda'", "use the cudnn backend for tf32 or bf16, or pick fp32");
+    return options;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(const BackendOptions& options)
+    : CudaBackend(requireFp32(options), AnyPrecision{}) {}
+
+CudaBackend::CudaBackend(const BackendOptions& options, AnyPrecision) { initialise(options); }
+
+void CudaBackend::initialise(const BackendOptions& options) {
+    device_ = options.device;
+    precision_ = options.precision;
+    if (std::string why = gpuUnavailableReason(); !why.empty())
+        throw Error(why, backendWhere(device_), "run on a machine with an NVIDIA GPU, or use cpu");
+    int deviceCount = 0;
+    CNNSTUDIO_CUDA_CHECK(cudaGetDeviceCount(&deviceCount));
+    if (device_ < 0 || device_ >= deviceCount)
+        throw Error("CUDA device " + std::to_string(device_) + " does not exist",
+                    backendWhere(device_),
+                    "this machine has " + std::to_string(deviceCount) +
+                        " CUDA device(s): pick a device from 0 to " +
+                        std::to_string(deviceCount - 1));
+    CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_));
+    CNNSTUDIO_CUDA_CHECK(cudaGetDeviceProperties(&properties_, device_));
+
+    int poolsSupported = 0;
+    CNNSTUDIO_CUDA_CHECK(
+        cudaDeviceGetAttribute(&poolsSupported, cudaDevAttrMemoryPoolsSupported, device_));
+    if (!poolsSupported)
+        throw Error(std::string(properties_.name) + " does not support stream-ordered memory pools",
+                    backendWhere(device_), "update the NVIDIA driver, or use cpu");
+
+    CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    cudaMemPoolProps poolProperties{};
+    poolProperties.allocType = cudaMemAllocationTypePinned;
+    poolProperties.location.type = cudaMemLocationTypeDevice;
+    poolProperties.location.id = device_;
+    CNNSTUDIO_CUDA_CHECK(cudaMemPoolCreate(&pool_, &poolProperties));
+    // Keep every freed block in the pool: a step loop that frees and reallocates the same
+    // sizes then never returns memory to the driver and never waits on cudaMalloc.
+    std::uint64_t keepEverything = UINT64_MAX;
+    CNNSTUDIO_CUDA_CHECK(
+        cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keepEverything));
+}
+
+CudaBackend::~CudaBackend() {
+    // Nothing here may throw; errors at teardown have nowhere useful to go.
+    cudaSetDevice(device_);
+    if (stream_) cudaStreamSynchronize(stream_);
+    for (void* pointer : deferredFrees_) cudaFreeAsync(pointer, stream_);
+    if (workspace_) cudaFree(workspace_);
+    for (void* pointer : retiredWorkspaces_) cudaFree(pointer);
+    if (stream_) {
+        cudaStreamSynchronize(stream_);
+        cudaStreamDestroy(stream_);
+    }
+    // Blocks the caller never freed are released with the pool once they are returned.
+    if (pool_) cudaMemPoolDestroy(pool_);
+}
+
+std::string CudaBackend::name() const { return "cuda"; }
+
+std::string CudaBackend::description() const {
+    return std::string(properties_.name) + " (device " + std::to_string(device_) +
+           "), own CUDA kernels, " + toString(precision_);
+}
+
+void CudaBackend::activateDevice() const { CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_)); }
+
+// ---- memory ---------------------------------------------------------------------------------
+
+void* CudaBackend::allocateBytes(std::size_t bytes) {
+    activateDevice();
+    if (capturing_)
+        throw Error("asked to allocate " + mebibytes(bytes) +
+                        " MiB while a training step is being captured",
+                    backendWhere(device_),
+                    "allocate every buffer before the step is captured (a bug in the caller)");
+    void* pointer = nullptr;
+    // Size 0 still gets a distinct, freeable pointer, as with malloc.
+    cudaError_t status =
+        cudaMallocFromPoolAsync(&pointer, bytes > 0 ? bytes : 1, pool_, stream_);
+    if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();  // clear the error so the next call does not see it
+        std::size_t freeBytes = 0, totalBytes = 0;
+        cudaMemGetInfo(&freeBytes, &totalBytes);
+        throw Error("out of GPU memory allocating " + mebibytes(bytes) + " MiB on device " +
+                        std::to_string(device_) + " (free " + mebibytes(freeBytes) + " MiB of " +
+                        mebibytes(totalBytes) + " MiB)",
+                    backendWhere(device_),
+                    "lower the batch size, use a smaller network, or close other programs on "
+                    "this GPU");
+    }
+    CNNSTUDIO_CUDA_CHECK(status);
+    return pointer;
+}
+
+void CudaBackend::freeBytes(void* pointer) noexcept {
+    if (!pointer) return;
+    if (capturing_) {
+        // A free issued on the capturing stream would become part of the graph; release it
+        // once capture has ended instead.
+        deferredFrees_.push_back(pointer);
+        return;
+    }
+    cudaSetDevice(device_);
+    cudaFreeAsync(pointer, stream_);
+}
+
+void CudaBackend::upload(void* destination, const void* hostSource, std::size_t bytes) {
+    activateDevice();
+    if (bytes == 0) return;
+    if (capturing_)
+        throw Error("upload of " + std::to_string(bytes) + " bytes inside a captured step",
+                    backendWhere(device_),
+                    "upload inputs before replaying the step, not while recording it");
+    // From pageable memory the call returns once the source has been staged, so the caller
+    // may reuse hostSource immediately.
+    CNNSTUDIO_CUDA_CHECK(
+        cudaMemcpyAsync(destination, hostSource, bytes, cudaMemcpyHostToDevice, stream_));
+}
+
+void CudaBackend::download(void* hostDestination, const void* source, std::size_t bytes) {
+    activateDevice();
+    if (bytes == 0) return;
+    if (capturing_)
+        throw Error("download of " + std::to_string(bytes) + " bytes inside a captured step",
+                    backendWhere(device_),
+                    "read results after the step has run, not while recording it");
+    CNNSTUDIO_CUDA_CHECK(
+        cudaMemcpyAsync(hostDestination, source, bytes, cudaMemcpyDeviceToHost, stream_));
+    CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) {
+    activateDevice();
+    if (bytes == 0) return;
+    CNNSTUDIO_CUDA_CHECK(
+        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaBackend::synchronize() {
+    activateDevice();
+    if (capturing_)
+        throw Error("synchronize() inside a captured step", backendWhere(device_),
+                    "a captured step must not wait for the device");
+    CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void* CudaBackend::workspace(std::size_t bytes) {
+    if (bytes <= workspaceBytes_) return workspace_;
+    activateDevice();
+    // Grow by at least half again, so that a sequence of slightly larger requests does not
+    // allocate every time.
+    std::size_t grown = workspaceBytes_ + workspaceBytes_ / 2;
+    std::size_t newBytes = bytes > grown ? bytes : grown;
+    void* pointer = nullptr;
+    // cudaMalloc is outside stream order and is not recorded into a graph; during capture it
+    // is only allowed in relaxed mode, so switch this thread to it for the call.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    CNNSTUDIO_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    cudaError_t status = cudaMalloc(&pointer, newBytes);
+    CNNSTUDIO_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        std::size_t freeBytes = 0, totalBytes = 0;
+        cudaMemGetInfo(&freeBytes, &totalBytes);
+        throw Error("out of GPU memory allocating " + mebibytes(newBytes) +
+                        " MiB of scratch space on device " + std::to_string(device_) +
+                        " (free " + mebibytes(freeBytes) + " MiB of " + mebibytes(totalBytes) +
+                        " MiB)",
+                    backendWhere(device_), "lower the batch size or use a smaller network");
+    }
+    CNNSTUDIO_CUDA_CHECK(status);
+    if (workspace_) retiredWorkspaces_.push_back(workspace_);
+    workspace_ = pointer;
+    workspaceBytes_ = newBytes;
+    return workspace_;
+}
+
+// ---- step capture ---------------------------------------------------------------------------
+
+std::unique_ptr<StepGraph> CudaBackend::captureStep(const std::function<void()>& recordStep) {
+    activateDevice();
+    if (capturing_)
+        throw Error("captureStep called while a step is already being captured",
+                    backendWhere(device_), "capture one step at a time");
+    CNNSTUDIO_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
+    auto finishCapture = [this](cudaGraph_t* graph) {
+        capturing_ = false;
+        cudaError_t status = cudaStreamEndCapture(stream_, graph);
+        for (void* pointer : deferredFrees_) cudaFreeAsync(pointer, stream_);
+        deferredFrees_.clear();
+        return status;
+    };
+    try {
+        recordStep();
+    } catch (...) {
+        cudaGraph_t abandoned = nullptr;
+        finishCapture(&abandoned);
+        if (abandoned) cudaGraphDestroy(abandoned);
+        cudaGetLastError();
+        throw;
+    }
+    cudaGraph_t graph = nullptr;
+    cudaError_t status = finishCapture(&graph);
+    if (status != cudaSuccess) {
+        cudaGetLastError();
+        if (graph) cudaGraphDestroy(graph);
+        throw Error(std::string("capturing the training step as a CUDA graph failed: ") +
+                        cudaGetErrorString(status),
+                    backendWhere(device_),
+                    "something in the step cannot be captured (a host copy or a wait); "
+                    "train without step capture");
+    }
+    cudaGraphExec_t executable = nullptr;
+    status = cudaGraphInstantiate(&executable, graph, 0);
+    cudaGraphDestroy(graph);
+    CNNSTUDIO_CUDA_CHECK(status);
+    return std::make_unique<CudaStepGraph>(executable, stream_, device_);
+}
+
+// ---- factory --------------------------------------------------------------------------------
+
+std::unique_ptr<Backend> createCudaBackend(const BackendOptions& options) {
+    return std::make_unique<CudaBackend>(options);
+}
+
+std::string gpuUnavailableReason() {
+    int deviceCount = 0;
+    cudaError_t status = cudaGetDeviceCount(&deviceCount);
+    if (status == cudaErrorNoDevice) {
+        cudaGetLastError();
+        return "no CUDA device found";
+    }
+    if (status != cudaSuccess) {
+        cudaGetLastError();
+        return std::string("the CUDA driver cannot be used: ") + cudaGetErrorString(status);
+    }
+    if (deviceCount == 0) return "no CUDA device found";
+    return {};
+}
+
+}  // namespace cnnstudio::kernels

@@ -1,0 +1,163 @@
+// CudaBackend: the "cuda" backend, our own CUDA kernels for every op of the Backend table
+// (no cuDNN, cuBLAS or cuBLASLt). fp32 only. The cuDNN backend derives from it and overrides
+// the ops where cuDNN is faster; the rest, the memory pool, the stream and step capture it
+// inherits.
+//
+// Threading and ordering: one non-blocking stream per backend; every op is enqueued on it and
+// returns without waiting for the device (only download() and synchronize() wait), so a whole
+// training step can be captured as one CUDA graph. Memory comes from a stream-ordered pool
+// that keeps freed blocks for reuse, so a step loop never reaches cudaMalloc/cudaFree.
+//
+// Each op's definition lives in the file named for the op (kernels/cuda/conv.cu defines
+// convForward, convBackwardData and convBackwardFilter), next to its kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "cnnstudio/backend.h"
+
+namespace cnnstudio::kernels {
+
+class CudaBackend : public Backend {
+public:
+    // Makes options.device current, creates the stream and the memory pool. Throws Error when
+    // the device index is out of range or options.precision is not fp32 (only cudnn runs
+    // tf32/bf16).
+    explicit CudaBackend(const BackendOptions& options);
+    ~CudaBackend() override;
+    CudaBackend(const CudaBackend&) = delete;
+    CudaBackend& operator=(const CudaBackend&) = delete;
+
+    std::string name() const override;         // "cuda"
+    std::string description() const override;  // "NVIDIA H200 (device 0), own kernels, fp32"
+    bool isDevice() const override { return true; }
+    Precision precision() const override { return precision_; }
+
+    // ---- memory --------------------------------------------------------------------------
+    void* allocateBytes(std::size_t bytes) override;
+    void freeBytes(void* pointer) noexcept override;
+    void upload(void* destination, const void* hostSource, std::size_t bytes) override;
+    void download(void* hostDestination, const void* source, std::size_t bytes) override;
+    void copy(void* destination, const void* source, std::size_t bytes) override;
+    void synchronize() override;
+
+    // ---- elementwise (elementwise.cu) -----------------------------------------------------
+    void fill(float* y, float value, std::size_t count) override;
+    void axpy(float alpha, const float* x, float* y, std::size_t count) override;
+    void add(const float* a, const float* b, float* y, std::size_t count) override;
+    void multiply(const float* a, const float* b, float* y, std::size_t count) override;
+    void scale(float* y, float alpha, std::size_t count) override;
+
+    // ---- convolution (conv.cu) ------------------------------------------------------------
+    void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                     float* y) override;
+    void convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                          float* dx) override;
+    void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                            float* dbias) override;
+
+    // ---- pooling (pool.cu) ----------------------------------------------------------------
+    void poolForward(const PoolGeometry& g, const float* x, float* y) override;
+    void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
+                      float* dx) override;
+
+    // ---- batch normalisation (batchnorm.cu) -----------------------------------------------
+    void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                  const float* beta, float* y, float* runningMean,
+                                  float* runningVar, float* savedMean,
+                                  float* savedInvStd) override;
+    void batchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                   const float* gamma, const float* beta,
+                                   const float* runningMean, const float* runningVar,
+                                   float* y) override;
+    void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                           const float* gamma, const float* savedMean, const float* savedInvStd,
+                           float* dx, float* dgamma, float* dbeta) override;
+
+    // ---- activations (activation.cu) ------------------------------------------------------
+    void activationForward(Activation kind, float alpha, const float* x, float* y,
+                           std::size_t count) override;
+    void activationBackward(Activation kind, float alpha, const float* x, const float* y,
+                            const float* dy, float* dx, std::size_t count) override;
+
+    // ---- dropout (dropout.cu) -------------------------------------------------------------
+    void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
+                     std::size_t count) override;
+
+    // ---- dense (dense.cu) -----------------------------------------------------------------
+    void denseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
+                      float* y) override;
+    void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                           float* dx) override;
+    void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
+                              float* dbias) override;
+
+    // ---- concat (concat.cu) ---------------------------------------------------------------
+    void copyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
+                      int srcOffset, float* dst, int dstChannels, int dstOffset) override;
+
+    // ---- loss (loss.cu) -------------------------------------------------------------------
+    void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                    const std::int32_t* labels, const float* classWeights,
+                                    float* probabilities, float* loss) override;
+    void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                     const std::int32_t* labels, const float* classWeights,
+                                     float* dlogits) override;
+
+    // ---- optimisers (optimizer.cu) --------------------------------------------------------
+    void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                   const float* grads, float* velocity, std::size_t count) override;
+    void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                    const float* grads, float* m, float* v, std::size_t count) override;
+
+    // ---- step capture ---------------------------------------------------------------------
+    // Captures what recordStep enqueues on stream() (thread-local capture mode) into a CUDA
+    // graph; replay() launches it on stream(). The graph must not outlive the backend.
+    std::unique_ptr<StepGraph> captureStep(const std::function<void()>& recordStep) override;
+
+protected:
+    // For backends built on this one (cudnn): accepts every precision; the subclass checks it.
+    struct AnyPrecision {};
+    CudaBackend(const BackendOptions& options, AnyPrecision);
+
+    cudaStream_t stream() const { return stream_; }
+    int device() const { return device_; }
+    const cudaDeviceProp& deviceProperties() const { return properties_; }
+
+    // Makes this backend's device current on the calling thread. Every entry point calls it
+    // first, so several backends on several devices can share one thread.
+    void activateDevice() const;
+
+    // True while captureStep is recording on this backend's stream.
+    bool isCapturing() const { return capturing_; }
+
+    // Scratch device memory of at least `bytes`, for use by work enqueued on stream() until
+    // the next workspace() call; an op that needs several scratch regions asks once for their
+    // sum. The buffer only grows, and outgrown buffers stay allocated until the backend is
+    // destroyed, because kernels enqueued earlier and captured graphs may still use them. It
+    // may grow during capture (outside the graph), so ops need not be run eagerly first.
+    void* workspace(std::size_t bytes);
+
+private:
+    void initialise(const BackendOptions& options);
+
+    int device_ = 0;
+    Precision precision_ = Precision::Fp32;
+    cudaDeviceProp properties_{};
+    cudaStream_t stream_ = nullptr;
+    cudaMemPool_t pool_ = nullptr;
+    bool capturing_ = false;
+    std::vector<void*> deferredFrees_;      // freed while capturing; released after capture
+    void* workspace_ = nullptr;
+    std::size_t workspaceBytes_ = 0;
+    std::vector<void*> retiredWorkspaces_;  // outgrown, kept alive (see workspace())
+};
+
+}  // namespace cnnstudio::kernels

@@ -1,0 +1,39 @@
+// Dropout mask over `count` floats: mask[i] = keep ? 1 / (1 - p) : 0 with
+// keep = dropoutKeeps(seed, step->step, i, p) (ops/dropout_hash.h), bit-identical to every
+// other backend. The step number is read on the device, so a captured step draws a fresh mask
+// at each replay.
+#include "cnnstudio/ops/dropout_hash.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/geometry_checks.h"
+#include "runtime/launch.cuh"
+
+namespace cnnstudio::kernels {
+namespace {
+
+__global__ void dropoutMaskKernel(float probability, std::uint64_t seed,
+                                  const StepScalars* __restrict__ step, float* __restrict__ mask,
+                                  std::size_t count) {
+    const std::uint32_t stepNumber = step->step;
+    // p = 1 drops everything; the kept value is then never used.
+    const float kept = probability < 1.0f ? 1.0f / (1.0f - probability) : 0.0f;
+    const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+    for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        mask[i] = dropoutKeeps(seed, stepNumber, i, probability) ? kept : 0.0f;
+}
+
+}  // namespace
+
+void CudaBackend::dropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
+                              float* mask, std::size_t count) {
+    requireOp(probability >= 0.0f && probability <= 1.0f, "dropoutMask",
+              "dropout probability " + std::to_string(probability) + " is outside [0, 1]");
+    if (count == 0) return;
+    requirePointer(step, "dropoutMask", "the step scalars");
+    requirePointer(mask, "dropoutMask", "mask");
+    activateDevice();
+    launchKernel("dropout mask", dropoutMaskKernel,
+                 gridStrideBlocks(count, 256, deviceProperties().multiProcessorCount), 256,
+                 stream(), probability, seed, step, mask, count);
+}
+
+}  // namespace cnnstudio::kernels

@@ -1,0 +1,144 @@
+// Softmax cross-entropy over logits (B, K) and int32 labels (B), optional class weights (K),
+// label smoothing e:
+//   p[i][k]  = exp(z[i][k] - max_k z[i]) / sum_k exp(z[i][k] - max_k z[i])
+//   q[i][k]  = (1 - e) [k == y_i] + e / K
+//   loss_i   = -sum_k q[i][k] log p[i][k]
+//   loss     = sum_i w[y_i] loss_i / sum_i w[y_i]   (w = 1 without class weights: the mean)
+//   dz[i][k] = w[y_i] / sum_j w[y_j] * (p[i][k] - q[i][k])
+// The loss is reduced on the device into one float (no host synchronisation). One block does
+// the whole batch: a warp per sample (lanes over classes, shuffle reductions), then a block
+// sum. A label outside [0, K) makes the loss (and that sample's gradient) NaN, which the
+// trainer's non-finite-loss check reports, rather than reading out of bounds.
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/block_reduce.cuh"
+#include "cuda/cuda_backend.h"
+#include "cuda/geometry_checks.h"
+#include "runtime/launch.cuh"
+
+namespace cnnstudio::kernels {
+namespace {
+
+constexpr int kLossThreads = 1024;
+
+__device__ __forceinline__ float warpMax(float value) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+        value = fmaxf(value, __shfl_xor_sync(kFullWarp, value, offset));
+    return value;
+}
+
+__device__ __forceinline__ float warpAllSum(float value) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+        value += __shfl_xor_sync(kFullWarp, value, offset);
+    return value;
+}
+
+__global__ void __launch_bounds__(kLossThreads)
+softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
+                                 const float* __restrict__ logits,
+                                 const std::int32_t* __restrict__ labels,
+                                 const float* __restrict__ classWeights,
+                                 float* __restrict__ probabilities, float* __restrict__ loss) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    double weightedLoss = 0.0, weightTotal = 0.0;  // meaningful in lane 0
+    for (int i = warp; i < batch; i += warps) {
+        const float* row = logits + std::int64_t(i) * classes;
+        float rowMax = -INFINITY;
+        for (int k = lane; k < classes; k += 32) rowMax = fmaxf(rowMax, row[k]);
+        rowMax = warpMax(rowMax);
+        float expSum = 0.0f, logitSum = 0.0f;
+        for (int k = lane; k < classes; k += 32) {
+            expSum += expf(row[k] - rowMax);
+            logitSum += row[k];
+        }
+        expSum = warpAllSum(expSum);
+        logitSum = warpAllSum(logitSum);
+        const float logNormaliser = rowMax + logf(expSum);
+        for (int k = lane; k < classes; k += 32)
+            probabilities[std::int64_t(i) * classes + k] = expf(row[k] - logNormaliser);
+        if (lane == 0) {
+            const int label = labels[i];
+            if (label < 0 || label >= classes) {
+                weightedLoss = NAN;
+                continue;
+            }
+            // sum_k log p_k = sum_k z_k - K log-normaliser
+            const float logLabel = row[label] - logNormaliser;
+            const float logSum = logitSum - float(classes) * logNormaliser;
+            const float sampleLoss =
+                -((1.0f - smoothing) * logLabel + smoothing / float(classes) * logSum);
+            const float weight = classWeights ? classWeights[label] : 1.0f;
+            weightedLoss += double(weight) * sampleLoss;
+            weightTotal += weight;
+        }
+    }
+    const double2 totals = blockSum(double2{weightedLoss, weightTotal});
+    if (threadIdx.x == 0) *loss = float(totals.x / totals.y);
+}
+
+__global__ void __launch_bounds__(kLossThreads)
+softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
+                                  const float* __restrict__ probabilities,
+                                  const std::int32_t* __restrict__ labels,
+                                  const float* __restrict__ classWeights,
+                                  float* __restrict__ dlogits) {
+    __shared__ float inverseWeightTotal;
+    double weightTotal = 0.0;
+    for (int i = threadIdx.x; i < batch; i += blockDim.x) {
+        const int label = labels[i];
+        if (label >= 0 && label < classes) weightTotal += classWeights ? classWeights[label] : 1.0f;
+    }
+    const double2 total = blockSum(double2{weightTotal, 0.0});
+    if (threadIdx.x == 0) inverseWeightTotal = float(1.0 / total.x);
+    __syncthreads();
+    const float offTarget = smoothing / float(classes);
+    const int count = batch * classes;
+    for (int e = threadIdx.x; e < count; e += blockDim.x) {
+        const int i = e / classes, k = e - i * classes;
+        const int label = labels[i];
+        if (label < 0 || label >= classes) {
+            dlogits[e] = NAN;
+            continue;
+        }
+        const float target = (k == label ? 1.0f - smoothing : 0.0f) + offTarget;
+        const float weight = classWeights ? classWeights[label] : 1.0f;
+        dlogits[e] = weight * inverseWeightTotal * (probabilities[e] - target);
+    }
+}
+
+}  // namespace
+
+void CudaBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                             const std::int32_t* labels,
+                                             const float* classWeights, float* probabilities,
+                                             float* loss) {
+    constexpr const char* op = "softmaxCrossEntropyForward";
+    validateLoss(g, op);
+    requirePointer(logits, op, "logits");
+    requirePointer(labels, op, "labels");
+    requirePointer(probabilities, op, "probabilities");
+    requirePointer(loss, op, "loss");
+    activateDevice();
+    launchKernel("softmax cross-entropy forward", softmaxCrossEntropyForwardKernel, 1,
+                 kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, logits, labels,
+                 classWeights, probabilities, loss);
+}
+
+void CudaBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                              const std::int32_t* labels,
+                                              const float* classWeights, float* dlogits) {
+    constexpr const char* op = "softmaxCrossEntropyBackward";
+    validateLoss(g, op);
+    requirePointer(probabilities, op, "probabilities");
+    requirePointer(labels, op, "labels");
+    requirePointer(dlogits, op, "dlogits");
+    activateDevice();
+    launchKernel("softmax cross-entropy backward", softmaxCrossEntropyBackwardKernel, 1,
+                 kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, probabilities,
+                 labels, classWeights, dlogits);
+}
+
+}  // namespace cnnstudio::kernels

@@ -1,0 +1,36 @@
+// One place that launches kernels: every launch goes through launchKernel, which checks it
+// (bad grid or block size, no kernel image for this GPU) at the launch site. Only CUDA
+// sources include this.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "runtime/cuda_check.h"
+
+namespace cnnstudio::kernels {
+
+// Launches kernel<<<grid, block, 0, stream>>>(args...) and throws Error naming `kernelName`
+// when the launch is rejected. Errors during execution surface at the next synchronising call.
+template <typename... Params, typename... Args>
+void launchKernel(const char* kernelName, void (*kernel)(Params...), dim3 grid, dim3 block,
+                  cudaStream_t stream, Args... args) {
+    kernel<<<grid, block, 0, stream>>>(Params(args)...);
+    cudaError_t status = cudaGetLastError();
+    if (status != cudaSuccess)
+        throw Error(std::string("launch of kernel '") + kernelName + "' failed: " +
+                        cudaGetErrorString(status),
+                    "grid (" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
+                        std::to_string(grid.z) + "), block " + std::to_string(block.x),
+                    "the GPU may be too old for this build (sm_90 or newer is needed)");
+}
+
+// Blocks for a grid-stride loop over `count` items: enough to fill the GPU a few times over,
+// never more than the items need.
+inline unsigned gridStrideBlocks(std::size_t count, unsigned threadsPerBlock, int multiprocessors) {
+    std::size_t needed = (count + threadsPerBlock - 1) / threadsPerBlock;
+    std::size_t enough = std::size_t(multiprocessors) * 8;
+    std::size_t blocks = needed < enough ? needed : enough;
+    return unsigned(blocks > 0 ? blocks : 1);
+}
+
+}  // namespace cnnstudio::kernels
