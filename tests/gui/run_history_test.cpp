@@ -1,5 +1,8 @@
-// The run history over tests/gui/data/runs: each run folder's config and final metrics, newest
+// The run history over tests/gui/data/runs (recorded by cnnstudio-train): each run folder's config and final metrics, newest
 // first; the panel enables Compare for two runs and Resume only for resumable ones.
+#include <QDir>
+#include <QFile>
+#include <QJsonObject>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -19,26 +22,38 @@ private slots:
     void scanFindsEveryRunWithItsFinalMetrics() {
         const QList<RunRecord> records = cnnstudio::ui::scanRunsFolder(cnnstudio::ui::tests::testDataPath("runs"));
         QCOMPARE(records.size(), qsizetype(2));
-        const RunRecord& newest = records[0];
-        QCOMPARE(newest.name, QString("20261130-101500-fer-cnn"));
-        QCOMPARE(newest.model, QString("fer-cnn"));
-        QCOMPARE(newest.dataset, QString("fashion-mnist"));
-        QCOMPARE(newest.backend, QString("cpu"));
-        QCOMPARE(newest.status, QString("completed"));
-        QCOMPARE(newest.epochsRun, 5);
-        QCOMPARE(newest.epochsPlanned, 5);
-        QCOMPARE(newest.bestValidationAccuracy.value(), 0.8867);
-        QCOMPARE(newest.testAccuracy.value(), 0.8807);
-        QCOMPARE(newest.config.value("optimizer").toString(), QString("adam"));
-        QVERIFY(!newest.resumable);
-        QVERIFY2(newest.problem.isEmpty(), qPrintable(newest.problem));
-
-        const RunRecord& stopped = records[1];
+        const RunRecord& stopped = records[0];  // newest first
+        QCOMPARE(stopped.name, QString("20261130-014251-lenet5-sgd"));
+        QCOMPARE(stopped.model, QString("lenet5"));
+        QCOMPARE(stopped.dataset, QString("fashion-mnist"));
+        QCOMPARE(stopped.backend, QString("cpu-ref"));
         QCOMPARE(stopped.status, QString("stopped"));
         QCOMPARE(stopped.epochsRun, 3);
-        QCOMPARE(stopped.epochsPlanned, 4);
+        QCOMPARE(stopped.epochsPlanned, 6);
+        QCOMPARE(stopped.bestValidationAccuracy.value(), 0.7541666666666667);
         QVERIFY(!stopped.testAccuracy);
-        QVERIFY2(!stopped.resumable, "no checkpoints/latest in the fixture: nothing to resume from");
+        QVERIFY2(!stopped.resumable, "the fixture leaves out checkpoints/: nothing to resume from");
+        QVERIFY2(stopped.problem.isEmpty(), qPrintable(stopped.problem));
+
+        const RunRecord& completed = records[1];
+        QCOMPARE(completed.status, QString("completed"));
+        QCOMPARE(completed.backend, QString("cpu"));
+        QCOMPARE(completed.epochsRun, 4);
+        QCOMPARE(completed.epochsPlanned, 4);
+        QCOMPARE(completed.testAccuracy.value(), 0.7783);
+        QCOMPARE(completed.config.value("trainer").toObject().value("optimizer").toObject().value("kind").toString(),
+                 QString("adam"));
+        QVERIFY(!completed.resumable);
+    }
+
+    void aStoppedRunWithACheckpointCanBeResumed() {
+        QTemporaryDir root;
+        const QString run = root.filePath("20261130-014251-lenet5-sgd");
+        QVERIFY(QDir().mkpath(run + "/checkpoints/latest"));
+        for (const char* file : {"events.jsonl", "config.json"})
+            QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath(QString("runs/20261130-014251-lenet5-sgd/") + file),
+                                run + "/" + file));
+        QVERIFY(cnnstudio::ui::readRunRecord(run).resumable);
     }
 
     void aFolderWithoutEventsSaysSo() {

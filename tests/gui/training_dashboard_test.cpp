@@ -1,4 +1,4 @@
-// The training dashboard fed a recorded run (tests/gui/data/runs/*/events.jsonl): the curves hold
+// The training dashboard fed runs recorded by cnnstudio-train (tests/gui/data/runs): the curves hold
 // the recorded points, the confusion matrix the recorded cells; replots are throttled; a second run
 // overlays; plots and metrics export.
 #include <QCheckBox>
@@ -24,8 +24,9 @@ using Curve = cnnstudio::ui::TrainingDashboard::Curve;
 
 namespace {
 
-const QString ferCnnRun = "runs/20261130-101500-fer-cnn";  // 5 epochs x 100 steps, a step event every 25
-const QString lenetRun = "runs/20261130-093000-lenet5";    // stopped after 3 of 4 epochs
+// Recorded by cnnstudio-train (see data/README.md).
+const QString adamRun = "runs/20261130-014119-lenet5-adam";  // 4 epochs x 50 steps, a step event every 10
+const QString sgdRun = "runs/20261130-014251-lenet5-sgd";    // stopped during epoch 4 of 6
 
 QJsonObject stepEvent(qint64 step, double loss) {
     return {{"schema", 1}, {"event", "step"}, {"epoch", 1}, {"step", step}, {"epoch_step", step},
@@ -40,55 +41,55 @@ class TrainingDashboardTest : public QObject {
 private slots:
     void replayedRunShowsTheRecordedCurvePoints() {
         TrainingRun run;
-        QCOMPARE(run.loadEventsFile(cnnstudio::ui::tests::testDataPath(ferCnnRun)), 0);
+        QCOMPARE(run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun)), 0);
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
         dashboard.refreshNow();
 
         QCPGraph* steps = dashboard.curve(Curve::StepLoss);
         QCOMPARE(steps->data()->size(), 20);
-        // First step event: epoch 1, epoch_step 25 of 100 -> x = 0.25, loss 1.806.
-        QCOMPARE(steps->data()->at(0)->key, 0.25);
-        QCOMPARE(steps->data()->at(0)->value, 1.806);
-        QCOMPARE(steps->data()->at(19)->key, 5.0);
-        QCOMPARE(steps->data()->at(19)->value, 0.2936);
+        // First step event: epoch 1, epoch_step 10 of 50 -> x = 0.2.
+        QCOMPARE(steps->data()->at(0)->key, 0.2);
+        QCOMPARE(steps->data()->at(0)->value, 1.5779938697814941);
+        QCOMPARE(steps->data()->at(19)->key, 4.0);
+        QCOMPARE(steps->data()->at(19)->value, 0.7180801630020142);
 
         QCPGraph* trainLoss = dashboard.curve(Curve::EpochTrainLoss);
-        QCOMPARE(trainLoss->data()->size(), 5);
+        QCOMPARE(trainLoss->data()->size(), 4);
         QCOMPARE(trainLoss->data()->at(0)->key, 1.0);
-        QCOMPARE(trainLoss->data()->at(0)->value, 1.0301);
-        QCOMPARE(dashboard.curve(Curve::EpochValidationLoss)->data()->at(4)->value, 0.3835);
+        QCOMPARE(trainLoss->data()->at(0)->value, 1.2533785903453827);
+        QCOMPARE(dashboard.curve(Curve::EpochValidationLoss)->data()->at(3)->value, 0.5639802297369216);
         QCPGraph* validationAccuracy = dashboard.curve(Curve::EpochValidationAccuracy);
-        QCOMPARE(validationAccuracy->data()->size(), 5);
-        QCOMPARE(validationAccuracy->data()->at(0)->value, 69.5);  // percent
-        QCOMPARE(validationAccuracy->data()->at(4)->value, 88.67);
-        QCOMPARE(dashboard.curve(Curve::EpochTrainAccuracy)->data()->at(1)->value, 76.7);
+        QCOMPARE(validationAccuracy->data()->size(), 4);
+        QCOMPARE(validationAccuracy->data()->at(0)->value, 74.63333333333333);  // percent
+        QCOMPARE(validationAccuracy->data()->at(3)->value, 78.78333333333333);
+        QCOMPARE(dashboard.curve(Curve::EpochTrainAccuracy)->data()->at(1)->value, 72.78125);
 
         QVERIFY2(dashboard.statusText().contains("Finished"), qPrintable(dashboard.statusText()));
-        QCOMPARE(run.bestValidationAccuracy().value(), 0.8867);
-        QCOMPARE(run.testAccuracy().value(), 0.8807);
+        QCOMPARE(run.bestValidationAccuracy().value(), 0.7878333333333334);
+        QCOMPARE(run.testAccuracy().value(), 0.7783);
     }
 
     void replayedRunShowsTheLastConfusionMatrix() {
         TrainingRun run;
-        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(ferCnnRun));
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
         cnnstudio::ui::ConfusionMatrixPlot* matrix = dashboard.confusionMatrix();
         QCOMPARE(matrix->classCount(), 10);
         QCOMPARE(matrix->className(6), QString("Shirt"));
-        // Epoch 5, true Shirt: [8, 0, 7, 0, 7, 0, 38, 0, 0, 0]
-        QCOMPARE(matrix->count(6, 0), qint64(8));
-        QCOMPARE(matrix->count(6, 6), qint64(38));
-        QCOMPARE(matrix->count(0, 0), qint64(52));
-        QCOMPARE(matrix->cellText(6, 6), QString("38"));
+        // Epoch 4, true Shirt: [123, 2, 146, 24, 91, 0, 166, 0, 13, 0] (565 images)
+        QCOMPARE(matrix->count(6, 0), qint64(123));
+        QCOMPARE(matrix->count(6, 6), qint64(166));
+        QCOMPARE(matrix->count(0, 0), qint64(477));
+        QCOMPARE(matrix->cellText(6, 6), QString("166"));
 
         auto* toggle = dashboard.findChild<QCheckBox*>("normalisedToggle");
         QVERIFY(toggle);
         toggle->setChecked(true);
         QVERIFY(matrix->isNormalised());
-        QCOMPARE(matrix->value(6, 6), 38.0 / 60.0);
-        QCOMPARE(matrix->cellText(6, 6), QString("63%"));
+        QCOMPARE(matrix->value(6, 6), 166.0 / 565.0);
+        QCOMPARE(matrix->cellText(6, 6), QString("29%"));
     }
 
     void replotsAreThrottledToTenASecond() {
@@ -119,8 +120,8 @@ private slots:
 
     void aSecondRunIsOverlaid() {
         TrainingRun run, other;
-        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(ferCnnRun));
-        other.loadEventsFile(cnnstudio::ui::tests::testDataPath(lenetRun));
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
+        other.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
         QVERIFY(!dashboard.comparisonCurve(Curve::EpochValidationAccuracy)->visible());
@@ -128,17 +129,17 @@ private slots:
         QCPGraph* overlay = dashboard.comparisonCurve(Curve::EpochValidationAccuracy);
         QVERIFY(overlay->visible());
         QCOMPARE(overlay->data()->size(), 3);
-        QCOMPARE(overlay->data()->at(2)->value, 65.67);
+        QCOMPARE(overlay->data()->at(2)->value, 75.41666666666667);
         QCOMPARE(overlay->pen().style(), Qt::DashLine);
         auto* note = dashboard.findChild<QLabel*>("comparisonNote");
-        QVERIFY(note && note->text().contains("20261130-093000-lenet5"));
+        QVERIFY(note && note->text().contains("20261130-014251-lenet5-sgd"));
         dashboard.setComparison(nullptr);
         QVERIFY(!overlay->visible());
     }
 
     void aStoppedRunSaysItCanBeResumed() {
         TrainingRun run;
-        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(lenetRun));
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
         QCOMPARE(run.state(), TrainingRun::State::Finished);
         QCOMPARE(run.finishedEvent().value("reason").toString(), QString("stopped"));
         TrainingDashboard dashboard;
@@ -148,7 +149,7 @@ private slots:
 
     void aTruncatedLastLineIsSkippedAndCounted() {
         QTemporaryDir folder;
-        QFile source(cnnstudio::ui::tests::testDataPath(ferCnnRun + "/events.jsonl"));
+        QFile source(cnnstudio::ui::tests::testDataPath(adamRun + "/events.jsonl"));
         QVERIFY(source.open(QIODevice::ReadOnly));
         QByteArray text = source.readAll();
         const qsizetype lastLine = text.lastIndexOf('\n', text.size() - 2);
@@ -159,7 +160,7 @@ private slots:
         copy.close();
         TrainingRun run;
         QCOMPARE(run.loadEventsFile(folder.path()), 1);
-        QCOMPARE(run.epochs().size(), qsizetype(5));
+        QCOMPARE(run.epochs().size(), qsizetype(4));
         QCOMPARE(run.state(), TrainingRun::State::Running);  // it never said it finished
         QCOMPARE(run.runDirectory(), folder.path());
     }
@@ -190,14 +191,14 @@ private slots:
     void plotsAndMetricsExport() {
         QTemporaryDir folder;
         TrainingRun run;
-        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(ferCnnRun));
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
-        dashboard.exportPlots(folder.filePath("fer.png"));
-        QVERIFY(!QImage(folder.filePath("fer-loss.png")).isNull());
-        QVERIFY(!QImage(folder.filePath("fer-accuracy.png")).isNull());
-        dashboard.exportPlots(folder.filePath("fer.pdf"));
-        QFile pdf(folder.filePath("fer-loss.pdf"));
+        dashboard.exportPlots(folder.filePath("lenet.png"));
+        QVERIFY(!QImage(folder.filePath("lenet-loss.png")).isNull());
+        QVERIFY(!QImage(folder.filePath("lenet-accuracy.png")).isNull());
+        dashboard.exportPlots(folder.filePath("lenet.pdf"));
+        QFile pdf(folder.filePath("lenet-loss.pdf"));
         QVERIFY(pdf.open(QIODevice::ReadOnly));
         QVERIFY(pdf.read(5) == "%PDF-");
 
@@ -205,9 +206,9 @@ private slots:
         QFile csv(folder.filePath("metrics.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
         const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines.size(), 6);
+        QCOMPARE(lines.size(), 5);
         QVERIFY(lines[0].startsWith("epoch,step,train_loss,train_accuracy,validation_loss,validation_accuracy"));
-        QVERIFY2(lines[1].startsWith("1,100,1.0301,0.717,1.0794,0.695,"), qPrintable(lines[1]));
+        QVERIFY2(lines[1].startsWith("1,50,1.2533786,0.55875,0.70785284,0.74633333,"), qPrintable(lines[1]));
         QVERIFY_THROWS_EXCEPTION(cnnstudio::Error, dashboard.exportMetricsCsv("/nonexistent/folder/m.csv"));
     }
 };

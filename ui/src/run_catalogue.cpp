@@ -57,7 +57,10 @@ RunRecord readRunRecord(const QString& directory) {
     record.model = run.modelName();
     record.dataset = run.datasetName().isEmpty() ? record.config.value("dataset").toString() : run.datasetName();
     record.backend = run.backend().isEmpty() ? record.config.value("backend").toString() : run.backend();
-    record.epochsPlanned = run.totalEpochs() > 0 ? run.totalEpochs() : record.config.value("epochs").toInt();
+    // config.json keeps the epoch count with the trainer's settings.
+    const int configuredEpochs = record.config.value("trainer").toObject().value("epochs").toInt(
+        record.config.value("epochs").toInt());
+    record.epochsPlanned = run.totalEpochs() > 0 ? run.totalEpochs() : configuredEpochs;
     record.epochsRun = run.epochs().isEmpty() ? 0 : run.epochs().last().epoch;
     record.bestValidationAccuracy = run.bestValidationAccuracy();
     record.testAccuracy = run.testAccuracy();

@@ -123,13 +123,22 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
         }
 
         if (!records.isEmpty()) {
-            window.liveRun()->loadEventsFile(records.first().directory);
+            // The newest run that completed shows best; the next one is compared with it.
+            qsizetype shown = 0;
+            for (qsizetype i = 0; i < records.size(); ++i)
+                if (records[i].status == QObject::tr("completed")) {
+                    shown = i;
+                    break;
+                }
+            const QString run = records[shown].directory;
+            window.liveRun()->loadEventsFile(run);
             window.trainArea()->dashboard()->refreshNow();
             files << grabTo(window, directory, "training-dashboard" + suffix);
-            window.openRunInHistory(records.first().directory, true);
+            window.openRunInHistory(run, true);
             if (records.size() >= 2) {
-                window.historyPanel()->selectRuns({records[0].directory, records[1].directory});
-                window.compareRuns(records[0].directory, records[1].directory);
+                const QString other = records[shown == 0 ? 1 : 0].directory;
+                window.historyPanel()->selectRuns({run, other});
+                window.compareRuns(run, other);
             }
             window.historyDashboard()->refreshNow();
             files << grabTo(window, directory, "run-history" + suffix);
