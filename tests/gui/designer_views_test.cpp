@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QGraphicsSceneMouseEvent>
 #include <QImage>
+#include <QKeyEvent>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QSpinBox>
@@ -13,6 +14,7 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/spec.h"
+#include "cnnstudio/ui/auto_layout.h"
 #include "cnnstudio/ui/design_area.h"
 #include "cnnstudio/ui/design_document.h"
 #include "cnnstudio/ui/designer_canvas.h"
@@ -189,6 +191,28 @@ private slots:
         sendMouse(canvas, QEvent::GraphicsSceneMouseRelease, to);
         QCOMPARE(document.spec().find(relu.toStdString())->inputs, std::vector<std::string>{"input"});
         QCOMPARE(canvas.edgeItems().size(), qsizetype(1));
+    }
+
+    void pickingALayerThenClickingPlacesIt() {
+        DesignDocument document;
+        document.newNetwork();
+        DesignerCanvas canvas(&document);
+        canvas.startInserting("ReLU");
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::InsertNode);
+        sendMouse(canvas, QEvent::GraphicsSceneMousePress, QPointF(300, 400));
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::Select);
+        QVERIFY(document.hasNode("relu1"));
+        QCOMPARE(document.position("relu1") + QPointF(cnnstudio::ui::NodeMetrics::width / 2,
+                                                       cnnstudio::ui::NodeMetrics::height / 2),
+                 QPointF(300, 400));
+        QCOMPARE(canvas.selectedNode(), QString("relu1"));
+
+        canvas.startInserting("Dense");
+        QKeyEvent escape(QEvent::KeyPress, Qt::Key_Escape, Qt::NoModifier);
+        QCoreApplication::sendEvent(&canvas, &escape);
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::Select);
+        sendMouse(canvas, QEvent::GraphicsSceneMousePress, QPointF(600, 400));
+        QVERIFY(!document.hasNode("dense1"));
     }
 
     void diagramExportsAsPngAndSvg() {

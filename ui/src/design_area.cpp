@@ -1,5 +1,6 @@
 #include "cnnstudio/ui/design_area.h"
 
+#include <QShortcut>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -45,6 +46,14 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     connect(palette_, &LayerPalette::layerActivated, this, [this](const QString& type) {
         canvas_->addNodeAt(type, view_->mapToScene(view_->viewport()->rect().center()));
     });
+    connect(palette_, &LayerPalette::layerChosen, this, [this](const QString& type) {
+        canvas_->startInserting(type);
+        emit message(tr("Click on the canvas to place a %1 (Esc cancels)").arg(type));
+    });
+    connect(palette_, &LayerPalette::layerActivated, canvas_, &DesignerCanvas::cancelMode);
+    // Escape leaves a canvas mode wherever the focus is on this page (the palette, after a pick).
+    auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this, canvas_, &DesignerCanvas::cancelMode);
+    escape->setContext(Qt::WidgetWithChildrenShortcut);
     connect(canvas_, &DesignerCanvas::selectedNodeChanged, inspector_, &InspectorPanel::setNode);
     connect(problems_, &ProblemsPanel::nodeActivated, canvas_, &DesignerCanvas::selectNode);
     connect(canvas_, &DesignerCanvas::editRefused, this, &DesignArea::message);

@@ -68,6 +68,7 @@ void DesignDocument::reset(NetworkSpec spec, const QString& filePath) {
     filePath_ = filePath;
     report_ = analyseSpec(spec_);
     emit documentReset();
+    emit specChanged();
     emit analysisChanged();
     emit filePathChanged(filePath_);
     emit modifiedChanged(false);
@@ -292,6 +293,7 @@ void DesignDocument::setPositionPrimitive(const QString& node, QPointF position)
     nodeOrThrow(node);
     spec_.layout[str(node)] = {position.x(), position.y()};
     emit nodeMoved(node, position);
+    emit specChanged();
 }
 
 void DesignDocument::renamePrimitive(const QString& oldName, const QString& newName) {
@@ -324,6 +326,7 @@ QString DesignDocument::uniqueNodeName(const QString& type) const {
 }
 
 void DesignDocument::reanalyse() {
+    emit specChanged();
     report_ = analyseSpec(spec_);
     emit analysisChanged();
 }

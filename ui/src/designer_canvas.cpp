@@ -8,6 +8,7 @@
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
 #include <QImage>
+#include <QKeyEvent>
 #include <QMimeData>
 #include <QPainter>
 #include <QSvgGenerator>
@@ -89,6 +90,8 @@ void DesignerCanvas::rebuild() {
     // clear() deletes every item, the connection being drawn included.
     pendingConnection_ = nullptr;
     connectionSource_ = nullptr;
+    insertType_.clear();
+    setMode(Mode::Select);
     positionsAtPress_.clear();
     clear();
     nodes_.clear();
@@ -109,11 +112,7 @@ void DesignerCanvas::addNodeItem(const QString& name) {
 void DesignerCanvas::removeNodeItem(const QString& name) {
     NodeItem* item = nodes_.take(name);
     if (!item) return;
-    if (item == connectionSource_) {
-        delete pendingConnection_;
-        pendingConnection_ = nullptr;
-        connectionSource_ = nullptr;
-    }
+    if (item == connectionSource_) cancelMode();
     for (EdgeItem* edge : QList<EdgeItem*>(item->edges())) {
         (edge->source() == item ? edge->target() : edge->source())->removeEdge(edge);
         delete edge;
@@ -197,10 +196,56 @@ void DesignerCanvas::addNodeAt(const QString& type, QPointF scenePos) {
     });
 }
 
+void DesignerCanvas::setMode(Mode mode) {
+    if (mode_ == mode) return;
+    mode_ = mode;
+    const Qt::CursorShape cursor = mode == Mode::InsertNode ? Qt::CrossCursor
+                                   : mode == Mode::Connect ? Qt::DragLinkCursor
+                                                            : Qt::ArrowCursor;
+    for (QGraphicsView* view : views()) view->viewport()->setCursor(cursor);
+    emit modeChanged(mode);
+}
+
+void DesignerCanvas::startInserting(const QString& type) {
+    insertType_ = type;
+    setMode(Mode::InsertNode);
+}
+
+void DesignerCanvas::cancelMode() {
+    if (pendingConnection_) {
+        delete pendingConnection_;
+        pendingConnection_ = nullptr;
+        connectionSource_ = nullptr;
+    }
+    insertType_.clear();
+    setMode(Mode::Select);
+}
+
+void DesignerCanvas::keyPressEvent(QKeyEvent* event) {
+    if (event->key() == Qt::Key_Escape && mode_ != Mode::Select) {
+        cancelMode();
+        event->accept();
+        return;
+    }
+    QGraphicsScene::keyPressEvent(event);
+}
+
 void DesignerCanvas::mousePressEvent(QGraphicsSceneMouseEvent* event) {
+    if (mode_ == Mode::InsertNode) {
+        if (event->button() == Qt::LeftButton) {
+            const QString type = insertType_;
+            cancelMode();
+            addNodeAt(type, event->scenePos());
+        } else {
+            cancelMode();
+        }
+        event->accept();
+        return;
+    }
     if (event->button() == Qt::LeftButton) {
         NodeItem* node = nodeItemAt(event->scenePos());
         if (node && node->portAt(event->scenePos()) == NodeItem::Port::Output) {
+            setMode(Mode::Connect);
             connectionSource_ = node;
             pendingConnection_ = new QGraphicsLineItem(QLineF(node->outputPortScenePos(), event->scenePos()));
             QPen pen(palette().color(QPalette::Highlight), 2, Qt::DashLine);
@@ -228,10 +273,8 @@ void DesignerCanvas::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
 
 void DesignerCanvas::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
     if (pendingConnection_) {
-        delete pendingConnection_;
-        pendingConnection_ = nullptr;
         NodeItem* source = connectionSource_;
-        connectionSource_ = nullptr;
+        cancelMode();
         if (NodeItem* target = nodeItemAt(event->scenePos(), source))
             tryEdit([&] { document_->connectNodes(source->name(), target->name()); });
         return;

@@ -85,6 +85,9 @@ LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent) {
     layout->addWidget(tree_);
 
     connect(filter_, &QLineEdit::textChanged, this, &LayerPalette::applyFilter);
+    connect(tree_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
+        if (const QVariant type = item->data(0, typeRole); !type.isNull()) emit layerChosen(type.toString());
+    });
     connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
         if (const QVariant type = item->data(0, typeRole); !type.isNull()) emit layerActivated(type.toString());
     });

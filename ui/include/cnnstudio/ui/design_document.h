@@ -63,7 +63,8 @@ signals:
     void nodeInputsChanged(const QString& node);  // the edges into `node` changed
     void nodeParamsChanged(const QString& node);
     void nodeRenamed(const QString& oldName, const QString& newName);
-    void analysisChanged();  // report() is fresh: after every change
+    void analysisChanged();  // report() is fresh: after every change that can alter shapes
+    void specChanged();      // after every change of spec(), moves included
     void filePathChanged(const QString& path);
     void modifiedChanged(bool modified);
 

@@ -1,7 +1,9 @@
 // DesignerCanvas: the scene of the network designer (after Qt's diagramscene example). It mirrors
 // a DesignDocument — one NodeItem per node, one EdgeItem per input edge — and turns the user's
-// gestures into document edits: drop a layer from the palette to add it, drag from an output port
-// to another node to connect, drag nodes to move them, Delete to remove the selection.
+// gestures into document edits: drop a layer from the palette to add it (or pick it in the palette
+// and click where it goes: InsertNode mode), drag from an output port to another node to connect
+// (Connect mode while the line follows the mouse), drag nodes to move them, Delete to remove the
+// selection, Escape to leave a mode.
 #pragma once
 
 #include <QGraphicsScene>
@@ -24,6 +26,8 @@ public:
     // The MIME type LayerPalette drags carry: the layer type's name, UTF-8.
     static constexpr const char* layerMimeType = "application/x-cnnstudio-layer-type";
 
+    enum class Mode { Select, InsertNode, Connect };
+
     explicit DesignerCanvas(DesignDocument* document, QObject* parent = nullptr);
     ~DesignerCanvas() override;
 
@@ -32,6 +36,8 @@ public:
     QList<EdgeItem*> edgeItems() const;
     QStringList selectedNodeNames() const;
     QString selectedNode() const;  // the one selected node, empty unless exactly one
+    Mode mode() const { return mode_; }
+    QString insertType() const { return insertType_; }
 
     // Renders the drawing (everything, unselected) to files; throws Error when a file cannot be written.
     QImage renderImage(double scale = 2.0);
@@ -42,11 +48,14 @@ public slots:
     void selectNode(const QString& name);  // and scrolls the views to it
     void deleteSelection();
     void addNodeAt(const QString& type, QPointF scenePos);  // centred on scenePos
+    void startInserting(const QString& type);  // the next click on the canvas places a `type` node
+    void cancelMode();                          // back to Select
 
 signals:
     void selectedNodeChanged(const QString& name);  // empty: none, or several
     // Something the user tried was refused (a connection that would make a cycle, ...).
     void editRefused(const QString& message);
+    void modeChanged(Mode mode);
 
 protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
@@ -56,6 +65,7 @@ protected:
     void dragMoveEvent(QGraphicsSceneDragDropEvent* event) override;
     void dropEvent(QGraphicsSceneDragDropEvent* event) override;
     void drawBackground(QPainter* painter, const QRectF& rect) override;
+    void keyPressEvent(QKeyEvent* event) override;
 
 private:
     void rebuild();
@@ -65,6 +75,7 @@ private:
     void refreshAnalysis();
     NodeItem* nodeItemAt(QPointF scenePos, const NodeItem* except = nullptr) const;
     template <typename Edit> void tryEdit(Edit&& edit);
+    void setMode(Mode mode);
 
     DesignDocument* document_;
     QHash<QString, NodeItem*> nodes_;
@@ -73,6 +84,8 @@ private:
     QHash<QString, QPointF> positionsAtPress_;
     QString lastSelected_;
     bool exporting_ = false;
+    Mode mode_ = Mode::Select;
+    QString insertType_;
 };
 
 }  // namespace cnnstudio::ui
