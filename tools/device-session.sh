@@ -6,7 +6,7 @@
 #   train   fer-cnn on Fashion-MNIST on the GPU
 #   sanitize  compute-sanitizer memcheck over the GPU tests
 set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/.device/lib:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$PWD/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 bin=$PWD/.device/bin
 reference=$PWD/.device/pytorch_reference.py
@@ -14,6 +14,7 @@ for packed in .device/lib/*.gz; do [ -e "${packed%.gz}" ] || gunzip -k "$packed"
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+ldd "$bin"/* .device/lib/*.so | grep "not found" | sort -u
 
 for step in "$@"; do
   echo "=== $step"
@@ -29,8 +30,9 @@ for step in "$@"; do
   bench-cpu)
     { "$bin/cnnstudio-bench" --backend cpu --threads 16 --batch 64
       python3 "$reference" --device cpu --threads 16 --batch 64
-      "$bin/cnnstudio-bench" --backend cpu --threads 1 --batch 64
-      "$bin/cnnstudio-bench" --backend cpu-ref --threads 1 --batch 64 --steps 1
+      # the naive baseline, one thread each, at a batch small enough for plain loops
+      "$bin/cnnstudio-bench" --backend cpu --threads 1 --batch 8 --steps 2
+      "$bin/cnnstudio-bench" --backend cpu-ref --threads 1 --batch 8 --steps 1
     } 2>&1 | tee "$out/bench_cpu.jsonl" ;;
   train)
     "$bin/cnnstudio-train" --preset fer-cnn --dataset idx:.device/fashion-mnist --backend cudnn \

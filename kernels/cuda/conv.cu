@@ -27,10 +27,12 @@
 // Tuned for: 3x3 stride 1, 64-256 channels, 48x48 to 12x12 maps, batch 256 (fer-cnn).
 #include <cstdint>
 
+#include "cuda/block_reduce.cuh"
 #include "cuda/channel_sums.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/gemm.cuh"
 #include "cuda/geometry_checks.h"
+#include "runtime/async_copy.cuh"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -102,113 +104,146 @@ struct ImplicitConvParams {
     int groups, groupInChannels, groupOutChannels;
     int gemmN, gemmK;  // batch * outHeight * outWidth, groupInChannels * kernelHeight * kernelWidth
     int kPerSplit;     // a multiple of kTileK
-    bool weightsVectorised;  // gemmK % 4 == 0 and weights 16-byte aligned
-    bool outputVectorised;   // outHeight * outWidth % 4 == 0 and output 16-byte aligned
+    int taps, inPlane, outPlane;  // kernelHeight * kernelWidth, inHeight * inWidth, ...
+    // k = channel * taps + tap; one tile further is tileStepChannels channels and
+    // tileStepTaps taps further (kTileK = tileStepChannels * taps + tileStepTaps).
+    int tileStepChannels, tileStepTaps;
+    // No dilation and at most 32 taps: each column's in-image taps are one bit mask, so a load
+    // is a mask test and an add (the general path decodes and bounds-checks every tap).
+    bool tapMasks;
+    bool outputVectorised;  // outPlane % 4 == 0 and output 16-byte aligned
 };
 
 struct ImplicitConv {
     using Params = ImplicitConvParams;
-
     using Block = GroupSplitBlock;
 
+    // The block's B columns n = (image, outRow, outColumn), decoded once per block.
+    struct Tables {
+        // tapMasks: {offset of the window's top-left corner in the input (may be negative),
+        //            bit t set when tap t lies inside the image}
+        int2 window[kTileN];
+        // general path: {offset of the image's first channel of the group, packed origin}
+        int2 image[kTileN];
+        int tapOffset[32];  // tapMasks: r * inWidth + s of tap t = r * kernelWidth + s
+    };
+
+    __device__ static void fillTables(const Params& p, const Block& b, int thread, int threads,
+                                      Tables& tables) {
+        for (int column = thread; column < kTileN; column += threads) {
+            const int n = b.n0 + column;
+            int imageOffset = 0, originH = kOutside, originW = kOutside, windowOffset = 0;
+            unsigned insideTaps = 0;
+            if (n < p.gemmN) {
+                const int image = n / p.outPlane, pixel = n - image * p.outPlane;
+                const int outRow = pixel / p.outWidth, outColumn = pixel - outRow * p.outWidth;
+                imageOffset = (image * p.inChannels + b.group * p.groupInChannels) * p.inPlane;
+                originH = outRow * p.strideHeight - p.padHeight;
+                originW = outColumn * p.strideWidth - p.padWidth;
+                windowOffset = imageOffset + originH * p.inWidth + originW;
+                if (p.tapMasks)
+                    for (int tap = 0; tap < p.taps; ++tap) {
+                        const int h = originH + tap / p.kernelWidth;
+                        const int w = originW + tap % p.kernelWidth;
+                        if (h >= 0 && h < p.inHeight && w >= 0 && w < p.inWidth)
+                            insideTaps |= 1u << tap;
+                    }
+            }
+            tables.window[column] = int2{windowOffset, int(insideTaps)};
+            tables.image[column] = int2{imageOffset, packPair(originH, originW)};
+        }
+        if (p.tapMasks)
+            for (int tap = thread; tap < p.taps; tap += threads)
+                tables.tapOffset[tap] = (tap / p.kernelWidth) * p.inWidth + tap % p.kernelWidth;
+    }
+
     // A = the group's weights, row m holding gemmK contiguous values. Two threads per row,
-    // four consecutive k each (one float4 when aligned).
+    // four consecutive k each, stored transposed (a[k][m]).
     template <int TileM, int Threads>
     struct ALoader {
         static_assert(Threads == 2 * TileM, "two threads per tile row");
-        static constexpr int kStaged = 4;
-        int row, kOffset;
+        int row, kOffset, kNext;  // kNext: this thread's first k of the next tile
         const float* rowPointer;  // null when the row is beyond M
 
         __device__ ALoader(const Params& p, const Block& b, int thread)
-            : row(thread / 2), kOffset((thread % 2) * 4) {
+            : row(thread / 2), kOffset((thread % 2) * 4), kNext(b.kBegin + kOffset) {
             const int m = b.m0 + row;
             rowPointer = m < p.groupOutChannels
                              ? p.weights + std::int64_t(b.group * p.groupOutChannels + m) * p.gemmK
                              : nullptr;
         }
-        __device__ void load(const Params& p, const Block& b, int k0,
-                             float (&staged)[kStaged]) const {
-            const int k = k0 + kOffset;
-            if (rowPointer && p.weightsVectorised && k < b.kEnd) {
-                // gemmK and k are multiples of 4 and kEnd is gemmK or a multiple of 8, so
-                // k..k+3 all lie inside the range.
-                const float4 v = __ldg(reinterpret_cast<const float4*>(rowPointer + k));
-                staged[0] = v.x, staged[1] = v.y, staged[2] = v.z, staged[3] = v.w;
-            } else {
+        __device__ void issue(const Params& p, const Block& b, const Tables&,
+                              float (*tile)[TileM + kPad]) {
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    staged[j] = rowPointer && k + j < b.kEnd ? __ldg(rowPointer + k + j) : 0.0f;
+            for (int j = 0; j < 4; ++j) {
+                const bool valid = rowPointer && kNext + j < b.kEnd;
+                copyAsyncOrZero(&tile[kOffset + j][row], valid ? rowPointer + kNext + j : p.weights,
+                                valid);
             }
-        }
-        __device__ void store(const float (&staged)[kStaged], float (*tile)[TileM + kPad]) const {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) tile[kOffset + j][row] = staged[j];
+            kNext += kTileK;
         }
     };
 
-    // B = im2col(x): B[k = (c, r, s)][n = (image, p, q)]. A warp reads 32 consecutive output
-    // pixels of one k row (consecutive input addresses for stride 1); each thread keeps four
-    // columns (lane + 32 j) for the whole K loop and decodes its k row once per tile.
+    // B = im2col(x): B[k = (c, r, s)][n = (image, p, q)]. A warp copies 32 consecutive output
+    // pixels of one k row (consecutive input addresses for stride 1); each thread owns the
+    // columns lane + 32 j and one or two k rows, whose (channel, tap) it steps by one tile
+    // per copy instead of dividing again.
     template <int Threads>
     struct BLoader {
         static constexpr int kRowGroups = Threads / 32;
         static constexpr int kRows = kTileK / kRowGroups;  // 1 (256 threads) or 2 (128)
-        static constexpr int kStaged = 4 * kRows;
-        int firstRow, column;
-        int imageOffset[4];  // (image, first channel of the group) plane offset
-        int origin[4];       // packed window origin of the column's output pixel (packOrigin)
+        int column, firstRow, kNext;
+        int channel[kRows], tap[kRows];  // of this thread's k rows in the next tile
 
         __device__ BLoader(const Params& p, const Block& b, int thread)
-            : firstRow(thread / 32), column(thread % 32) {
-            const int outPlane = p.outHeight * p.outWidth;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int n = b.n0 + column + 32 * j;
-                if (n < p.gemmN) {
-                    const int image = n / outPlane, pixel = n - image * outPlane;
-                    const int outRow = pixel / p.outWidth, outColumn = pixel - outRow * p.outWidth;
-                    imageOffset[j] = (image * p.inChannels + b.group * p.groupInChannels) *
-                                     (p.inHeight * p.inWidth);
-                    origin[j] = packPair(outRow * p.strideHeight - p.padHeight,
-                                         outColumn * p.strideWidth - p.padWidth);
-                } else {
-                    imageOffset[j] = 0;
-                    origin[j] = packPair(kOutside, kOutside);
-                }
-            }
-        }
-        __device__ void load(const Params& p, const Block& b, int k0,
-                             float (&staged)[kStaged]) const {
-            const int taps = p.kernelHeight * p.kernelWidth;
+            : column(thread % 32), firstRow(thread / 32), kNext(b.kBegin + firstRow) {
 #pragma unroll
             for (int i = 0; i < kRows; ++i) {
-                const int k = k0 + firstRow + kRowGroups * i;
-                if (k >= b.kEnd) {
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) staged[i * 4 + j] = 0.0f;
-                    continue;
-                }
-                const int channel = k / taps, tap = k - channel * taps;
-                const int r = tap / p.kernelWidth, s = tap - r * p.kernelWidth;
-                const float* channelBase = p.input + channel * (p.inHeight * p.inWidth);
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    int h = 0, w = 0;
-                    const bool inside =
-                        inputIndex(pairHigh(origin[j]) + r, p.dilationHeight, p.inHeight, h) &&
-                        inputIndex(pairLow(origin[j]) + s, p.dilationWidth, p.inWidth, w);
-                    staged[i * 4 + j] =
-                        inside ? __ldg(channelBase + imageOffset[j] + h * p.inWidth + w) : 0.0f;
-                }
+                const int k = kNext + kRowGroups * i;
+                channel[i] = k / p.taps;
+                tap[i] = k - channel[i] * p.taps;
             }
         }
-        __device__ void store(const float (&staged)[kStaged], float (*tile)[kTileN + kPad]) const {
+        __device__ void issue(const Params& p, const Block& b, const Tables& tables,
+                              float (*tile)[kTileN + kPad]) {
 #pragma unroll
-            for (int i = 0; i < kRows; ++i)
+            for (int i = 0; i < kRows; ++i) {
+                const bool rowInside = kNext + kRowGroups * i < b.kEnd;
+                float* destination = &tile[firstRow + kRowGroups * i][column];
+                if (p.tapMasks) {
+                    const int offset = channel[i] * p.inPlane + tables.tapOffset[tap[i]];
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    tile[firstRow + kRowGroups * i][column + 32 * j] = staged[i * 4 + j];
+                    for (int j = 0; j < 4; ++j) {
+                        const int2 window = tables.window[column + 32 * j];
+                        const bool valid = rowInside && ((unsigned(window.y) >> tap[i]) & 1u);
+                        copyAsyncOrZero(destination + 32 * j,
+                                        valid ? p.input + (window.x + offset) : p.input, valid);
+                    }
+                } else {
+                    const int r = tap[i] / p.kernelWidth, s = tap[i] - r * p.kernelWidth;
+                    const int channelOffset = channel[i] * p.inPlane;
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const int2 image = tables.image[column + 32 * j];
+                        int h = 0, w = 0;
+                        const bool valid =
+                            rowInside &&
+                            inputIndex(pairHigh(image.y) + r, p.dilationHeight, p.inHeight, h) &&
+                            inputIndex(pairLow(image.y) + s, p.dilationWidth, p.inWidth, w);
+                        copyAsyncOrZero(
+                            destination + 32 * j,
+                            valid ? p.input + (image.x + channelOffset + h * p.inWidth + w) : p.input,
+                            valid);
+                    }
+                }
+                channel[i] += p.tileStepChannels;
+                tap[i] += p.tileStepTaps;
+                if (tap[i] >= p.taps) {
+                    tap[i] -= p.taps;
+                    ++channel[i];
+                }
+            }
+            kNext += kTileK;
         }
     };
 
@@ -217,21 +252,20 @@ struct ImplicitConv {
                                      const float (&values)[4]) {
         if (m >= p.groupOutChannels || n >= p.gemmN) return;
         const int channel = b.group * p.groupOutChannels + m;
-        const int outPlane = p.outHeight * p.outWidth;
         const float bias = p.bias ? __ldg(p.bias + channel) : 0.0f;
         float* output = p.output + b.split * p.splitStride;
         if (p.outputVectorised) {
             // outPlane and n are multiples of 4: the four pixels are contiguous in one image.
-            const int image = n / outPlane, pixel = n - image * outPlane;
-            *reinterpret_cast<float4*>(output + (image * p.outChannels + channel) * outPlane +
+            const int image = n / p.outPlane, pixel = n - image * p.outPlane;
+            *reinterpret_cast<float4*>(output + (image * p.outChannels + channel) * p.outPlane +
                                        pixel) =
                 float4{values[0] + bias, values[1] + bias, values[2] + bias, values[3] + bias};
         } else {
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 if (n + q >= p.gemmN) break;
-                const int image = (n + q) / outPlane, pixel = (n + q) - image * outPlane;
-                output[(image * p.outChannels + channel) * outPlane + pixel] = values[q] + bias;
+                const int image = (n + q) / p.outPlane, pixel = (n + q) - image * p.outPlane;
+                output[(image * p.outChannels + channel) * p.outPlane + pixel] = values[q] + bias;
             }
         }
     }
@@ -250,7 +284,10 @@ struct FilterGradParams {
     int groups, groupInChannels, groupOutChannels;
     int gemmN, gemmK;  // groupInChannels * kh * kw, batch * outHeight * outWidth
     int kPerSplit;
-    bool outputGradVectorised;  // outHeight * outWidth % 4 == 0 and dy 16-byte aligned
+    int taps, inPlane, outPlane;
+    // k = image * outPlane + pixel, pixel = outRow * outWidth + outColumn; one tile further:
+    // kTileK = tileStepImages * outPlane + tileStepPixels = tileStepRows * outWidth + tileStepColumns
+    int tileStepImages, tileStepPixels, tileStepRows, tileStepColumns;
     bool weightGradVectorised;  // gemmN % 4 == 0 and weightGrad 16-byte aligned
 };
 
@@ -258,112 +295,122 @@ struct FilterGrad {
     using Params = FilterGradParams;
     using Block = GroupSplitBlock;
 
+    // The block's B columns n = (c, r, s), decoded once per block.
+    struct Tables {
+        int offset[kTileN];  // (group's channel c) * inPlane + r * inWidth + s
+        int tap[kTileN];     // packed (r, s); kOutside beyond N
+    };
+
+    __device__ static void fillTables(const Params& p, const Block& b, int thread, int threads,
+                                      Tables& tables) {
+        for (int column = thread; column < kTileN; column += threads) {
+            const int n = b.n0 + column;
+            if (n < p.gemmN) {
+                const int channel = n / p.taps, tap = n - channel * p.taps;
+                const int r = tap / p.kernelWidth, s = tap - r * p.kernelWidth;
+                tables.offset[column] =
+                    (b.group * p.groupInChannels + channel) * p.inPlane + r * p.inWidth + s;
+                tables.tap[column] = packPair(r, s);
+            } else {
+                tables.offset[column] = 0;
+                tables.tap[column] = packPair(kOutside, kOutside);
+            }
+        }
+    }
+
     // A = dy of the group's output channels: row m, k = (image, pixel). Two threads per row,
-    // four consecutive k each.
+    // four consecutive k each, stored transposed.
     template <int TileM, int Threads>
     struct ALoader {
         static_assert(Threads == 2 * TileM, "two threads per tile row");
-        static constexpr int kStaged = 4;
-        int row, kOffset;
+        int row, kOffset, kNext, image, pixel;  // (image, pixel) of kNext
         const float* channelPointer;  // dy plane of image 0 for this row; null beyond M
 
         __device__ ALoader(const Params& p, const Block& b, int thread)
-            : row(thread / 2), kOffset((thread % 2) * 4) {
+            : row(thread / 2), kOffset((thread % 2) * 4), kNext(b.kBegin + kOffset) {
+            image = kNext / p.outPlane;
+            pixel = kNext - image * p.outPlane;
             const int m = b.m0 + row;
             channelPointer = m < p.groupOutChannels
-                                 ? p.outputGrad + (b.group * p.groupOutChannels + m) *
-                                                      (p.outHeight * p.outWidth)
+                                 ? p.outputGrad + (b.group * p.groupOutChannels + m) * p.outPlane
                                  : nullptr;
         }
-        __device__ void load(const Params& p, const Block& b, int k0,
-                             float (&staged)[kStaged]) const {
-            const int k = k0 + kOffset;
-            const int outPlane = p.outHeight * p.outWidth;
-            const int imageStride = p.outChannels * outPlane;
-            if (channelPointer && p.outputGradVectorised && k < b.kEnd) {
-                // outPlane, k and kEnd are multiples of 4: k..k+3 lie in one image.
-                const int image = k / outPlane, pixel = k - image * outPlane;
-                const float4 v = __ldg(
-                    reinterpret_cast<const float4*>(channelPointer + image * imageStride + pixel));
-                staged[0] = v.x, staged[1] = v.y, staged[2] = v.z, staged[3] = v.w;
-            } else {
+        __device__ void issue(const Params& p, const Block& b, const Tables&,
+                              float (*tile)[TileM + kPad]) {
+            const int imageStride = p.outChannels * p.outPlane;
 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    staged[j] = 0.0f;
-                    if (channelPointer && k + j < b.kEnd) {
-                        const int image = (k + j) / outPlane, pixel = (k + j) - image * outPlane;
-                        staged[j] = __ldg(channelPointer + image * imageStride + pixel);
-                    }
+            for (int j = 0; j < 4; ++j) {
+                int elementImage = image, elementPixel = pixel + j;
+                while (elementPixel >= p.outPlane) {
+                    elementPixel -= p.outPlane;
+                    ++elementImage;
                 }
+                const bool valid = channelPointer && kNext + j < b.kEnd;
+                copyAsyncOrZero(&tile[kOffset + j][row],
+                                valid ? channelPointer + elementImage * imageStride + elementPixel
+                                      : p.outputGrad,
+                                valid);
             }
-        }
-        __device__ void store(const float (&staged)[kStaged], float (*tile)[TileM + kPad]) const {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) tile[kOffset + j][row] = staged[j];
+            kNext += kTileK;
+            image += p.tileStepImages;
+            pixel += p.tileStepPixels;
+            if (pixel >= p.outPlane) {
+                pixel -= p.outPlane;
+                ++image;
+            }
         }
     };
 
     // B = im2col(x)^T: B[k = (image, p, q)][n = (c, r, s)]. Eight threads cover the eight k
     // rows of a tile (consecutive output pixels: one 32-byte sector of x per column for stride
-    // 1); each thread keeps groups of four consecutive columns for the whole K loop and stores
-    // each group as one float4.
+    // 1); each thread copies groups of four consecutive columns and steps its row's output
+    // pixel by one tile per copy.
     template <int Threads>
     struct BLoader {
-        static constexpr int kColumnGroups = Threads / kTileK;              // 32 or 16
-        static constexpr int kSets = kTileN / (4 * kColumnGroups);          // 1 or 2
-        static constexpr int kStaged = 4 * kSets;
-        int row, firstColumn;
-        int channelOffset[kStaged];  // plane offset of the column's input channel
-        int tap[kStaged];            // packed (r, s) of the column; kOutside beyond N
+        static constexpr int kColumnGroups = Threads / kTileK;      // 32 or 16
+        static constexpr int kSets = kTileN / (4 * kColumnGroups);  // 1 or 2
+        int row, firstColumn, kNext, image, outRow, outColumn;  // output pixel of kNext
 
         __device__ BLoader(const Params& p, const Block& b, int thread)
-            : row(thread % kTileK), firstColumn((thread / kTileK) * 4) {
-            const int taps = p.kernelHeight * p.kernelWidth;
-#pragma unroll
-            for (int set = 0; set < kSets; ++set)
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const int index = set * 4 + q;
-                    const int n = b.n0 + firstColumn + set * 4 * kColumnGroups + q;
-                    if (n < p.gemmN) {
-                        const int channel = n / taps, r = (n - channel * taps) / p.kernelWidth;
-                        const int s = n - channel * taps - r * p.kernelWidth;
-                        channelOffset[index] = (b.group * p.groupInChannels + channel) *
-                                               (p.inHeight * p.inWidth);
-                        tap[index] = packPair(r, s);
-                    } else {
-                        channelOffset[index] = 0;
-                        tap[index] = packPair(kOutside, kOutside);
-                    }
-                }
+            : row(thread % kTileK), firstColumn((thread / kTileK) * 4), kNext(b.kBegin + row) {
+            image = kNext / p.outPlane;
+            const int pixel = kNext - image * p.outPlane;
+            outRow = pixel / p.outWidth;
+            outColumn = pixel - outRow * p.outWidth;
         }
-        __device__ void load(const Params& p, const Block& b, int k0,
-                             float (&staged)[kStaged]) const {
-            const int k = k0 + row;
-            if (k >= b.kEnd) {
-#pragma unroll
-                for (int i = 0; i < kStaged; ++i) staged[i] = 0.0f;
-                return;
-            }
-            const int outPlane = p.outHeight * p.outWidth;
-            const int image = k / outPlane, pixel = k - image * outPlane;
-            const int outRow = pixel / p.outWidth, outColumn = pixel - outRow * p.outWidth;
+        __device__ void issue(const Params& p, const Block& b, const Tables& tables,
+                              float (*tile)[kTileN + kPad]) {
+            const bool rowInside = kNext < b.kEnd;
             const int originH = outRow * p.strideHeight - p.padHeight;
             const int originW = outColumn * p.strideWidth - p.padWidth;
-            const float* imageBase = p.input + image * p.inChannels * (p.inHeight * p.inWidth);
+            const int base = image * p.inChannels * p.inPlane + originH * p.inWidth + originW;
 #pragma unroll
-            for (int i = 0; i < kStaged; ++i) {
-                const int h = originH + pairHigh(tap[i]), w = originW + pairLow(tap[i]);
-                const bool inside = h >= 0 && h < p.inHeight && w >= 0 && w < p.inWidth;
-                staged[i] = inside ? __ldg(imageBase + channelOffset[i] + h * p.inWidth + w) : 0.0f;
+            for (int set = 0; set < kSets; ++set) {
+                const int first = firstColumn + set * 4 * kColumnGroups;
+                const int4 offsets = *reinterpret_cast<const int4*>(&tables.offset[first]);
+                const int4 taps = *reinterpret_cast<const int4*>(&tables.tap[first]);
+                const int offset[4] = {offsets.x, offsets.y, offsets.z, offsets.w};
+                const int tap[4] = {taps.x, taps.y, taps.z, taps.w};
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const int h = originH + pairHigh(tap[q]), w = originW + pairLow(tap[q]);
+                    const bool valid = rowInside && unsigned(h) < unsigned(p.inHeight) &&
+                                       unsigned(w) < unsigned(p.inWidth);
+                    copyAsyncOrZero(&tile[row][first + q],
+                                    valid ? p.input + (base + offset[q]) : p.input, valid);
+                }
             }
-        }
-        __device__ void store(const float (&staged)[kStaged], float (*tile)[kTileN + kPad]) const {
-#pragma unroll
-            for (int set = 0; set < kSets; ++set)
-                *reinterpret_cast<float4*>(&tile[row][firstColumn + set * 4 * kColumnGroups]) =
-                    float4{staged[set * 4], staged[set * 4 + 1], staged[set * 4 + 2],
-                           staged[set * 4 + 3]};
+            kNext += kTileK;
+            outColumn += p.tileStepColumns;
+            outRow += p.tileStepRows;
+            if (outColumn >= p.outWidth) {
+                outColumn -= p.outWidth;
+                ++outRow;
+            }
+            while (outRow >= p.outHeight) {
+                outRow -= p.outHeight;
+                ++image;
+            }
         }
     };
 
@@ -500,7 +547,12 @@ ImplicitConvPlan planImplicitConv(const ConvGeometry& g, int dilationHeight, int
     p.groupOutChannels = g.outChannels / g.groups;
     p.gemmN = g.batch * g.outHeight * g.outWidth;
     p.gemmK = p.groupInChannels * g.kernelHeight * g.kernelWidth;
-    p.weightsVectorised = p.gemmK % 4 == 0 && isAligned16(w);
+    p.taps = g.kernelHeight * g.kernelWidth;
+    p.inPlane = g.inHeight * g.inWidth;
+    p.outPlane = g.outHeight * g.outWidth;
+    p.tileStepChannels = kTileK / p.taps;
+    p.tileStepTaps = kTileK % p.taps;
+    p.tapMasks = dilationHeight == 1 && dilationWidth == 1 && p.taps <= 32;
     plan.gemmM = p.groupOutChannels;
     plan.outputCount = g.outputCount();
 
@@ -620,30 +672,75 @@ __global__ void depthwiseBackwardDataKernel(DepthwiseParams p, const float* __re
     }
 }
 
-// Differentiates the forward line with respect to w: one block per (k, r, s) sums
-// dy[n][k][p][q] * x[n][k / multiplier][p*sh-ph+r][q*sw-pw+s] over n, p, q.
+// Differentiates the forward line with respect to w:
+//   dw[k][0][r][s] = sum_{n,p,q} dy[n][k][p][q] * x[n][k / multiplier][p*sh-ph+r][q*sw-pw+s]
+// A block takes one filter k, one part of its (n, p, q) positions and up to
+// kDepthwiseTapsPerPass taps: each thread reads a dy value once and accumulates it into every
+// tap in registers; the block then reduces each tap. With several parts, each writes its sums
+// to scratch (partials[part][k][tap]) and sumSplitsKernel adds the parts in order.
 constexpr int kDepthwiseFilterThreads = 256;
+constexpr int kDepthwiseTapsPerPass = 16;
 __global__ void __launch_bounds__(kDepthwiseFilterThreads)
 depthwiseBackwardFilterKernel(DepthwiseParams p, const float* __restrict__ x,
-                              const float* __restrict__ dy, float* __restrict__ dw) {
+                              const float* __restrict__ dy, int parts,
+                              float* __restrict__ filterSums) {
+    __shared__ float warpTotals[kDepthwiseTapsPerPass][kDepthwiseFilterThreads / 32];
     const int taps = p.kernelHeight * p.kernelWidth;
-    const int k = blockIdx.x / taps, tap = blockIdx.x % taps;
-    const int r = tap / p.kernelWidth, s = tap % p.kernelWidth;
+    const int k = blockIdx.x, part = blockIdx.y, firstTap = blockIdx.z * kDepthwiseTapsPerPass;
     const int outPlane = p.outHeight * p.outWidth;
+    const int positions = p.batch * outPlane;
+    const int chunk = (positions + parts - 1) / parts;
+    const int begin = part * chunk, end = min(positions, begin + chunk);
     const float* inputChannel = x + (k / p.multiplier) * (p.inHeight * p.inWidth);
     const int inputImageStride = p.channels * p.inHeight * p.inWidth;
-    float sum = 0.0f;
-    for (int e = threadIdx.x; e < p.batch * outPlane; e += blockDim.x) {
+
+    int tapRow[kDepthwiseTapsPerPass], tapColumn[kDepthwiseTapsPerPass];
+    float sums[kDepthwiseTapsPerPass];
+#pragma unroll
+    for (int t = 0; t < kDepthwiseTapsPerPass; ++t) {
+        const int tap = firstTap + t;
+        // Taps beyond the kernel get a row far outside the image, so they never accumulate.
+        tapRow[t] = tap < taps ? tap / p.kernelWidth : kOutside;
+        tapColumn[t] = tap < taps ? tap % p.kernelWidth : kOutside;
+        sums[t] = 0.0f;
+    }
+    for (int e = begin + int(threadIdx.x); e < end; e += blockDim.x) {
         const int image = e / outPlane, pixel = e - image * outPlane;
         const int outRow = pixel / p.outWidth, outColumn = pixel - outRow * p.outWidth;
-        const int h = outRow * p.strideHeight - p.padHeight + r;
-        const int wIndex = outColumn * p.strideWidth - p.padWidth + s;
-        if (h < 0 || h >= p.inHeight || wIndex < 0 || wIndex >= p.inWidth) continue;
-        sum = fmaf(__ldg(dy + (image * p.outChannels + k) * outPlane + pixel),
-                   __ldg(inputChannel + image * inputImageStride + h * p.inWidth + wIndex), sum);
+        const int originH = outRow * p.strideHeight - p.padHeight;
+        const int originW = outColumn * p.strideWidth - p.padWidth;
+        const float grad = __ldg(dy + (image * p.outChannels + k) * outPlane + pixel);
+        const float* inputImage = inputChannel + image * inputImageStride;
+#pragma unroll
+        for (int t = 0; t < kDepthwiseTapsPerPass; ++t) {
+            const int h = originH + tapRow[t], w = originW + tapColumn[t];
+            if (unsigned(h) < unsigned(p.inHeight) && unsigned(w) < unsigned(p.inWidth))
+                sums[t] = fmaf(grad, __ldg(inputImage + h * p.inWidth + w), sums[t]);
+        }
     }
-    sum = blockSum(sum);
-    if (threadIdx.x == 0) dw[blockIdx.x] = sum;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int t = 0; t < kDepthwiseTapsPerPass; ++t) {
+        const float total = warpSum(sums[t]);
+        if (lane == 0) warpTotals[t][warp] = total;
+    }
+    __syncthreads();
+    const int tap = firstTap + int(threadIdx.x);
+    if (threadIdx.x < kDepthwiseTapsPerPass && tap < taps) {
+        float total = 0.0f;
+        for (int w = 0; w < kDepthwiseFilterThreads / 32; ++w) total += warpTotals[threadIdx.x][w];
+        filterSums[(std::int64_t(part) * p.outChannels + k) * taps + tap] = total;
+    }
+}
+
+// Parts of the (n, p, q) positions per filter for depthwiseBackwardFilterKernel: about four
+// blocks per multiprocessor overall, at least 4096 positions per block.
+int depthwiseFilterParts(const ConvGeometry& g, int multiprocessors) {
+    const std::int64_t positions = std::int64_t(g.batch) * g.outHeight * g.outWidth;
+    const std::int64_t wanted = (4 * std::int64_t(multiprocessors) + g.outChannels - 1) / g.outChannels;
+    const std::int64_t most = positions / 4096;
+    const std::int64_t parts = wanted < most ? wanted : most;
+    return int(parts > 1 ? (parts < 65535 ? parts : 65535) : 1);
 }
 
 bool isDepthwise(const ConvGeometry& g) { return g.groups == g.inChannels && g.groups > 1; }
@@ -719,13 +816,11 @@ void CudaBackend::convBackwardData(const ConvGeometry& g, const float* dy, const
     transposed.groups = g.groups;
 
     const std::size_t weightBytes = alignUp256(std::size_t(g.weightCount()) * sizeof(float));
-    // The plan only needs the weights' alignment, which the scratch buffer guarantees.
     ImplicitConvPlan plan = planImplicitConv(transposed, g.strideHeight, g.strideWidth, dy,
                                              nullptr, nullptr, dx, multiprocessors);
     char* scratch = static_cast<char*>(workspace(weightBytes + implicitConvScratchBytes(plan)));
     float* flippedWeights = reinterpret_cast<float*>(scratch);
     plan.params.weights = flippedWeights;
-    plan.params.weightsVectorised = plan.params.gemmK % 4 == 0;
     launchKernel("conv backward data: transpose weights", transposeFlipWeightsKernel,
                  elementwiseBlocks(g.weightCount(), multiprocessors), 256, stream(), w,
                  g.outChannels, g.inChannels / g.groups, g.outChannels / g.groups,
@@ -746,7 +841,8 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const int outPlane = g.outHeight * g.outWidth;
 
-    // Scratch: [split-K partials of dw][per-channel partial sums of dy for dbias].
+    // Scratch: [partial dw of each K split or depthwise part][per-channel partial sums of dy
+    // for dbias].
     FilterGradParams p{};
     int splits = 1;
     const bool depthwise = isDepthwise(g);
@@ -765,7 +861,13 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
         p.groupOutChannels = g.outChannels / g.groups;
         p.gemmN = p.groupInChannels * g.kernelHeight * g.kernelWidth;
         p.gemmK = g.batch * outPlane;
-        p.outputGradVectorised = outPlane % 4 == 0 && isAligned16(dy);
+        p.taps = g.kernelHeight * g.kernelWidth;
+        p.inPlane = g.inHeight * g.inWidth;
+        p.outPlane = outPlane;
+        p.tileStepImages = kTileK / outPlane;
+        p.tileStepPixels = kTileK % outPlane;
+        p.tileStepRows = kTileK / g.outWidth;
+        p.tileStepColumns = kTileK % g.outWidth;
         p.splitStride = g.weightCount();
         const GemmLaunch shape = gemmShape(p.groupOutChannels);
         const std::int64_t tiles = std::int64_t(g.groups) *
@@ -777,8 +879,14 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
         p.kPerSplit = (kTiles + splits - 1) / splits * kTileK;
         splits = (p.gemmK + p.kPerSplit - 1) / p.kPerSplit;
     }
+    if (depthwise)
+        requireOp(g.kernelHeight * g.kernelWidth <= 65535 * kDepthwiseTapsPerPass, op,
+                  "depthwise kernels of more than a million taps are not supported on the GPU");
+    const int depthwiseParts = depthwise ? depthwiseFilterParts(g, multiprocessors) : 1;
+    const int resultCopies = depthwise ? depthwiseParts : splits;
     const std::size_t partialBytes =
-        splits > 1 ? alignUp256(std::size_t(splits) * g.weightCount() * sizeof(float)) : 0;
+        resultCopies > 1 ? alignUp256(std::size_t(resultCopies) * g.weightCount() * sizeof(float))
+                         : 0;
     const int biasSplits =
         dbias ? channelSumSplits(g.outChannels, std::int64_t(g.batch) * outPlane, multiprocessors)
               : 0;
@@ -788,9 +896,18 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
                         : nullptr;
 
     if (depthwise) {
+        const int taps = g.kernelHeight * g.kernelWidth;
+        float* partials = depthwiseParts > 1 ? reinterpret_cast<float*>(scratch) : dw;
         launchKernel("conv backward filter (depthwise)", depthwiseBackwardFilterKernel,
-                     unsigned(g.outChannels * g.kernelHeight * g.kernelWidth),
-                     kDepthwiseFilterThreads, stream(), depthwiseParams(g), x, dy, dw);
+                     dim3(unsigned(g.outChannels), unsigned(depthwiseParts),
+                          unsigned((taps + kDepthwiseTapsPerPass - 1) / kDepthwiseTapsPerPass)),
+                     kDepthwiseFilterThreads, stream(), depthwiseParams(g), x, dy, depthwiseParts,
+                     partials);
+        if (depthwiseParts > 1)
+            launchKernel("conv backward filter (depthwise): sum of parts", sumSplitsKernel,
+                         elementwiseBlocks(g.weightCount(), multiprocessors), 256, stream(),
+                         static_cast<const float*>(partials), depthwiseParts, int(g.weightCount()),
+                         static_cast<const float*>(nullptr), 1, 1, dw);
     } else {
         float* partials = splits > 1 ? reinterpret_cast<float*>(scratch) : nullptr;
         p.weightGrad = splits > 1 ? partials : dw;

@@ -113,7 +113,13 @@ std::string CudaBackend::description() const {
            "), own CUDA kernels, " + toString(precision_);
 }
 
-void CudaBackend::activateDevice() const { CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_)); }
+void CudaBackend::activateDevice() const {
+    // Reading the current device is a thread-local lookup; switching only when it differs
+    // keeps the common single-GPU path free of driver calls, inside step capture too.
+    int current = -1;
+    CNNSTUDIO_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device_) CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_));
+}
 
 // ---- memory ---------------------------------------------------------------------------------
 
@@ -129,18 +135,27 @@ void* CudaBackend::allocateBytes(std::size_t bytes) {
     cudaError_t status =
         cudaMallocFromPoolAsync(&pointer, bytes > 0 ? bytes : 1, pool_, stream_);
     if (status == cudaErrorMemoryAllocation) {
-        cudaGetLastError();  // clear the error so the next call does not see it
-        std::size_t freeBytes = 0, totalBytes = 0;
-        cudaMemGetInfo(&freeBytes, &totalBytes);
+        // The pool keeps freed blocks for reuse, possibly in pieces too small for this
+        // request: give them back to the driver (once the frees have run) and try again.
+        cudaGetLastError();
+        CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        CNNSTUDIO_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
+        status = cudaMallocFromPoolAsync(&pointer, bytes > 0 ? bytes : 1, pool_, stream_);
+    }
+    if (status == cudaSuccess) return pointer;
+    cudaGetLastError();  // clear the error so the next call does not see it
+    std::size_t freeBytes = 0, totalBytes = 0;
+    cudaMemGetInfo(&freeBytes, &totalBytes);
+    // A request beyond what the device has may be refused as an invalid size rather than as
+    // out of memory; to the user both mean the same.
+    if (status == cudaErrorMemoryAllocation || bytes > freeBytes)
         throw Error("out of GPU memory allocating " + mebibytes(bytes) + " MiB on device " +
                         std::to_string(device_) + " (free " + mebibytes(freeBytes) + " MiB of " +
                         mebibytes(totalBytes) + " MiB)",
                     backendWhere(device_),
                     "lower the batch size, use a smaller network, or close other programs on "
                     "this GPU");
-    }
-    CNNSTUDIO_CUDA_CHECK(status);
-    return pointer;
+    throwCudaError(status, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
 }
 
 void CudaBackend::freeBytes(void* pointer) noexcept {
@@ -209,6 +224,13 @@ void* CudaBackend::workspace(std::size_t bytes) {
     CNNSTUDIO_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     cudaError_t status = cudaMalloc(&pointer, newBytes);
     CNNSTUDIO_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    if (status == cudaErrorMemoryAllocation && !capturing_) {
+        // Memory the pool keeps for reuse is not free to cudaMalloc: release it and retry.
+        cudaGetLastError();
+        CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        CNNSTUDIO_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
+        status = cudaMalloc(&pointer, newBytes);
+    }
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         std::size_t freeBytes = 0, totalBytes = 0;

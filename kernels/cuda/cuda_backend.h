@@ -122,8 +122,10 @@ public:
     // graph; replay() launches it on stream(). The graph must not outlive the backend.
     std::unique_ptr<StepGraph> captureStep(const std::function<void()>& recordStep) override;
 
-    // The stream every op is enqueued on, for libraries that join its work (NCCL).
+    // ---- for code that enqueues its own work in order with the ops (NCCL collectives) ------
+    // The stream every op is enqueued on, and this backend's device index.
     cudaStream_t stream() const { return stream_; }
+    int device() const { return device_; }
     // Makes this backend's device current on the calling thread. Every entry point calls it
     // first, so several backends on several devices can share one thread.
     void activateDevice() const;
@@ -133,7 +135,6 @@ protected:
     struct AnyPrecision {};
     CudaBackend(const BackendOptions& options, AnyPrecision);
 
-    int device() const { return device_; }
     const cudaDeviceProp& deviceProperties() const { return properties_; }
 
     // True while captureStep is recording on this backend's stream.

@@ -1,8 +1,8 @@
-// cuDNN activations, elementwise over `count` floats: relu and elu (alpha (exp(x) - 1) below
-// zero) forward, and backward from x, y and dy. cuDNN has no leaky relu, so that one stays ours,
-// as do counts beyond a cuDNN tensor dimension (2^31 - 1).
+// cuDNN relu, elementwise over `count` floats, forward and backward. Leaky relu (cuDNN has none)
+// and ELU stay ours: cuDNN 9.14's ELU backward ignores alpha below zero (it gave dy (y + 1) for
+// dy (y + alpha), found by the conformance suite on an H200, 2026-11-30). Counts beyond a cuDNN
+// tensor dimension (2^31 - 1) stay ours too.
 
-#include <bit>
 #include <climits>
 
 #include "cudnn/cudnn_backend.h"
@@ -11,23 +11,14 @@ namespace cnnstudio::kernels {
 namespace {
 
 bool cudnnRuns(Activation kind, std::size_t count) {
-    return kind != Activation::LeakyRelu && count > 0 && count <= std::size_t(INT_MAX);
+    return kind == Activation::Relu && count > 0 && count <= std::size_t(INT_MAX);
 }
 
 }  // namespace
 
-cudnnActivationDescriptor_t CudnnBackend::activationDescriptor(Activation kind, float alpha) {
-    // relu ignores alpha, so all relus share one descriptor.
-    const float coefficient = kind == Activation::Elu ? alpha : 0.0f;
-    const std::uint64_t key =
-        (std::uint64_t(kind) << 32) | std::bit_cast<std::uint32_t>(coefficient);
-    auto found = activationDescriptors_.find(key);
-    if (found == activationDescriptors_.end()) {
-        const cudnnActivationMode_t mode =
-            kind == Activation::Elu ? CUDNN_ACTIVATION_ELU : CUDNN_ACTIVATION_RELU;
-        found = activationDescriptors_.emplace(key, makeActivationDescriptor(mode, coefficient)).first;
-    }
-    return found->second.get();
+cudnnActivationDescriptor_t CudnnBackend::reluDescriptor() {
+    if (!reluDescriptor_) reluDescriptor_ = makeActivationDescriptor(CUDNN_ACTIVATION_RELU, 0.0);
+    return reluDescriptor_.get();
 }
 
 cudnnTensorDescriptor_t CudnnBackend::flatDescriptor(std::size_t count) {
@@ -48,7 +39,7 @@ void CudnnBackend::activationForward(Activation kind, float alpha, const float* 
     activateDevice();
     cudnnTensorDescriptor_t data = flatDescriptor(count);
     const float one = 1.0f, zero = 0.0f;
-    CNNSTUDIO_CUDNN_CHECK(cudnnActivationForward(cudnn_, activationDescriptor(kind, alpha), &one,
+    CNNSTUDIO_CUDNN_CHECK(cudnnActivationForward(cudnn_, reluDescriptor(), &one,
                                                  data, x, &zero, data, y));
 }
 
@@ -62,7 +53,7 @@ void CudnnBackend::activationBackward(Activation kind, float alpha, const float*
     activateDevice();
     cudnnTensorDescriptor_t data = flatDescriptor(count);
     const float one = 1.0f, zero = 0.0f;
-    CNNSTUDIO_CUDNN_CHECK(cudnnActivationBackward(cudnn_, activationDescriptor(kind, alpha), &one,
+    CNNSTUDIO_CUDNN_CHECK(cudnnActivationBackward(cudnn_, reluDescriptor(), &one,
                                                   data, y, data, dy, data, x, &zero, data, dx));
 }
 

@@ -2,8 +2,8 @@
 // backward passes (dx from dy and w; dw and dbias from x and dy). NCHW throughout.
 //
 // Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
-// cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs): the fastest
-// deterministic one, else the fastest. In bf16 precision the operands are converted to bf16 in
+// cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs): the fastest, or with
+// BackendOptions::deterministic the fastest deterministic one. In bf16 precision the operands are converted to bf16 in
 // the backend's workspace before each call and the result converted back to fp32; the bias is
 // always added and reduced in fp32.
 
@@ -59,14 +59,14 @@ std::string describe(const ConvGeometry& g) {
 }
 
 // The fastest usable result of a benchmark or heuristic query (both come sorted best first).
-// Deterministic algorithms come first: with them a run, and a resumed run, reproduce the same
-// weights bit for bit; a nondeterministic one (atomics across tiles) is taken only when no
-// deterministic one can run.
+// With `preferDeterministic`, deterministic algorithms come first: with them a run, and a resumed
+// run, reproduce the same weights bit for bit; a nondeterministic one (atomics across tiles) is
+// then taken only when no deterministic one can run.
 template <typename Perf>
 ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned,
                                   std::size_t workspaceLimit, Precision precision,
-                                  bool benchmarked) {
-    for (bool deterministicOnly : {true, false}) {
+                                  bool benchmarked, bool preferDeterministic) {
+    for (bool deterministicOnly : {preferDeterministic, false}) {
         for (int i = 0; i < returned; ++i) {
             const Perf& result = results[std::size_t(i)];
             if (result.status != CUDNN_STATUS_SUCCESS || result.memory > workspaceLimit) continue;
@@ -183,7 +183,8 @@ void CudnnBackend::chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan,
         CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
             cudnn_, plan.input.get(), plan.filter.get(), plan.convolution.get(), plan.output.get(),
             requested, &returned, results.data()));
-        plan.forward = pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false);
+        plan.forward =
+            pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
         AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
                                w, g.weightCount(), g.outputCount(), searchWorkspaceLimit());
@@ -191,7 +192,8 @@ void CudnnBackend::chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan,
             cudnn_, plan.input.get(), search.first(), plan.filter.get(), search.second(),
             plan.convolution.get(), plan.output.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
-        plan.forward = pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true);
+        plan.forward =
+            pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true, deterministic_);
     }
     recordChoice(g, "forward", plan.forward);
 }
@@ -208,7 +210,7 @@ void CudnnBackend::chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& 
             cudnn_, plan.filter.get(), plan.output.get(), plan.convolution.get(), plan.input.get(),
             requested, &returned, results.data()));
         plan.backwardData =
-            pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false);
+            pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
         AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, dy,
                                g.outputCount(), w, g.weightCount(), g.inputCount(),
@@ -218,7 +220,7 @@ void CudnnBackend::chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& 
             plan.convolution.get(), plan.input.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.backwardData =
-            pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true);
+            pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true, deterministic_);
     }
     recordChoice(g, "backward-data", plan.backwardData);
 }
@@ -235,7 +237,7 @@ void CudnnBackend::chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan
             cudnn_, plan.input.get(), plan.output.get(), plan.convolution.get(), plan.filter.get(),
             requested, &returned, results.data()));
         plan.backwardFilter =
-            pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false);
+            pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
         AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
                                dy, g.outputCount(), g.weightCount(), searchWorkspaceLimit());
@@ -244,7 +246,7 @@ void CudnnBackend::chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan
             plan.convolution.get(), plan.filter.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.backwardFilter =
-            pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true);
+            pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true, deterministic_);
     }
     recordChoice(g, "backward-filter", plan.backwardFilter);
 }

@@ -64,7 +64,7 @@ std::size_t DenseGeometryHash::operator()(const DenseGeometry& g) const noexcept
 }
 
 CudnnBackend::CudnnBackend(const BackendOptions& options)
-    : CudaBackend(options, AnyPrecision{}) {
+    : CudaBackend(options, AnyPrecision{}), deterministic_(options.deterministic) {
     activateDevice();
     // The destructor does not run when a constructor throws, so the handles made so far are
     // released here before the error goes on.
@@ -96,7 +96,7 @@ CudnnBackend::~CudnnBackend() {
     poolPlans_.clear();
     batchNormPlans_.clear();
     densePlans_.clear();
-    activationDescriptors_.clear();
+    reluDescriptor_.reset();
     flatDescriptors_.clear();
     cublasDestroy(cublas_);
     freeBytes(cublasWorkspace_);

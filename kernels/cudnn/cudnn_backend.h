@@ -164,13 +164,14 @@ private:
     // ---- pooling, batch norm, activation ----------------------------------------------------
     PoolPlan& poolPlan(const PoolGeometry& g, const char* op);  // validate on first use
     BatchNormPlan& batchNormPlan(const BatchNormGeometry& g, const char* op);
-    cudnnActivationDescriptor_t activationDescriptor(Activation kind, float alpha);
+    cudnnActivationDescriptor_t reluDescriptor();
     cudnnTensorDescriptor_t flatDescriptor(std::size_t count);
 
     // ---- dense (dense.cpp) -----------------------------------------------------------------
     DensePlan& densePlan(const DenseGeometry& g, const char* op);  // validates on first use
     cublasComputeType_t gemmComputeType() const;
 
+    bool deterministic_ = false;  // BackendOptions::deterministic
     cudnnHandle_t cudnn_ = nullptr;
     cublasHandle_t cublas_ = nullptr;
     void* cublasWorkspace_ = nullptr;
@@ -178,7 +179,7 @@ private:
     std::unordered_map<ConvKey, ConvPlan, ConvKeyHash> convPlans_;
     std::unordered_map<PoolGeometry, PoolPlan, PoolGeometryHash> poolPlans_;
     std::unordered_map<BatchNormGeometry, BatchNormPlan, BatchNormGeometryHash> batchNormPlans_;
-    std::unordered_map<std::uint64_t, ActivationDescriptor> activationDescriptors_;
+    ActivationDescriptor reluDescriptor_;
     std::unordered_map<std::size_t, TensorDescriptor> flatDescriptors_;
     std::unordered_map<DenseGeometry, DensePlan, DenseGeometryHash> densePlans_;
 

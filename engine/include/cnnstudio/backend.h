@@ -128,6 +128,9 @@ struct BackendOptions {
     int threads = 0;  // CPU backends: 0 = every core
     Precision precision = Precision::Fp32;
     int device = 0;   // GPU backends: CUDA device index
+    // GPU backends: only deterministic algorithms, so that a run and its resumption give the
+    // same weights bit for bit; otherwise the fastest (as PyTorch without cudnn.deterministic).
+    bool deterministic = false;
 };
 
 class Backend {

@@ -1,0 +1,255 @@
+// cnnstudio-train: the headless worker. Trains a network on a data set into a run folder
+// (events, checkpoints, final model), resumes a stopped run, evaluates a model and predicts
+// image classes. The GUI runs it as a child process and reads its events.
+//
+// Exit codes: 0 done (also after a graceful stop), 1 an error (message on stderr, a `failed`
+// event in the run folder), 2 bad usage. SIGINT/SIGTERM stop gracefully after the current step
+// with the latest checkpoint written; a second one ends the process at once.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/datasets/augmentation.h"
+#include "cnnstudio/datasets/dataset_spec.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/spec.h"
+#include "train/model_commands.h"
+#include "train/training_run.h"
+
+namespace {
+
+using namespace cnnstudio;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+// Set by the signal handler; the trainer checks it before every step.
+std::atomic<bool> stopRequested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
+
+extern "C" void requestStop(int) { stopRequested.store(true); }
+
+void installStopHandlers() {
+    struct sigaction action {};
+    action.sa_handler = requestStop;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;  // a second signal takes the default action: end now
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+// Everything the training options hold before they become a RunConfig.
+struct TrainingOptions {
+    std::string preset, specFile, dataset = "fashion-mnist", backend = "cpu", precision = "fp32";
+    int epochs = 10, batch = 64, warmupEpochs = 0, earlyStop = 0, logEvery = 50, threads = 0;
+    std::string optimizer = "adam", schedule = "constant", augment = "none", classWeights = "none";
+    float learningRate = 0.001f, momentum = 0.9f, weightDecay = 0.0f, labelSmoothing = 0.0f;
+    std::string runDir, resume, events;
+    std::uint64_t seed = 42;
+    std::size_t limit = 0;
+    bool skipBad = false, summary = false;
+};
+
+// The options that make a run what it is: a resumed run takes them from its config.json.
+const char* const kFixedOnResume[] = {"--preset", "--spec", "--dataset", "--backend", "--precision",
+                                      "--batch", "--optimizer", "--lr", "--momentum", "--weight-decay",
+                                      "--schedule", "--warmup-epochs", "--augment", "--label-smoothing",
+                                      "--class-weights", "--early-stop", "--run-dir", "--seed", "--limit",
+                                      "--skip-bad", "--summary"};
+
+void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
+    auto* preset = app.add_option("--preset", o.preset, "a built-in network")->check(CLI::IsMember(presetNames()));
+    auto* spec = app.add_option("--spec", o.specFile, "a network spec JSON file")->check(CLI::ExistingFile);
+    preset->excludes(spec);
+    app.add_option("--dataset", o.dataset, "fashion-mnist | fer2013:PATH | idx:DIR | folder:DIR")
+        ->capture_default_str();
+    app.add_option("--backend", o.backend, "where to train")
+        ->check(CLI::IsMember(knownBackends()))->capture_default_str();
+    app.add_option("--precision", o.precision, "fp32 | tf32 | bf16 (GPU backends)")
+        ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))->capture_default_str();
+    app.add_option("--epochs", o.epochs, "passes over the training data")
+        ->check(CLI::Range(1, 100000))->capture_default_str();
+    app.add_option("--batch", o.batch, "images per step")->check(CLI::Range(1, 65536))->capture_default_str();
+    app.add_option("--optimizer", o.optimizer, "sgd | adam | adamw")
+        ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
+    app.add_option("--lr", o.learningRate, "learning rate")
+        ->check(CLI::Range(1e-12f, 100.0f))->capture_default_str();
+    app.add_option("--momentum", o.momentum, "SGD momentum in [0, 1)")
+        ->check(CLI::Range(0.0f, 0.9999f))->capture_default_str();
+    app.add_option("--weight-decay", o.weightDecay, "L2 (sgd, adam) or decoupled (adamw) weight decay")
+        ->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
+    app.add_option("--schedule", o.schedule, "constant | step | cosine | plateau")
+        ->check(CLI::IsMember({"constant", "step", "cosine", "plateau"}))->capture_default_str();
+    app.add_option("--warmup-epochs", o.warmupEpochs, "linear warm-up from lr/100")
+        ->check(CLI::Range(0, 1000))->capture_default_str();
+    app.add_option("--augment", o.augment, "none | default | a list such as crop=4,flip,rotate=10")
+        ->capture_default_str();
+    app.add_option("--label-smoothing", o.labelSmoothing, "in [0, 1)")
+        ->check(CLI::Range(0.0f, 0.999f))->capture_default_str();
+    app.add_option("--class-weights", o.classWeights, "balanced | none")
+        ->check(CLI::IsMember({"balanced", "none"}))->capture_default_str();
+    app.add_option("--early-stop", o.earlyStop, "stop after this many epochs without a better validation accuracy (0: off)")
+        ->check(CLI::Range(0, 100000))->capture_default_str();
+    app.add_option("--run-dir", o.runDir, "the run folder (default runs/<network>-<time>)");
+    app.add_option("--resume", o.resume, "continue the run in this folder where it stopped")
+        ->check(CLI::ExistingDirectory);
+    app.add_option("--events", o.events, "also write the events to - (standard output) or a file");
+    app.add_option("--log-every", o.logEvery, "a step event every N steps")
+        ->check(CLI::Range(1, 1000000))->capture_default_str();
+    app.add_option("--threads", o.threads, "CPU threads (0: every core)")
+        ->check(CLI::Range(0, 4096))->capture_default_str();
+    app.add_option("--seed", o.seed, "parameter init, data order, dropout and augmentation")->capture_default_str();
+    app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")->capture_default_str();
+    app.add_flag("--skip-bad", o.skipBad, "skip malformed rows and unreadable images, counting them");
+    app.add_flag("--summary", o.summary, "print the per-layer table of the network and exit");
+    // Distributed training (--gpus N, --nodes M --hostfile F, --dry-run) is started from here by
+    // train/launcher.h, which runs this program under mpirun; the options come with that work.
+}
+
+// Checks what CLI11 cannot and builds the command; throws Error for bad usage.
+app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o) {
+    app::TrainCommand command;
+    command.events = o.events;
+    if (!o.resume.empty()) {
+        for (const char* name : kFixedOnResume)
+            if (app.count(name) > 0)
+                throw Error(std::string(name) + " cannot be changed when resuming", "--resume",
+                            "the run's config.json fixes it; only --epochs, --log-every, --threads and "
+                            "--events may be given");
+        command.resume = o.resume;
+        if (app.count("--epochs")) command.epochs = o.epochs;
+        if (app.count("--log-every")) command.logEvery = o.logEvery;
+        if (app.count("--threads")) command.threads = o.threads;
+        return command;
+    }
+    if (o.preset.empty() && o.specFile.empty())
+        throw Error("no network given", "options", "choose one with --preset NAME or --spec FILE");
+
+    app::RunConfig& config = command.config;
+    config.spec = o.preset.empty() ? "file:" + std::filesystem::absolute(o.specFile).string() : "preset:" + o.preset;
+    datasets::parseDatasetSpec(o.dataset);  // throws listing the accepted forms
+    config.dataset = o.dataset;
+    config.backend = o.backend;
+    config.precision = o.precision;
+    config.threads = o.threads;
+    config.batch = o.batch;
+    config.augment = datasets::toString(datasets::parseAugmentation(o.augment));
+    config.classWeights = o.classWeights;
+    config.limit = o.limit;
+    config.skipBad = o.skipBad;
+
+    TrainerConfig& trainer = config.trainer;
+    trainer.epochs = o.epochs;
+    trainer.seed = o.seed;
+    trainer.logEvery = o.logEvery;
+    trainer.earlyStopPatience = o.earlyStop;
+    trainer.optimizer.kind = o.optimizer;
+    trainer.optimizer.learningRate = o.learningRate;
+    trainer.optimizer.momentum = o.momentum;  // read by sgd only
+    trainer.optimizer.weightDecay = o.weightDecay;
+    trainer.schedule.kind = o.schedule;
+    trainer.schedule.warmupEpochs = o.warmupEpochs;
+    trainer.loss.labelSmoothing = o.labelSmoothing;
+    trainer.validate();
+    command.runDir = o.runDir;
+    return command;
+}
+
+void printError(const std::exception& error) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "cnnstudio-train: error: %s\n", error.what());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"cnnstudio-train: train, resume, evaluate and use CNN Studio networks without the GUI"};
+    app.require_subcommand(0, 1);
+    TrainingOptions training;
+    addTrainingOptions(app, training);
+
+    app::EvaluateCommand evaluateCommand;
+    CLI::App* evaluate = app.add_subcommand("evaluate", "accuracy, per-class table and confusion matrix of a model");
+    evaluate->add_option("target", evaluateCommand.target, "RUN_DIR or MODEL_DIR")->required()->check(CLI::ExistingDirectory);
+    std::string evaluateDataset;
+    evaluate->add_option("--dataset", evaluateDataset, "default: the data set the model was trained on");
+    evaluate->add_option("--split", evaluateCommand.split, "test | validation | train")
+        ->check(CLI::IsMember({"test", "validation", "train"}))->capture_default_str();
+    evaluate->add_option("--backend", evaluateCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
+    evaluate->add_option("--batch", evaluateCommand.batch)->check(CLI::Range(1, 65536))->capture_default_str();
+    evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
+    evaluate->add_flag("--skip-bad", evaluateCommand.skipBad, "skip malformed rows and unreadable images");
+
+#ifdef CNNSTUDIO_HAVE_OPENCV
+    app::PredictCommand predictCommand;
+    CLI::App* predict = app.add_subcommand("predict", "the most likely classes of image files");
+    predict->add_option("target", predictCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
+    predict->add_option("images", predictCommand.images, "image files")->required()->check(CLI::ExistingFile);
+    predict->add_option("--backend", predictCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
+    predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
+    predict->add_option("--top", predictCommand.top, "classes shown per image")->check(CLI::Range(1, 1000))->capture_default_str();
+#endif
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        const int code = app.exit(error);  // prints help or the message
+        return code == 0 ? 0 : kExitUsage;
+    }
+
+    try {
+        if (*evaluate) {
+            if (!evaluateDataset.empty()) {
+                datasets::parseDatasetSpec(evaluateDataset);
+                evaluateCommand.dataset = evaluateDataset;
+            }
+            app::runEvaluate(evaluateCommand, stdout);
+            return 0;
+        }
+#ifdef CNNSTUDIO_HAVE_OPENCV
+        if (*predict) {
+            app::runPredict(predictCommand, stdout);
+            return 0;
+        }
+#endif
+        if (training.summary) {
+            if (training.preset.empty() && training.specFile.empty())
+                throw Error("no network given", "--summary", "choose one with --preset NAME or --spec FILE");
+            const std::string source = training.preset.empty()
+                                           ? "file:" + training.specFile
+                                           : "preset:" + training.preset;
+            const std::optional<std::string> dataset =
+                app.count("--dataset") ? std::optional<std::string>(training.dataset) : std::nullopt;
+            return app::printSummary(source, dataset, stdout) ? 0 : kExitError;
+        }
+    } catch (const Error& error) {
+        printError(error);
+        return kExitError;
+    } catch (const std::exception& error) {
+        printError(error);
+        return kExitError;
+    }
+
+    app::TrainCommand command;
+    try {
+        command = trainCommandFrom(app, training);
+    } catch (const Error& error) {
+        printError(error);
+        std::fprintf(stderr, "Run with --help for more information.\n");
+        return kExitUsage;
+    }
+    installStopHandlers();
+    try {
+        app::runTraining(command, stopRequested);
+    } catch (const std::exception& error) {
+        printError(error);
+        return kExitError;
+    }
+    return 0;
+}

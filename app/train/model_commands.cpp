@@ -1,0 +1,89 @@
+#include "train/model_commands.h"
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/checkpoint.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/network.h"
+#include "cnnstudio/run_folder.h"
+#include "cnnstudio/trainer.h"
+#include "train/loader_batch_source.h"
+#include "train/run_config.h"
+#include "train/training_run.h"
+
+namespace cnnstudio::app {
+
+LocatedModel locateModel(const std::filesystem::path& target) {
+    LocatedModel located;
+    if (std::filesystem::exists(target / "model.json")) {
+        located.folder = target;
+    } else if (std::filesystem::exists(target / "config.json")) {
+        const RunFolder run = RunFolder::open(target);
+        located.folder = run.modelFolder();
+        if (!std::filesystem::exists(located.folder / "model.json"))
+            throw Error("the run has no final model yet", target.string(),
+                        "a stopped run gets one when it finishes: continue it with --resume");
+    } else {
+        throw Error("neither a model folder (model.json) nor a run folder (config.json)", target.string(),
+                    "pass RUN_DIR or RUN_DIR/model of a finished run");
+    }
+    located.model = readModelFolder(located.folder);
+    const nlohmann::json& trainedOn = located.model.info.trainedOn;
+    located.dataset = trainedOn.value("dataset", "");
+    located.seed = trainedOn.value("seed", std::uint64_t(0));
+    return located;
+}
+
+std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backend, int batch) {
+    auto network = std::make_unique<Network>(located.model.spec, backend, batch, 0);
+    loadNetworkTensors(*network, located.model.weights, located.folder / "model.safetensors");
+    if (int(located.model.info.classNames.size()) != network->classes())
+        throw Error(std::to_string(located.model.info.classNames.size()) + " class names for " +
+                    std::to_string(network->classes()) + " outputs", (located.folder / "model.json").string(),
+                    "the model folder is damaged");
+    return network;
+}
+
+namespace {
+
+std::unique_ptr<Backend> makeBackend(const std::string& name, int threads) {
+    BackendOptions options;
+    options.threads = threads;
+    return createBackend(name, options);
+}
+
+}  // namespace
+
+void runEvaluate(const EvaluateCommand& command, std::FILE* out) {
+    const LocatedModel located = locateModel(command.target);
+    const std::string dataset = command.dataset.value_or(located.dataset);
+    if (dataset.empty())
+        throw Error("the model does not say which data set it was trained on", located.folder.string(),
+                    "name one with --dataset");
+    const datasets::DatasetSplits splits =
+        loadDataFor(dataset, located.model.spec, 0, command.skipBad, located.seed, out);
+    const datasets::Dataset& split = command.split == "train"        ? splits.train
+                                     : command.split == "validation" ? splits.validation
+                                                                     : splits.test;
+    if (split.empty())
+        throw Error("the " + command.split + " split of the data set is empty", dataset,
+                    "evaluate another split with --split");
+    const SpecAdaptation fit = adaptSpecToDataset(located.model.spec, split.channels, split.height, split.width,
+                                                  int(splits.classNames.size()));
+    if (!fit.changes.empty())
+        throw Error("the data set does not fit the model (" + fit.changes.front() + ")", dataset,
+                    "evaluate on data like the model's training data");
+    if (splits.classNames != located.model.info.classNames)
+        std::fprintf(out, "note: the data set's class names differ from the model's; the model's are shown\n");
+
+    std::unique_ptr<Backend> backend = makeBackend(command.backend, command.threads);
+    std::unique_ptr<Network> network = buildModel(located, *backend, command.batch);
+    LoaderBatchSource source(split, evaluationLoaderOptions(command.batch, toDatasetNormalization(
+                                                                               located.model.info.normalization,
+                                                                               split.channels)));
+    const EvaluationResult result = evaluate(*network, source);
+    std::fprintf(out, "accuracy %.2f%% on %lld %s images (loss %.4f)\n\n", 100.0 * result.accuracy(),
+                 static_cast<long long>(result.confusion.total()), command.split.c_str(), result.loss);
+    std::fputs(result.confusion.formatTable(located.model.info.classNames).c_str(), out);
+}
+
+}  // namespace cnnstudio::app

@@ -1,0 +1,55 @@
+// The sub-commands that use a trained model: `evaluate` (accuracy, per-class table and confusion
+// matrix on a data set split) and `predict` (top classes of image files).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/checkpoint.h"
+#include "cnnstudio/network.h"
+
+namespace cnnstudio::app {
+
+// A model found from a path, and what the run that made it says about its data.
+struct LocatedModel {
+    ModelFolder model;
+    std::filesystem::path folder;
+    std::string dataset;     // the data set it was trained on, when known
+    std::uint64_t seed = 0;  // picks the same validation hold-out as training did
+};
+
+// `target` is a model folder or a run folder holding model/; Error says which it is not.
+LocatedModel locateModel(const std::filesystem::path& target);
+// The model's network at `batch`, with its trained weights.
+std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backend, int batch);
+
+struct EvaluateCommand {
+    std::filesystem::path target;        // a model folder, or a run folder holding model/
+    std::optional<std::string> dataset;  // default: the data set the model was trained on
+    std::string split = "test";          // "test" | "validation" | "train"
+    std::string backend = "cpu";
+    int batch = 256;
+    int threads = 0;
+    bool skipBad = false;
+};
+
+struct PredictCommand {
+    std::filesystem::path target;  // a model folder, or a run folder holding model/
+    std::vector<std::string> images;
+    std::string backend = "cpu";
+    int threads = 0;
+    int top = 3;
+};
+
+// Both throw Error naming the model folder, data set or image at fault. runPredict decodes
+// images with OpenCV and exists in builds with it (CNNSTUDIO_HAVE_OPENCV) only.
+void runEvaluate(const EvaluateCommand& command, std::FILE* out);
+void runPredict(const PredictCommand& command, std::FILE* out);
+
+}  // namespace cnnstudio::app

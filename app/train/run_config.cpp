@@ -1,0 +1,51 @@
+#include "train/run_config.h"
+
+#include "cnnstudio/error.h"
+
+namespace cnnstudio::app {
+
+nlohmann::json RunConfig::toJson() const {
+    return {{"format", "cnnstudio-run-config"},
+            {"version", 1},
+            {"spec", spec},
+            {"dataset", dataset},
+            {"backend", backend},
+            {"precision", precision},
+            {"threads", threads},
+            {"batch", batch},
+            {"augment", augment},
+            {"class_weights_mode", classWeights},
+            {"limit", limit},
+            {"skip_bad", skipBad},
+            {"normalization", {{"mean", normalization.mean}, {"stddev", normalization.stddev}}},
+            {"trainer", trainer.toJson()}};
+}
+
+RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& source) {
+    if (!json.is_object() || json.value("format", "") != "cnnstudio-run-config" || json.value("version", 0) != 1)
+        throw Error("not a version 1 CNN Studio run configuration", source,
+                    "resume a run folder written by cnnstudio-train");
+    RunConfig config;
+    try {
+        config.spec = json.at("spec").get<std::string>();
+        config.dataset = json.at("dataset").get<std::string>();
+        config.backend = json.at("backend").get<std::string>();
+        config.precision = json.at("precision").get<std::string>();
+        config.threads = json.at("threads").get<int>();
+        config.batch = json.at("batch").get<int>();
+        config.augment = json.at("augment").get<std::string>();
+        config.classWeights = json.at("class_weights_mode").get<std::string>();
+        config.limit = json.at("limit").get<std::size_t>();
+        config.skipBad = json.at("skip_bad").get<bool>();
+        config.normalization.mean = json.at("normalization").at("mean").get<std::vector<float>>();
+        config.normalization.stddev = json.at("normalization").at("stddev").get<std::vector<float>>();
+    } catch (const nlohmann::json::exception& error) {
+        throw Error(std::string("the configuration is incomplete: ") + error.what(), source,
+                    "the run folder is damaged; start a new run");
+    }
+    if (!json.contains("trainer")) throw Error("the configuration has no trainer settings", source);
+    config.trainer = TrainerConfig::fromJson(json.at("trainer"));
+    return config;
+}
+
+}  // namespace cnnstudio::app

@@ -1,0 +1,35 @@
+// The fully resolved configuration of a training run: everything needed to start it again or
+// continue it, written to RUN_DIR/config.json and sent in the `run_started` event.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cnnstudio/checkpoint.h"
+#include "cnnstudio/trainer.h"
+
+namespace cnnstudio::app {
+
+struct RunConfig {
+    std::string spec;                     // "preset:NAME" or "file:PATH" (absolute)
+    std::string dataset = "fashion-mnist";  // a datasets spec string
+    std::string backend = "cpu";
+    std::string precision = "fp32";
+    int threads = 0;                      // 0: every core
+    int batch = 64;
+    std::string augment = "none";         // datasets::parseAugmentation text
+    std::string classWeights = "none";    // "none" | "balanced" (the weights are in trainer.loss)
+    std::size_t limit = 0;                // first N training images; 0: all
+    bool skipBad = false;
+    InputNormalization normalization;     // measured on the training split
+    TrainerConfig trainer;
+
+    nlohmann::json toJson() const;
+    // Throws Error naming `source` (config.json) for a missing or mistyped field.
+    static RunConfig fromJson(const nlohmann::json& json, const std::string& source);
+};
+
+}  // namespace cnnstudio::app

@@ -1,0 +1,221 @@
+#include "train/training_run.h"
+
+#include <ctime>
+#include <iostream>
+#include <memory>
+
+#include <unistd.h>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/datasets/augmentation.h"
+#include "cnnstudio/datasets/dataset_spec.h"
+#include "cnnstudio/datasets/normalization.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/events.h"
+#include "cnnstudio/network.h"
+#include "cnnstudio/run_folder.h"
+#include "cnnstudio/trainer.h"
+#include "train/loader_batch_source.h"
+#include "train/progress_display.h"
+
+namespace cnnstudio::app {
+
+namespace {
+
+struct ImageShape {
+    int channels = 1, height = 1, width = 1;
+};
+
+ImageShape inputShapeOf(const NetworkSpec& spec) {
+    for (const auto& node : spec.nodes)
+        if (node.type == "Input")
+            return {node.params.value("channels", 1), node.params.value("height", 1), node.params.value("width", 1)};
+    throw Error("the network has no Input node", "spec '" + spec.name + "'", "add an Input node");
+}
+
+std::string localTimestamp() {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+    return text;
+}
+
+std::filesystem::path defaultRunDir(const std::string& specSource) {
+    const std::string name = specSource.rfind("preset:", 0) == 0
+                                 ? specSource.substr(7)
+                                 : std::filesystem::path(specSource.substr(5)).stem().string();
+    return std::filesystem::path("runs") / (name + "-" + localTimestamp());
+}
+
+// Balanced weights: class c gets N / (K * n_c), so every class contributes equally to the loss.
+std::vector<float> balancedClassWeights(const datasets::Dataset& train, const std::vector<std::string>& classNames) {
+    const std::vector<std::size_t> counts = train.classCounts(classNames.size());
+    std::vector<float> weights;
+    for (std::size_t c = 0; c < counts.size(); ++c) {
+        if (counts[c] == 0)
+            throw Error("class '" + classNames[c] + "' has no training images, so it cannot be balanced",
+                        "class-weights", "use --class-weights none, or add images of that class");
+        weights.push_back(float(double(train.size()) / (double(counts.size()) * double(counts[c]))));
+    }
+    return weights;
+}
+
+DatasetDescription describe(const std::string& name, const datasets::DatasetSplits& splits) {
+    DatasetDescription description;
+    description.name = name;
+    description.classNames = splits.classNames;
+    description.channels = splits.train.channels;
+    description.height = splits.train.height;
+    description.width = splits.train.width;
+    description.trainSize = std::int64_t(splits.train.size());
+    description.validationSize = std::int64_t(splits.validation.size());
+    description.testSize = std::int64_t(splits.test.size());
+    return description;
+}
+
+}  // namespace
+
+NetworkSpec loadSpecSource(const std::string& source) {
+    if (source.rfind("preset:", 0) == 0) return loadPreset(source.substr(7));
+    if (source.rfind("file:", 0) == 0) return NetworkSpec::load(source.substr(5));
+    throw Error("unknown network source '" + source + "'", "spec", "use preset:NAME or file:PATH");
+}
+
+datasets::DatasetSplits loadDataFor(const std::string& dataset, const NetworkSpec& spec, std::size_t limit,
+                                    bool skipBad, std::uint64_t seed, std::FILE* log) {
+    const ImageShape input = inputShapeOf(spec);
+    datasets::LoadOptions options;
+    options.limit = limit;
+    options.skipBad = skipBad;
+    options.seed = seed;
+    options.imageChannels = input.channels;
+    options.imageHeight = input.height;
+    options.imageWidth = input.width;
+    datasets::DatasetSplits splits = datasets::loadDataset(dataset, options);
+    if (splits.train.empty() && splits.test.empty())
+        throw Error("the data set holds no images", dataset, "check the path");
+    std::fprintf(log, "loaded %s\n", splits.description.c_str());
+    if (splits.skipped.count > 0) {
+        std::fprintf(log, "skipped %zu bad inputs (--skip-bad), the first:\n", splits.skipped.count);
+        for (const auto& message : splits.skipped.firstMessages) std::fprintf(log, "  %s\n", message.c_str());
+    }
+    return splits;
+}
+
+bool printSummary(const std::string& specSource, const std::optional<std::string>& dataset, std::FILE* out) {
+    NetworkSpec spec = loadSpecSource(specSource);
+    if (dataset) {
+        const datasets::DatasetSplits splits = loadDataFor(*dataset, spec, 0, false, 0, out);
+        const SpecAdaptation adapted = adaptSpecToDataset(spec, splits.train.channels, splits.train.height,
+                                                          splits.train.width, int(splits.classNames.size()));
+        for (const auto& change : adapted.changes) std::fprintf(out, "fitted to the data set: %s\n", change.c_str());
+        spec = adapted.spec;
+    }
+    const ShapeReport report = analyseSpec(spec);
+    std::fputs(formatSummaryTable(report).c_str(), out);
+    return report.ok();
+}
+
+void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
+    const bool resuming = !command.resume.empty();
+    const RunFolder folder = resuming ? RunFolder::open(command.resume)
+                                      : RunFolder::create(command.runDir.empty() ? defaultRunDir(command.config.spec)
+                                                                                 : command.runDir);
+    EventWriter events;
+    events.addFile(folder.eventsFile());
+    if (command.events == "-") events.addStream(std::cout);
+    else if (!command.events.empty()) events.addFile(command.events);
+    std::FILE* human = command.events == "-" ? stderr : stdout;  // stdout carries JSON then
+    ProgressDisplay display(human, ::isatty(::fileno(human)) == 1);
+    events.addListener([&display](const nlohmann::json& event) { display.onEvent(event); });
+
+    // Declared out here, in this order, so that the `failed` event can read the trainer's
+    // progress and the trainer is destroyed before the network and backend it uses.
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<Network> network;
+    std::unique_ptr<Trainer> trainer;
+    auto reportFailure = [&](const std::string& reason, const std::string& where) {
+        try {
+            events.emit("failed", {{"reason", reason}, {"where", where},
+                                   {"step", trainer ? trainer->progress().step : 0},
+                                   {"epoch", trainer ? trainer->currentEpoch() : 0}});
+        } catch (const Error&) {
+            // The event log itself failed (a full disk): the error being reported matters more.
+        }
+    };
+
+    try {
+        RunConfig config;
+        NetworkSpec spec;
+        if (resuming) {
+            config = RunConfig::fromJson(folder.readConfig(), folder.configFile().string());
+            if (command.epochs) config.trainer.epochs = *command.epochs;
+            if (command.logEvery) config.trainer.logEvery = *command.logEvery;
+            if (command.threads) config.threads = *command.threads;
+            config.trainer.validate();
+            spec = folder.readSpec();
+        } else {
+            config = command.config;
+            spec = loadSpecSource(config.spec);
+        }
+        inferShapes(spec);  // a broken spec fails here, naming its node, before any data is read
+
+        const datasets::DatasetSplits splits =
+            loadDataFor(config.dataset, spec, config.limit, config.skipBad, config.trainer.seed, human);
+        if (splits.train.empty())
+            throw Error("the training split is empty", config.dataset, "choose a data set with training images");
+        const datasets::Dataset& train = splits.train;
+        const SpecAdaptation adapted = adaptSpecToDataset(spec, train.channels, train.height, train.width,
+                                                          int(splits.classNames.size()));
+        if (resuming && !adapted.changes.empty())
+            throw Error("the data set no longer fits the run's network (" + adapted.changes.front() + ")",
+                        folder.specFile().string(), "resume with the data set the run started with");
+        for (const auto& change : adapted.changes)
+            std::fprintf(human, "fitted the network to the data set: %s\n", change.c_str());
+        spec = adapted.spec;
+
+        if (!resuming) {
+            config.normalization = toInputNormalization(datasets::computeNormalization(train));
+            if (config.classWeights == "balanced")
+                config.trainer.loss.classWeights = balancedClassWeights(train, splits.classNames);
+            folder.writeSpec(spec);
+        }
+        folder.writeConfig(config.toJson());
+
+        BackendOptions backendOptions;
+        backendOptions.threads = config.threads;
+        backendOptions.precision = parsePrecision(config.precision);
+        backend = createBackend(config.backend, backendOptions);
+        network = std::make_unique<Network>(spec, *backend, config.batch, config.trainer.seed);
+        trainer = std::make_unique<Trainer>(*network, config.trainer, events);
+        trainer->setRunFolder(&folder);
+        trainer->setStopFlag(&stop);
+        if (resuming) trainer->resume();
+
+        const datasets::Normalization normalization = toDatasetNormalization(config.normalization, train.channels);
+        LoaderBatchSource trainSource(train, trainingLoaderOptions(config.batch, config.trainer.seed,
+                                                                   datasets::parseAugmentation(config.augment),
+                                                                   normalization));
+        std::optional<LoaderBatchSource> validationSource, testSource;
+        if (!splits.validation.empty())
+            validationSource.emplace(splits.validation, evaluationLoaderOptions(config.batch, normalization));
+        if (!splits.test.empty()) testSource.emplace(splits.test, evaluationLoaderOptions(config.batch, normalization));
+
+        RunDescription description;
+        description.config = config.toJson();
+        description.dataset = describe(config.dataset, splits);
+        description.normalization = config.normalization;
+        trainer->train(trainSource, validationSource ? &*validationSource : nullptr,
+                       testSource ? &*testSource : nullptr, description);
+    } catch (const Error& error) {
+        reportFailure(error.what(), error.where());
+        throw;
+    } catch (const std::exception& error) {
+        reportFailure(error.what(), "");
+        throw;
+    }
+}
+
+}  // namespace cnnstudio::app

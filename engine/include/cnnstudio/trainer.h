@@ -1,0 +1,162 @@
+// The trainer: epochs of TrainingSteps over batches from a BatchSource, validation after every
+// epoch, early stopping, the best weights kept, checkpoints and the event stream, and resuming
+// a run exactly where it stopped. The engine knows nothing of data sets: it pulls ready batches
+// through BatchSource, which the app implements on top of the datasets library.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cnnstudio/checkpoint.h"
+#include "cnnstudio/events.h"
+#include "cnnstudio/metrics.h"
+#include "cnnstudio/network.h"
+#include "cnnstudio/optimizer.h"
+#include "cnnstudio/run_folder.h"
+#include "cnnstudio/spec.h"
+
+namespace cnnstudio {
+
+// A batch ready for the network: `count` images, each (C, H, W) float32 already normalised and
+// augmented, back to back, and their labels.
+struct Batch {
+    std::vector<float> images;
+    std::vector<std::int32_t> labels;
+    int count = 0;
+};
+
+class BatchSource {
+public:
+    virtual ~BatchSource() = default;
+
+    virtual std::int64_t samples() const = 0;
+    // Training sources leave out a last partial batch, so every step sees a full batch;
+    // evaluation sources yield it (with fewer images than the batch size).
+    virtual std::int64_t batchesPerEpoch() const = 0;
+    // Positions the source at batch `firstBatch` of epoch `epoch` (0-based). What a batch holds
+    // (sample order, augmentation) must depend only on the seed the source was made with, the
+    // epoch and the batch index: that is what lets a resumed run see exactly the batches an
+    // uninterrupted one would have seen.
+    virtual void startEpoch(int epoch, std::int64_t firstBatch) = 0;
+    // The next batch of the epoch; false when the epoch is over.
+    virtual bool next(Batch& batch) = 0;
+};
+
+struct TrainerConfig {
+    int epochs = 10;
+    OptimizerConfig optimizer;
+    ScheduleConfig schedule;
+    LossOptions loss;
+    int earlyStopPatience = 0;  // epochs without a better validation accuracy; 0: never stop early
+    int logEvery = 50;          // a `step` event every this many steps
+    std::uint64_t seed = 42;    // the network and the sources are built from it; kept for resume
+
+    void validate() const;  // throws Error naming the bad setting
+    nlohmann::json toJson() const;
+    static TrainerConfig fromJson(const nlohmann::json& json);
+};
+
+struct DatasetDescription {
+    std::string name;
+    std::vector<std::string> classNames;
+    int channels = 1, height = 1, width = 1;
+    std::int64_t trainSize = 0, validationSize = 0, testSize = 0;
+};
+
+// What the `run_started` event and the model folder say about the run.
+struct RunDescription {
+    nlohmann::json config = nlohmann::json::object();  // as config.json
+    DatasetDescription dataset;
+    InputNormalization normalization;
+    int ranks = 1;
+};
+
+struct EvaluationResult {
+    double loss = 0;  // mean cross-entropy (unweighted, unsmoothed) over the real images
+    ConfusionMatrix confusion;
+    double accuracy() const { return confusion.accuracy(); }
+};
+
+// Inference over a whole source at the network's batch size: the last partial batch is padded
+// and only its real images are counted.
+EvaluationResult evaluate(Network& network, BatchSource& source);
+
+struct TrainingResult {
+    std::string reason;            // "completed" | "early_stopped" | "stopped"
+    int epochsRun = 0;             // completed epochs, counting earlier sessions
+    std::int64_t steps = 0;
+    double bestValidationAccuracy = -1;  // -1: no validation split
+    int bestEpoch = 0;
+    std::optional<EvaluationResult> test;  // on the final model; none when stopped
+    double wallSeconds = 0;
+};
+
+class Trainer {
+public:
+    // The trainer makes the optimiser and the TrainingStep for `network`.
+    Trainer(Network& network, const TrainerConfig& config, EventWriter& events);
+    ~Trainer();
+    Trainer(const Trainer&) = delete;
+    Trainer& operator=(const Trainer&) = delete;
+
+    // Checkpoints go to folder.checkpointFolder(...), the final model to folder.modelFolder().
+    // Without a folder nothing but events is written (and resume() is unavailable).
+    void setRunFolder(const RunFolder* folder);
+    // Checked before every step: when it reads true the trainer writes the latest checkpoint and
+    // returns with reason "stopped". Written by a signal handler, hence an atomic.
+    void setStopFlag(const std::atomic<bool>* stop);
+    // Loads checkpoints/latest (weights, optimiser state, progress) and the best weights.
+    void resume();
+
+    // Trains until the configured epochs are done, early stopping triggers or the stop flag is
+    // raised. Throws Error on a non-finite loss ("loss became NaN at epoch 3 step 1200") and on
+    // a source that misbehaves.
+    TrainingResult train(BatchSource& train, BatchSource* validation, BatchSource* test,
+                         const RunDescription& description);
+
+    // Where training stands (for a `failed` event after an Error).
+    const TrainingProgress& progress() const { return progress_; }
+    int currentEpoch() const { return std::min(progress_.epoch + 1, config_.epochs); }  // 1-based
+    Optimizer& optimizer() { return *optimizer_; }
+
+private:
+    struct Session;
+    void uploadBatch(const Batch& batch, const char* split);
+    void writeCheckpoint(const std::string& kind, const Session& session);
+    void rememberBestWeights();
+    TrainingResult finish(const std::string& reason, BatchSource* test, const RunDescription& description,
+                          const Session& session);
+
+    Network& network_;
+    TrainerConfig config_;
+    EventWriter& events_;
+    std::unique_ptr<Optimizer> optimizer_;
+    std::unique_ptr<TrainingStep> step_;
+    std::unique_ptr<LearningRateSchedule> schedule_;
+    const RunFolder* folder_ = nullptr;
+    const std::atomic<bool>* stop_ = nullptr;
+    TrainingProgress progress_;
+    bool resumed_ = false;
+    std::vector<NamedTensor> bestWeights_;  // host copy; empty until a validation improves
+};
+
+// Fits a spec to a data set: the Input node takes the images' channels, height and width, and
+// the output layer as many units as there are classes. The output layer is found by walking
+// back from the network's output through Flatten, GlobalAvgPool, activations, Dropout and
+// batch normalisation to the first Dense (its `units`) or Conv2D (its `filters`, as in
+// mini-xception). Throws Error naming the node when that walk ends anywhere else.
+struct SpecAdaptation {
+    NetworkSpec spec;
+    std::vector<std::string> changes;  // "node 'input': channels 3 -> 1", empty when none
+};
+SpecAdaptation adaptSpecToDataset(const NetworkSpec& spec, int channels, int height, int width,
+                                  int classes);
+
+}  // namespace cnnstudio

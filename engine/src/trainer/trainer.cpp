@@ -1,0 +1,441 @@
+#include "cnnstudio/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <span>
+
+#include "cnnstudio/error.h"
+#include "cnnstudio/hardware.h"
+
+namespace cnnstudio {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string formatFloat(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+}
+
+// Checks a batch against what the network takes, so that a misbehaving source gives a message
+// instead of an out-of-bounds read in a loss kernel.
+void checkBatch(const Batch& batch, int capacity, std::int64_t valuesPerImage, int classes,
+                const std::string& where) {
+    if (batch.count < 1 || batch.count > capacity)
+        throw Error("a batch of " + std::to_string(batch.count) + " images, the network takes " +
+                    std::to_string(capacity), where);
+    if (std::int64_t(batch.images.size()) != std::int64_t(batch.count) * valuesPerImage)
+        throw Error(std::to_string(batch.images.size()) + " image values for " + std::to_string(batch.count) +
+                    " images of " + std::to_string(valuesPerImage) + " values each", where,
+                    "the data set's image shape differs from the network's input");
+    if (std::int64_t(batch.labels.size()) != batch.count)
+        throw Error(std::to_string(batch.labels.size()) + " labels for " + std::to_string(batch.count) +
+                    " images", where);
+    for (int i = 0; i < batch.count; ++i)
+        if (batch.labels[std::size_t(i)] < 0 || batch.labels[std::size_t(i)] >= classes)
+            throw Error("label " + std::to_string(batch.labels[std::size_t(i)]) + " of image " +
+                        std::to_string(i) + " is outside the network's " + std::to_string(classes) +
+                        " classes", where, "adapt the network's output layer to the data set");
+}
+
+int argmax(const float* values, int count) {
+    return int(std::max_element(values, values + count) - values);
+}
+
+}  // namespace
+
+// ---- TrainerConfig ---------------------------------------------------------------------------
+
+void TrainerConfig::validate() const {
+    if (epochs < 1) throw Error("epochs is " + std::to_string(epochs) + ", needs at least 1", "epochs");
+    if (earlyStopPatience < 0)
+        throw Error("early-stopping patience is negative", "early-stop", "use 0 to turn it off");
+    if (logEvery < 1) throw Error("log-every is " + std::to_string(logEvery) + ", needs at least 1", "log-every");
+    if (!(loss.labelSmoothing >= 0.0f && loss.labelSmoothing < 1.0f))
+        throw Error("label smoothing is " + formatFloat(loss.labelSmoothing) + ", needs 0 <= value < 1",
+                    "label-smoothing", "0.1 is a common choice");
+    for (float weight : loss.classWeights)
+        if (!(std::isfinite(weight) && weight > 0.0f))
+            throw Error("class weight " + formatFloat(weight) + " is not a positive number", "class-weights");
+    optimizer.validate();
+    schedule.validate();
+}
+
+nlohmann::json TrainerConfig::toJson() const {
+    return {{"epochs", epochs},
+            {"optimizer", optimizer.toJson()},
+            {"schedule", schedule.toJson()},
+            {"label_smoothing", loss.labelSmoothing},
+            {"class_weights", loss.classWeights},
+            {"early_stop_patience", earlyStopPatience},
+            {"log_every", logEvery},
+            {"seed", seed}};
+}
+
+TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
+    TrainerConfig config;
+    try {
+        config.epochs = json.at("epochs").get<int>();
+        config.optimizer = OptimizerConfig::fromJson(json.at("optimizer"));
+        config.schedule = ScheduleConfig::fromJson(json.at("schedule"));
+        config.loss.labelSmoothing = json.at("label_smoothing").get<float>();
+        config.loss.classWeights = json.at("class_weights").get<std::vector<float>>();
+        config.earlyStopPatience = json.at("early_stop_patience").get<int>();
+        config.logEvery = json.at("log_every").get<int>();
+        config.seed = json.at("seed").get<std::uint64_t>();
+    } catch (const nlohmann::json::exception& error) {
+        throw Error(std::string("the trainer settings are incomplete: ") + error.what(), "config.json",
+                    "the run folder is damaged; start a new run");
+    }
+    config.validate();
+    return config;
+}
+
+// ---- evaluation ------------------------------------------------------------------------------
+
+EvaluationResult evaluate(Network& network, BatchSource& source) {
+    const int capacity = network.batch();
+    const int classes = network.classes();
+    const std::int64_t valuesPerImage = network.inputShape().countPerImage();
+    EvaluationResult result;
+    result.confusion = ConfusionMatrix(classes);
+    std::vector<float> padded(std::size_t(capacity * valuesPerImage));
+    double lossSum = 0;
+
+    source.startEpoch(0, 0);
+    Batch batch;
+    for (std::int64_t index = 0; source.next(batch); ++index) {
+        checkBatch(batch, capacity, valuesPerImage, classes, "evaluation batch " + std::to_string(index));
+        std::copy(batch.images.begin(), batch.images.end(), padded.begin());
+        std::fill(padded.begin() + std::ptrdiff_t(batch.images.size()), padded.end(), 0.0f);
+        network.input().fromHost(padded);
+        network.forward(Phase::Inference);
+        const std::vector<float> logits = network.logits().toHost();
+        for (int i = 0; i < batch.count; ++i) {
+            const float* row = logits.data() + std::size_t(i) * classes;
+            const int predicted = argmax(row, classes);
+            double sum = 0;  // log-sum-exp, shifted by the maximum
+            for (int c = 0; c < classes; ++c) sum += std::exp(double(row[c]) - row[predicted]);
+            const int label = batch.labels[std::size_t(i)];
+            lossSum += double(row[predicted]) + std::log(sum) - row[label];
+            result.confusion.add(label, predicted);
+        }
+    }
+    const std::int64_t total = result.confusion.total();
+    result.loss = total == 0 ? 0.0 : lossSum / double(total);
+    return result;
+}
+
+// ---- Trainer ---------------------------------------------------------------------------------
+
+struct Trainer::Session {
+    Clock::time_point start = Clock::now();
+    double wallAtStart = 0;          // training time of earlier sessions
+    std::int64_t stepsPerEpoch = 0;
+    Clock::time_point epochStart = Clock::now();
+    double epochSecondsAtStart = 0;  // of the current epoch, from earlier sessions
+    Clock::time_point lastLog = Clock::now();
+    std::int64_t lastLogStep = 0;
+    double completedEpochSeconds = 0;  // this session's whole epochs, for the ETA
+    int completedEpochs = 0;
+
+    double wallSeconds() const { return wallAtStart + secondsSince(start); }
+    double epochSeconds() const { return epochSecondsAtStart + secondsSince(epochStart); }
+};
+
+Trainer::Trainer(Network& network, const TrainerConfig& config, EventWriter& events)
+    : network_(network), config_(config), events_(events) {
+    config_.validate();
+    optimizer_ = std::make_unique<Optimizer>(config_.optimizer, network_.backend(), network_.parameterCount());
+    step_ = std::make_unique<TrainingStep>(network_, *optimizer_);
+    progress_.seed = config_.seed;
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::setRunFolder(const RunFolder* folder) { folder_ = folder; }
+
+void Trainer::setStopFlag(const std::atomic<bool>* stop) { stop_ = stop; }
+
+void Trainer::resume() {
+    if (!folder_) throw Error("resuming needs a run folder", "trainer");
+    const auto latest = folder_->checkpointFolder("latest");
+    if (!checkpointExists(latest))
+        throw Error("the run has no checkpoint to resume from", folder_->path().string(),
+                    "a run writes its first checkpoint at the end of its first epoch or when stopped; "
+                    "start a new run instead");
+    progress_ = loadCheckpoint(latest, network_, *optimizer_);
+    if (progress_.seed != config_.seed)
+        throw Error("the checkpoint was made with seed " + std::to_string(progress_.seed) +
+                    ", the configuration says " + std::to_string(config_.seed), latest.string(),
+                    "resume with the run's own config.json");
+    const auto best = folder_->checkpointFolder("best");
+    bestWeights_ = checkpointExists(best) ? readCheckpointWeights(best) : std::vector<NamedTensor>{};
+    resumed_ = true;
+}
+
+void Trainer::uploadBatch(const Batch& batch, const char* split) {
+    checkBatch(batch, network_.batch(), network_.inputShape().countPerImage(), network_.classes(),
+               std::string(split) + " batch " + std::to_string(progress_.epochStep + 1) + " of epoch " +
+                   std::to_string(progress_.epoch + 1));
+    if (batch.count != network_.batch())
+        throw Error("a training batch of " + std::to_string(batch.count) + " images, the network takes " +
+                    std::to_string(network_.batch()), "trainer",
+                    "training sources must leave out the last partial batch");
+    network_.input().fromHost(batch.images);
+    network_.backend().upload(network_.labels(), batch.labels.data(),
+                              batch.labels.size() * sizeof(std::int32_t));
+}
+
+void Trainer::rememberBestWeights() { bestWeights_ = networkTensors(network_); }
+
+void Trainer::writeCheckpoint(const std::string& kind, const Session& session) {
+    if (!folder_) return;
+    progress_.wallSeconds = session.wallSeconds();
+    progress_.schedule = schedule_->state();
+    const auto folder = folder_->checkpointFolder(kind);
+    saveCheckpoint(folder, network_, *optimizer_, progress_);
+    const int epoch = progress_.epochStep == 0 ? progress_.epoch : progress_.epoch + 1;
+    events_.emit("checkpoint", {{"kind", kind}, {"path", folder.string()}, {"epoch", epoch},
+                                {"step", progress_.step}});
+}
+
+TrainingResult Trainer::finish(const std::string& reason, BatchSource* test,
+                               const RunDescription& description, const Session& session) {
+    TrainingResult result;
+    result.reason = reason;
+    result.epochsRun = progress_.epoch;
+    result.steps = progress_.step;
+    result.bestValidationAccuracy = progress_.bestValidationAccuracy;
+    result.bestEpoch = progress_.bestEpoch;
+
+    nlohmann::json modelPath = nullptr;
+    if (reason != "stopped") {
+        // The final model is the one that validated best (the last one without validation).
+        if (!bestWeights_.empty()) loadNetworkTensors(network_, bestWeights_, "best weights");
+        if (test) result.test = evaluate(network_, *test);
+        if (folder_) {
+            ModelInfo info;
+            info.classNames = description.dataset.classNames;
+            info.normalization = description.normalization;
+            info.trainedOn = {{"dataset", description.dataset.name}, {"seed", config_.seed}, {"epochs", progress_.epoch},
+                              {"steps", progress_.step}, {"finished", utcTimestamp()}};
+            if (progress_.bestEpoch > 0)
+                info.trainedOn["validation_accuracy"] = progress_.bestValidationAccuracy;
+            if (result.test) info.trainedOn["test_accuracy"] = result.test->accuracy();
+            saveModel(folder_->modelFolder(), network_, info);
+            modelPath = folder_->modelFolder().string();
+        }
+    }
+    result.wallSeconds = session.wallSeconds();
+
+    nlohmann::json finished = {
+        {"reason", reason},
+        {"epochs_run", result.epochsRun},
+        {"best_validation_accuracy", progress_.bestEpoch > 0 ? nlohmann::json(progress_.bestValidationAccuracy)
+                                                             : nlohmann::json(nullptr)},
+        {"best_epoch", progress_.bestEpoch},
+        {"test_accuracy", result.test ? nlohmann::json(result.test->accuracy()) : nlohmann::json(nullptr)},
+        {"test_loss", result.test ? nlohmann::json(result.test->loss) : nlohmann::json(nullptr)},
+        {"model_path", modelPath},
+        {"wall_time_s", result.wallSeconds}};
+    if (result.test) {
+        finished["test_confusion_matrix"] = result.test->confusion.toJson();
+        finished["test_per_class"] = result.test->confusion.perClassJson(description.dataset.classNames);
+    }
+    events_.emit("finished", std::move(finished));
+    return result;
+}
+
+TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, BatchSource* test,
+                              const RunDescription& description) {
+    const int classes = network_.classes();
+    if (int(description.dataset.classNames.size()) != classes)
+        throw Error("the data set has " + std::to_string(description.dataset.classNames.size()) +
+                    " classes, the network's output has " + std::to_string(classes), "trainer",
+                    "adapt the spec to the data set (adaptSpecToDataset)");
+    if (!config_.loss.classWeights.empty() && int(config_.loss.classWeights.size()) != classes)
+        throw Error(std::to_string(config_.loss.classWeights.size()) + " class weights for " +
+                    std::to_string(classes) + " classes", "class-weights");
+    if (config_.schedule.kind == "plateau" && !validation)
+        throw Error("the plateau schedule needs a validation split", "schedule",
+                    "choose another schedule or keep a validation split");
+    if (config_.earlyStopPatience > 0 && !validation)
+        throw Error("early stopping needs a validation split", "early-stop",
+                    "turn early stopping off or keep a validation split");
+
+    Session session;
+    session.stepsPerEpoch = train.batchesPerEpoch();
+    if (session.stepsPerEpoch <= 0)
+        throw Error("the training split (" + std::to_string(train.samples()) +
+                    " images) is smaller than one batch of " + std::to_string(network_.batch()),
+                    "trainer", "lower the batch size or use more training data");
+    if (progress_.epochStep > session.stepsPerEpoch)
+        throw Error("the checkpoint is at batch " + std::to_string(progress_.epochStep) + " of epoch " +
+                    std::to_string(progress_.epoch + 1) + " but an epoch now has " +
+                    std::to_string(session.stepsPerEpoch) + " batches", "resume",
+                    "resume with the run's own data set, limit and batch size");
+    if (resumed_ && progress_.epoch >= config_.epochs)
+        throw Error("the run has finished its " + std::to_string(progress_.epoch) + " epochs already",
+                    "resume", "pass a larger epoch count to train it further");
+    session.wallAtStart = progress_.wallSeconds;
+
+    schedule_ = std::make_unique<LearningRateSchedule>(config_.schedule, config_.optimizer.learningRate,
+                                                       session.stepsPerEpoch, config_.epochs);
+    if (resumed_ && !progress_.schedule.is_null()) {
+        try {
+            schedule_->restore(progress_.schedule);
+        } catch (const nlohmann::json::exception& error) {
+            throw Error(std::string("the saved schedule state is unreadable: ") + error.what(),
+                        folder_->checkpointFolder("latest").string(), "the checkpoint is damaged");
+        }
+    }
+    network_.setLossOptions(config_.loss);
+
+    const DatasetDescription& dataset = description.dataset;
+    events_.emit("run_started",
+                 {{"run_dir", folder_ ? folder_->path().string() : std::string()},
+                  {"config", description.config},
+                  {"hardware", toJson(discoverHardware())},
+                  {"dataset", {{"name", dataset.name},
+                               {"train_size", dataset.trainSize},
+                               {"validation_size", dataset.validationSize},
+                               {"test_size", dataset.testSize},
+                               {"classes", dataset.classNames},
+                               {"image", {dataset.channels, dataset.height, dataset.width}}}},
+                  {"model", {{"name", network_.spec().name},
+                             {"parameters", network_.shapes().totalParameters},
+                             {"forward_flops", network_.shapes().totalForwardFlops}}},
+                  {"backend", network_.backend().name()},
+                  {"epochs", config_.epochs},
+                  {"steps_per_epoch", session.stepsPerEpoch},
+                  {"resumed_from_step", progress_.step},
+                  {"ranks", description.ranks}});
+
+    const int batchSize = network_.batch();
+    std::vector<float> probabilities;
+    session.lastLogStep = progress_.step;
+
+    while (progress_.epoch < config_.epochs) {
+        const int epoch = progress_.epoch;
+        session.epochStart = Clock::now();
+        session.epochSecondsAtStart = progress_.epochSeconds;
+        train.startEpoch(epoch, progress_.epochStep);
+
+        while (progress_.epochStep < session.stepsPerEpoch) {
+            if (stop_ && stop_->load()) {
+                progress_.epochSeconds = session.epochSeconds();
+                writeCheckpoint("latest", session);
+                return finish("stopped", test, description, session);
+            }
+            Batch batch;
+            if (!train.next(batch))
+                throw Error("the training data ended after " + std::to_string(progress_.epochStep) + " of " +
+                            std::to_string(session.stepsPerEpoch) + " batches of epoch " +
+                            std::to_string(epoch + 1), "trainer");
+            uploadBatch(batch, "training");
+
+            const float learningRate = schedule_->at(progress_.step);
+            step_->run(learningRate, std::uint32_t(progress_.step));
+            const float loss = network_.downloadLoss();
+            if (!std::isfinite(loss))
+                throw Error(std::string("loss became ") + (std::isnan(loss) ? "NaN" : "infinite") +
+                                " at epoch " + std::to_string(epoch + 1) + " step " +
+                                std::to_string(progress_.step + 1),
+                            "trainer",
+                            "lower the learning rate (it was " + formatFloat(learningRate) +
+                                "), add warm-up epochs, or check the data for extreme values");
+
+            probabilities = network_.probabilities().toHost();
+            for (int i = 0; i < batchSize; ++i)
+                if (argmax(probabilities.data() + std::size_t(i) * classes, classes) == batch.labels[std::size_t(i)])
+                    ++progress_.epochCorrect;
+            progress_.epochLossSum += loss;
+            progress_.epochSeen += batchSize;
+            ++progress_.step;
+            ++progress_.epochStep;
+
+            if (progress_.step % config_.logEvery == 0) {
+                const double windowSeconds = secondsSince(session.lastLog);
+                const double images = double(progress_.step - session.lastLogStep) * batchSize;
+                events_.emit("step", {{"epoch", epoch + 1},
+                                      {"step", progress_.step},
+                                      {"epoch_step", progress_.epochStep},
+                                      {"loss", loss},
+                                      {"learning_rate", learningRate},
+                                      {"images_per_s", windowSeconds > 0 ? images / windowSeconds : 0.0},
+                                      {"elapsed_s", session.wallSeconds()}});
+                session.lastLog = Clock::now();
+                session.lastLogStep = progress_.step;
+            }
+        }
+
+        const double trainSeconds = session.epochSeconds();
+        const double trainLoss = progress_.epochLossSum / double(session.stepsPerEpoch);
+        const double trainAccuracy =
+            progress_.epochSeen == 0 ? 0.0 : double(progress_.epochCorrect) / double(progress_.epochSeen);
+        const float learningRate = schedule_->at(progress_.step - 1);
+
+        nlohmann::json epochEvent = {{"epoch", epoch + 1},
+                                     {"step", progress_.step},
+                                     {"train_loss", trainLoss},
+                                     {"train_accuracy", trainAccuracy},
+                                     {"learning_rate", learningRate}};
+        bool improved = false;
+        if (validation) {
+            const EvaluationResult result = evaluate(network_, *validation);
+            schedule_->endEpoch(result.loss);
+            improved = result.accuracy() > progress_.bestValidationAccuracy;
+            if (improved) {
+                progress_.bestValidationAccuracy = result.accuracy();
+                progress_.bestEpoch = epoch + 1;
+                progress_.epochsWithoutImprovement = 0;
+                rememberBestWeights();
+            } else {
+                ++progress_.epochsWithoutImprovement;
+            }
+            epochEvent["validation_loss"] = result.loss;
+            epochEvent["validation_accuracy"] = result.accuracy();
+            epochEvent["confusion_matrix"] = result.confusion.toJson();
+            epochEvent["per_class"] = result.confusion.perClassJson(dataset.classNames);
+        } else {
+            epochEvent["validation_loss"] = nullptr;
+            epochEvent["validation_accuracy"] = nullptr;
+        }
+
+        const double epochSeconds = session.epochSeconds();
+        session.completedEpochSeconds += epochSeconds;
+        ++session.completedEpochs;
+        progress_.epoch = epoch + 1;
+        progress_.epochStep = 0;
+        progress_.epochLossSum = 0;
+        progress_.epochCorrect = 0;
+        progress_.epochSeen = 0;
+        progress_.epochSeconds = 0;
+
+        epochEvent["epoch_time_s"] = epochSeconds;
+        epochEvent["eta_s"] = session.completedEpochSeconds / session.completedEpochs *
+                              double(config_.epochs - progress_.epoch);
+        epochEvent["images_per_s"] =
+            trainSeconds > 0 ? double(session.stepsPerEpoch * batchSize) / trainSeconds : 0.0;
+        epochEvent["best"] = improved;
+        events_.emit("epoch", std::move(epochEvent));
+
+        writeCheckpoint("latest", session);
+        if (improved) writeCheckpoint("best", session);
+        if (config_.earlyStopPatience > 0 && progress_.epochsWithoutImprovement >= config_.earlyStopPatience &&
+            progress_.epoch < config_.epochs)
+            return finish("early_stopped", test, description, session);
+    }
+    return finish("completed", test, description, session);
+}
+
+}  // namespace cnnstudio

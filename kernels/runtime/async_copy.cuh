@@ -1,0 +1,29 @@
+// Asynchronous global -> shared memory copies (cp.async, sm_80 and newer): the copy engine
+// writes shared memory directly, so tiles in flight occupy no registers. Copies are grouped
+// by commitAsyncCopies() and awaited with waitAsyncCopies<N>() (all but the newest N groups
+// of this thread complete); a barrier then makes them visible to the other threads.
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace cnnstudio::kernels {
+
+// Copies one float from global to shared memory, or writes 0 to shared memory (reading
+// nothing) when !valid. `global` must point into an allocation even when !valid.
+__device__ __forceinline__ void copyAsyncOrZero(float* shared, const float* global, bool valid) {
+    const unsigned sharedAddress = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(sharedAddress),
+                 "l"(global), "r"(valid ? 4 : 0)
+                 : "memory");
+}
+
+__device__ __forceinline__ void commitAsyncCopies() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int NewestGroupsStillPending>
+__device__ __forceinline__ void waitAsyncCopies() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(NewestGroupsStillPending) : "memory");
+}
+
+}  // namespace cnnstudio::kernels

@@ -1,0 +1,72 @@
+#include "run_process.h"
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace cnnstudio::e2e {
+
+namespace {
+
+std::string readFile(const std::string& path) {
+    std::ifstream stream(path);
+    std::ostringstream text;
+    text << stream.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+pid_t startProcess(const std::vector<std::string>& argv, const std::string& workFolder,
+                   const std::vector<std::string>& environment) {
+    std::vector<char*> arguments;
+    for (const auto& argument : argv) arguments.push_back(const_cast<char*>(argument.c_str()));
+    arguments.push_back(nullptr);
+    std::vector<std::string> variables;
+    for (char** entry = environ; *entry; ++entry) variables.emplace_back(*entry);
+    variables.insert(variables.end(), environment.begin(), environment.end());
+    std::vector<char*> environmentPointers;
+    for (auto& variable : variables) environmentPointers.push_back(variable.data());
+    environmentPointers.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string out = workFolder + "/stdout.txt", err = workFolder + "/stderr.txt";
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int failed = posix_spawn(&pid, arguments[0], &actions, nullptr, arguments.data(), environmentPointers.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (failed) throw std::runtime_error("cannot start " + argv[0]);
+    return pid;
+}
+
+ProcessResult waitProcess(pid_t pid, const std::string& workFolder) {
+    ProcessResult result;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) throw std::runtime_error("waitpid failed");
+    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = readFile(workFolder + "/stdout.txt");
+    result.err = readFile(workFolder + "/stderr.txt");
+    return result;
+}
+
+ProcessResult runProcess(const std::vector<std::string>& argv, const std::string& workFolder,
+                         const std::vector<std::string>& environment) {
+    const auto start = std::chrono::steady_clock::now();
+    ProcessResult result = waitProcess(startProcess(argv, workFolder, environment), workFolder);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+}  // namespace cnnstudio::e2e

@@ -1,0 +1,167 @@
+// Checkpoints and model folders: written atomically (a crash at any point leaves a readable
+// previous version and no litter), restored exactly, and refused with a message naming the file
+// and tensor when they belong to another network.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/checkpoint.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/network.h"
+#include "cnnstudio/optimizer.h"
+#include "synthetic_batches.h"
+
+namespace cnnstudio {
+namespace {
+
+std::vector<std::string> folderEntries(const std::filesystem::path& folder) {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) names.push_back(entry.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+struct Model {
+    std::unique_ptr<Backend> backend = createBackend("cpu-ref");
+    Network network;
+    Optimizer optimizer;
+    explicit Model(std::uint64_t seed, NetworkSpec spec = testing::tinyNetworkSpec())
+        : network(spec, *backend, 4, seed),
+          optimizer(OptimizerConfig{"adam"}, *backend, network.parameterCount()) {}
+    std::vector<float> parameters() {  // cpu-ref memory is host memory
+        return {network.parameters(), network.parameters() + network.parameterCount()};
+    }
+};
+
+TrainingProgress someProgress(int epoch) {
+    TrainingProgress progress;
+    progress.epoch = epoch;
+    progress.epochStep = 3;
+    progress.step = 40;
+    progress.seed = 5;
+    progress.schedule = {{"plateau_scale", 0.5}, {"best_loss", 0.7}, {"epochs_without_improvement", 1}};
+    progress.bestValidationAccuracy = 0.8;
+    progress.bestEpoch = 2;
+    return progress;
+}
+
+TEST(Checkpoint, RestoresWeightsStateOptimiserAndProgress) {
+    const auto folder = testing::freshFolder() / "latest";
+    Model saved(1);
+    // Non-trivial optimiser and batch-norm state to carry over.
+    for (auto& [name, tensor] : saved.optimizer.stateTensors()) {
+        std::vector<float> values(std::size_t(tensor->count()));
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 13) * (name == "m" ? 0.1f : 0.01f);
+        tensor->fromHost(values);
+    }
+    for (std::size_t i = 0; i < saved.network.stateCount(); ++i) saved.network.state()[i] = 0.25f * float(i);
+    saveCheckpoint(folder, saved.network, saved.optimizer, someProgress(2));
+
+    Model restored(2);  // other initial weights
+    ASSERT_NE(saved.parameters(), restored.parameters());
+    const TrainingProgress progress = loadCheckpoint(folder, restored.network, restored.optimizer);
+    EXPECT_EQ(saved.parameters(), restored.parameters());
+    EXPECT_EQ(std::vector<float>(saved.network.state(), saved.network.state() + saved.network.stateCount()),
+              std::vector<float>(restored.network.state(), restored.network.state() + restored.network.stateCount()));
+    auto savedBuffers = saved.optimizer.stateTensors(), restoredBuffers = restored.optimizer.stateTensors();
+    ASSERT_EQ(savedBuffers.size(), restoredBuffers.size());
+    for (std::size_t i = 0; i < savedBuffers.size(); ++i)
+        EXPECT_EQ(savedBuffers[i].second->toHost(), restoredBuffers[i].second->toHost()) << savedBuffers[i].first;
+    EXPECT_EQ(progress.toJson(), someProgress(2).toJson());
+}
+
+TEST(Checkpoint, ReplacingLeavesOnlyTheNewFolder) {
+    const auto checkpoints = testing::freshFolder();
+    const auto folder = checkpoints / "latest";
+    Model model(1);
+    saveCheckpoint(folder, model.network, model.optimizer, someProgress(1));
+    saveCheckpoint(folder, model.network, model.optimizer, someProgress(2));
+    EXPECT_EQ(folderEntries(checkpoints), std::vector<std::string>({"latest"}));
+    EXPECT_EQ(folderEntries(folder),
+              std::vector<std::string>({"optimizer.safetensors", "progress.json", "weights.safetensors"}));
+    EXPECT_EQ(loadCheckpoint(folder, model.network, model.optimizer).epoch, 2);
+}
+
+TEST(Checkpoint, ACrashWhileWritingLeavesThePreviousCheckpointReadable) {
+    const auto checkpoints = testing::freshFolder();
+    const auto folder = checkpoints / "latest";
+    Model model(1);
+    saveCheckpoint(folder, model.network, model.optimizer, someProgress(1));
+
+    // A crash while building the replacement leaves a half-written staging folder behind.
+    std::filesystem::create_directories(checkpoints / "latest.partial");
+    std::ofstream(checkpoints / "latest.partial" / "weights.safetensors") << "half";
+    EXPECT_EQ(loadCheckpoint(folder, model.network, model.optimizer).epoch, 1);
+    saveCheckpoint(folder, model.network, model.optimizer, someProgress(2));
+    EXPECT_EQ(folderEntries(checkpoints), std::vector<std::string>({"latest"}));
+
+    // A crash between the two renames of the fallback path leaves only "<name>.previous".
+    std::filesystem::rename(folder, checkpoints / "latest.previous");
+    EXPECT_TRUE(checkpointExists(folder));
+    EXPECT_EQ(loadCheckpoint(folder, model.network, model.optimizer).epoch, 2);
+}
+
+TEST(Checkpoint, AFailedWriteLeavesNoTemporaryFiles) {
+    const auto folder = testing::freshFolder();
+    EXPECT_THROW(writeSafetensors(folder / "no-such-folder" / "w.safetensors", {{"w", {1}, {1.0f}}}), Error);
+    writeSafetensors(folder / "w.safetensors", {{"w", {1}, {1.0f}}});
+    writeSafetensors(folder / "w.safetensors", {{"w", {2}, {1.0f, 2.0f}}});
+    EXPECT_EQ(folderEntries(folder), std::vector<std::string>({"w.safetensors"}));
+    EXPECT_EQ(readSafetensors(folder / "w.safetensors").tensors[0].shape, std::vector<std::int64_t>({2}));
+}
+
+TEST(Checkpoint, AnotherNetworksCheckpointNamesTheTensor) {
+    const auto folder = testing::freshFolder() / "latest";
+    Model tiny(1);
+    saveCheckpoint(folder, tiny.network, tiny.optimizer, someProgress(1));
+    NetworkSpec wider = testing::tinyNetworkSpec();
+    wider.find("conv")->params["filters"] = 6;
+    Model other(1, wider);
+    try {
+        loadCheckpoint(folder, other.network, other.optimizer);
+        FAIL() << "a checkpoint of another network must be refused";
+    } catch (const Error& error) {
+        // Parameters are laid out last layer first, so the dense layer is the first mismatch.
+        EXPECT_NE(std::string(error.what()).find("'logits.weight' has shape [3, 64], the network expects [3, 96]"),
+                  std::string::npos)
+            << error.what();
+        EXPECT_NE(error.where().find("weights.safetensors"), std::string::npos);
+    }
+}
+
+TEST(Checkpoint, DamagedProgressNamesTheFile) {
+    const auto folder = testing::freshFolder() / "latest";
+    Model model(1);
+    saveCheckpoint(folder, model.network, model.optimizer, someProgress(1));
+    std::ofstream(folder / "progress.json") << R"({"format": "cnnstudio-checkpoint", "version": 1, "epoch": "two"})";
+    try {
+        loadCheckpoint(folder, model.network, model.optimizer);
+        FAIL();
+    } catch (const Error& error) {
+        EXPECT_NE(error.where().find("progress.json"), std::string::npos) << error.what();
+    }
+}
+
+TEST(ModelFolder, RoundTripsSpecWeightsAndClassNames) {
+    const auto folder = testing::freshFolder() / "model";
+    Model model(3);
+    ModelInfo info;
+    info.classNames = {"circle", "square", "star"};
+    info.normalization = {{0.5f}, {0.25f}};
+    saveModel(folder, model.network, info);
+    const ModelFolder read = readModelFolder(folder);
+    EXPECT_EQ(read.spec, model.network.spec());
+    EXPECT_EQ(read.info.classNames, info.classNames);
+    EXPECT_EQ(read.info.normalization.mean, std::vector<float>({0.5f}));
+    EXPECT_EQ(read.info.normalization.stddev, std::vector<float>({0.25f}));
+    Model other(4);
+    loadNetworkTensors(other.network, read.weights, folder);
+    EXPECT_EQ(other.parameters(), model.parameters());
+
+    info.classNames.pop_back();
+    EXPECT_THROW(saveModel(folder, model.network, info), Error);  // 2 names, 3 outputs
+}
+
+}  // namespace
+}  // namespace cnnstudio

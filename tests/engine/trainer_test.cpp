@@ -1,0 +1,281 @@
+// The trainer on cpu-ref with tiny synthetic data: the events it writes, the final model folder,
+// evaluation with a padded last batch, early stopping, the learning rates it uses, and the
+// errors for a non-finite loss and for bad batches.
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/checkpoint.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/events.h"
+#include "cnnstudio/network.h"
+#include "cnnstudio/run_folder.h"
+#include "cnnstudio/trainer.h"
+#include "synthetic_batches.h"
+
+namespace cnnstudio {
+namespace {
+
+using testing::InMemoryBatchSource;
+using testing::SyntheticImages;
+
+constexpr std::uint64_t kSeed = 11;
+
+std::vector<nlohmann::json> readEvents(const std::filesystem::path& file) {
+    std::vector<nlohmann::json> events;
+    std::ifstream stream(file);
+    for (std::string line; std::getline(stream, line);) events.push_back(nlohmann::json::parse(line));
+    return events;
+}
+
+std::vector<nlohmann::json> eventsNamed(const std::vector<nlohmann::json>& events, const std::string& name) {
+    std::vector<nlohmann::json> matching;
+    for (const auto& event : events)
+        if (event["event"] == name) matching.push_back(event);
+    return matching;
+}
+
+// input -> flatten -> dense: nothing (like a ReLU) can swallow a NaN on its way to the loss.
+NetworkSpec linearSpec() {
+    NetworkSpec spec = testing::tinyNetworkSpec();
+    std::erase_if(spec.nodes, [](const NodeSpec& node) {
+        return node.name != "input" && node.name != "flatten" && node.name != "logits";
+    });
+    spec.find("flatten")->inputs = {"input"};
+    spec.find("logits")->inputs = {"flatten"};
+    return spec;
+}
+
+NetworkSpec withoutBatchNorm(NetworkSpec spec) {
+    std::erase_if(spec.nodes, [](const NodeSpec& node) { return node.name == "bn"; });
+    spec.find("relu")->inputs = {"conv"};
+    return spec;
+}
+
+// A source that hands out non-finite images at one batch of one epoch.
+class PoisonedSource : public BatchSource {
+public:
+    PoisonedSource(BatchSource& inner, int epoch, std::int64_t batch) : inner_(inner), epoch_(epoch), batch_(batch) {}
+    std::int64_t samples() const override { return inner_.samples(); }
+    std::int64_t batchesPerEpoch() const override { return inner_.batchesPerEpoch(); }
+    void startEpoch(int epoch, std::int64_t firstBatch) override {
+        current_ = epoch;
+        index_ = firstBatch;
+        inner_.startEpoch(epoch, firstBatch);
+    }
+    bool next(Batch& batch) override {
+        if (!inner_.next(batch)) return false;
+        if (current_ == epoch_ && index_ == batch_)
+            std::fill(batch.images.begin(), batch.images.end(), std::numeric_limits<float>::quiet_NaN());
+        ++index_;
+        return true;
+    }
+
+private:
+    BatchSource& inner_;
+    int epoch_, current_ = 0;
+    std::int64_t batch_, index_ = 0;
+};
+
+struct Fixture {
+    SyntheticImages train = testing::makeSyntheticImages(96, kSeed);
+    SyntheticImages validation = testing::makeSyntheticImages(30, kSeed + 1);
+    SyntheticImages test = testing::makeSyntheticImages(21, kSeed + 2);
+    std::unique_ptr<Backend> backend = createBackend("cpu-ref");
+    TrainerConfig config;
+    RunDescription description;
+
+    Fixture() {
+        config.epochs = 3;
+        config.seed = kSeed;
+        config.logEvery = 4;
+        config.optimizer.learningRate = 0.05f;
+        description.dataset = testing::describe(train, validation);
+        description.dataset.testSize = std::int64_t(test.size());
+        description.config = {{"note", "test"}};
+    }
+};
+
+TEST(Trainer, WritesEventsCheckpointsAndAModelThatReproducesTheTestAccuracy) {
+    Fixture f;
+    const RunFolder folder = RunFolder::create(testing::freshFolder());
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    EventWriter events;
+    events.addFile(folder.eventsFile());
+    Trainer trainer(network, f.config, events);
+    trainer.setRunFolder(&folder);
+    InMemoryBatchSource train(f.train, 8, true, kSeed), validation(f.validation, 8, false, kSeed),
+        test(f.test, 8, false, kSeed);
+    const TrainingResult result = trainer.train(train, &validation, &test, f.description);
+    EXPECT_EQ(result.reason, "completed");
+    EXPECT_EQ(result.epochsRun, 3);
+    EXPECT_EQ(result.steps, 36);
+    ASSERT_TRUE(result.test.has_value());
+    EXPECT_EQ(result.test->confusion.total(), 21);
+    EXPECT_GT(result.bestValidationAccuracy, 0.6) << "the synthetic classes are easy to learn";
+
+    const auto all = readEvents(folder.eventsFile());
+    const std::regex timestamp(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+    for (const auto& event : all) {
+        EXPECT_EQ(event["schema"], 1);
+        EXPECT_TRUE(std::regex_match(event["time"].get<std::string>(), timestamp)) << event["time"];
+    }
+    ASSERT_EQ(all.front()["event"], "run_started");
+    EXPECT_EQ(all.front()["steps_per_epoch"], 12);
+    EXPECT_EQ(all.front()["resumed_from_step"], 0);
+    EXPECT_EQ(all.front()["dataset"]["classes"].size(), 3u);
+    EXPECT_EQ(all.front()["model"]["parameters"], network.shapes().totalParameters);
+    EXPECT_GE(all.front()["hardware"]["cpu"]["cores"].get<int>(), 1);
+
+    EXPECT_EQ(eventsNamed(all, "step").size(), 9u);  // 36 steps, every 4th
+    const auto epochs = eventsNamed(all, "epoch");
+    ASSERT_EQ(epochs.size(), 3u);
+    for (const auto& epoch : epochs) {
+        std::int64_t total = 0;
+        for (const auto& row : epoch["confusion_matrix"])
+            for (const auto& cell : row) total += cell.get<std::int64_t>();
+        EXPECT_EQ(total, 30);
+        EXPECT_EQ(epoch["per_class"].size(), 3u);
+        EXPECT_EQ(epoch["per_class"][0]["class"], "class0");
+    }
+    EXPECT_EQ(eventsNamed(all, "checkpoint").size(), 3u + std::size_t(std::count_if(
+                                                           epochs.begin(), epochs.end(),
+                                                           [](const auto& e) { return e["best"] == true; })));
+    const auto finished = all.back();
+    EXPECT_EQ(finished["event"], "finished");
+    EXPECT_EQ(finished["reason"], "completed");
+    EXPECT_DOUBLE_EQ(finished["test_accuracy"].get<double>(), result.test->accuracy());
+    EXPECT_EQ(finished["best_epoch"], result.bestEpoch);
+
+    // The model folder alone reproduces the test accuracy.
+    const ModelFolder model = readModelFolder(folder.modelFolder());
+    EXPECT_EQ(model.info.classNames, f.description.dataset.classNames);
+    Network reloaded(model.spec, *f.backend, 5, 999);
+    loadNetworkTensors(reloaded, model.weights, folder.modelFolder());
+    InMemoryBatchSource testAgain(f.test, 5, false, kSeed);
+    EXPECT_DOUBLE_EQ(evaluate(reloaded, testAgain).accuracy(), result.test->accuracy());
+}
+
+TEST(Trainer, EvaluationPadsTheLastBatchAndCountsOnlyRealImages) {
+    Fixture f;
+    Network wide(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    Network single(testing::tinyNetworkSpec(), *f.backend, 1, kSeed);
+    InMemoryBatchSource byEight(f.validation, 8, false, kSeed), byOne(f.validation, 1, false, kSeed);
+    ASSERT_EQ(byEight.batchesPerEpoch(), 4);  // 8 + 8 + 8 + 6
+    const EvaluationResult padded = evaluate(wide, byEight);
+    const EvaluationResult oneByOne = evaluate(single, byOne);
+    EXPECT_EQ(padded.confusion.total(), 30);
+    for (int t = 0; t < 3; ++t)
+        for (int p = 0; p < 3; ++p) EXPECT_EQ(padded.confusion.count(t, p), oneByOne.confusion.count(t, p));
+    EXPECT_NEAR(padded.loss, oneByOne.loss, 1e-5);
+}
+
+TEST(Trainer, NonFiniteLossNamesTheEpochAndStep) {
+    Fixture f;
+    Network network(linearSpec(), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource clean(f.train, 8, true, kSeed);
+    PoisonedSource train(clean, 1, 4);  // epoch 2, its fifth batch: global step 17
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL() << "a NaN loss must stop training";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.reason(), "loss became NaN at epoch 2 step 17");
+        EXPECT_NE(error.hint().find("lower the learning rate"), std::string::npos) << error.hint();
+    }
+    EXPECT_EQ(trainer.progress().step, 16);
+}
+
+TEST(Trainer, EarlyStoppingEndsAfterPatienceEpochsWithoutImprovement) {
+    Fixture f;
+    f.config.epochs = 10;
+    f.config.earlyStopPatience = 2;
+    f.config.optimizer.learningRate = 1e-12f;  // the weights stay put: epoch 1 is the best
+    f.config.optimizer.momentum = 0.0f;
+    Network network(withoutBatchNorm(testing::tinyNetworkSpec()), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource train(f.train, 8, true, kSeed), validation(f.validation, 8, false, kSeed);
+    const TrainingResult result = trainer.train(train, &validation, nullptr, f.description);
+    EXPECT_EQ(result.reason, "early_stopped");
+    EXPECT_EQ(result.epochsRun, 3);
+    EXPECT_EQ(result.bestEpoch, 1);
+}
+
+TEST(Trainer, StepEventsCarryTheScheduledLearningRate) {
+    Fixture f;
+    f.config.epochs = 3;
+    f.config.logEvery = 1;
+    f.config.schedule.kind = "step";
+    f.config.schedule.warmupEpochs = 1;
+    f.config.schedule.stepEpochs = 1;
+    f.config.schedule.gamma = 0.5f;
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    EventWriter events;
+    std::vector<nlohmann::json> steps;
+    events.addListener([&](const nlohmann::json& event) {
+        if (event["event"] == "step") steps.push_back(event);
+    });
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource train(f.train, 8, true, kSeed);
+    trainer.train(train, nullptr, nullptr, f.description);
+    ASSERT_EQ(steps.size(), 36u);
+    const LearningRateSchedule schedule(f.config.schedule, 0.05f, 12, 3);
+    for (const auto& step : steps)
+        EXPECT_FLOAT_EQ(step["learning_rate"].get<float>(), schedule.at(step["step"].get<std::int64_t>() - 1))
+            << "at step " << step["step"];
+    EXPECT_FLOAT_EQ(steps[0]["learning_rate"].get<float>(), 0.05f * 0.01f);  // warm-up starts at lr/100
+    EXPECT_FLOAT_EQ(steps[35]["learning_rate"].get<float>(), 0.05f * 0.25f);  // epoch 3: two decays
+}
+
+TEST(Trainer, LabelOutsideTheClassesNamesTheBatch) {
+    Fixture f;
+    f.train.labels[0] = 5;
+    f.train.labels[1] = 5;
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource train(f.train, 96, true, kSeed);  // one batch holds every image
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL() << "a bad label must be reported";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("training batch 1 of epoch 1"), std::string::npos) << error.what();
+    }
+}
+
+TEST(Trainer, RefusesSettingsThatNeedAMissingValidationSplit) {
+    Fixture f;
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    InMemoryBatchSource train(f.train, 8, true, kSeed);
+    f.config.schedule.kind = "plateau";
+    Trainer plateau(network, f.config, events);
+    EXPECT_THROW(plateau.train(train, nullptr, nullptr, f.description), Error);
+    f.config.schedule.kind = "constant";
+    f.config.earlyStopPatience = 3;
+    Trainer early(network, f.config, events);
+    EXPECT_THROW(early.train(train, nullptr, nullptr, f.description), Error);
+}
+
+TEST(Trainer, TrainingSetSmallerThanABatchIsAnError) {
+    Fixture f;
+    Network network(testing::tinyNetworkSpec(), *f.backend, 128, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource train(f.train, 128, true, kSeed);
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL();
+    } catch (const Error& error) {
+        EXPECT_NE(error.reason().find("smaller than one batch of 128"), std::string::npos) << error.what();
+    }
+}
+
+}  // namespace
+}  // namespace cnnstudio
