@@ -1,5 +1,6 @@
 // RunSettings and its panel: the worker's argument list carries every setting, problems are
 // named, hostfiles are checked line by line, and the panel round-trips a RunSettings.
+#include <QComboBox>
 #include <QTest>
 
 #include "cnnstudio/backend.h"
@@ -69,6 +70,18 @@ private slots:
             RunSettings gpu;
             gpu.backend = "cuda";
             QVERIFY(gpu.problems().join(' ').contains(QString::fromStdString(cnnstudio::backendUnavailableReason("cuda"))));
+        }
+    }
+
+    void everyAugmentationThePanelOffersIsAccepted() {
+        cnnstudio::ui::RunSettingsPanel panel;
+        auto* augmentation = panel.findChild<QComboBox*>("augmentation");
+        QVERIFY(augmentation);
+        QVERIFY(augmentation->count() >= 3);
+        for (int i = 0; i < augmentation->count(); ++i) {
+            RunSettings settings;
+            settings.augmentation = augmentation->itemText(i);
+            QVERIFY2(settings.problems().isEmpty(), qPrintable(augmentation->itemText(i) + ": " + settings.problems().join(' ')));
         }
     }
 

@@ -12,6 +12,8 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "cnnstudio/datasets/augmentation.h"
+#include "cnnstudio/error.h"
 #include "cnnstudio/ui/dataset_picker.h"
 #include "cnnstudio/ui/hardware_picker.h"
 #include "layer_colors.h"
@@ -64,8 +66,17 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     augmentation_->setEditable(true);
     augmentation_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     augmentation_->setMinimumContentsLength(12);
-    augmentation_->addItems({"none", "default", "crop=4,flip", "crop=4,flip,rotate=10,scale=0.1",
-                             "crop=4,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2"});
+    // Offer only what this build can do (rotate and scale need OpenCV).
+    for (const char* choice : {"none", "default", "crop=4,flip", "crop=4,flip,brightness=0.2,contrast=0.2",
+                               "crop=4,flip,rotate=10,scale=0.1",
+                               "crop=4,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2"}) {
+        try {
+            datasets::parseAugmentation(choice);
+            augmentation_->addItem(QString::fromLatin1(choice));
+        } catch (const Error&) {
+            continue;  // not in this build: left out of the list, and said so if typed
+        }
+    }
     augmentation_->setToolTip(tr("none, default, or a comma list of crop=P, flip, rotate=DEG, scale=S, "
                                  "brightness=B, contrast=C"));
     seed_ = new QSpinBox(trainingBox);
