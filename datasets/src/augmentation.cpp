@@ -184,14 +184,14 @@ AugmentationConfig parseAugmentation(std::string_view text) {
         }
         else if (name == "rotate") config.rotationDegrees = float(parseNumber(item, value, 0, 180));
         else if (name == "scale") config.scale = float(parseNumber(item, value, 0, 0.9));
-        if (!geometricWarpsAvailable && (config.rotationDegrees > 0 || config.scale > 0))
-            throw Error("rotate and scale need OpenCV, which this build of CNN Studio lacks", "'" + std::string(item) + "'",
-                        "use crop, flip, brightness and contrast, or rebuild with libopencv-dev");
         else if (name == "brightness") config.brightness = float(parseNumber(item, value, 0, 1));
         else if (name == "contrast") config.contrast = float(parseNumber(item, value, 0, 1));
         else
             throw Error("unknown augmentation '" + std::string(item) + "'",
                         "augmentation '" + std::string(text) + "'", kAugmentationHint);
+        if (!geometricWarpsAvailable && (config.rotationDegrees > 0 || config.scale > 0))
+            throw Error("rotate and scale need OpenCV, which this build of CNN Studio lacks", "'" + std::string(item) + "'",
+                        "use crop, flip, brightness and contrast, or rebuild with libopencv-dev");
     }
     return config;
 }
