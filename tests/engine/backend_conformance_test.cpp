@@ -60,10 +60,10 @@ struct TwinTensor {
     float* at(Side side) { return side == Side::Reference ? reference.data() : tested.data(); }
 };
 
+template <typename T>
 struct TwinBuffer {
-    BackendBuffer reference, tested;
-    template <typename T>
-    T* at(Side side) const { return side == Side::Reference ? reference.as<T>() : tested.as<T>(); }
+    BackendBuffer<T> reference, tested;
+    T* at(Side side) const { return side == Side::Reference ? reference.data() : tested.data(); }
 };
 
 std::vector<float> difference(const std::vector<float>& after, const std::vector<float>& before) {
@@ -98,12 +98,12 @@ protected:
         return {poisonedTensor(*reference_, count), poisonedTensor(*tested_, count)};
     }
     template <typename T>
-    TwinBuffer buffer(std::span<const T> values) {
-        return {BackendBuffer::of(*reference_, values), BackendBuffer::of(*tested_, values)};
+    TwinBuffer<T> buffer(std::span<const T> values) {
+        return {bufferFromHost(*reference_, values), bufferFromHost(*tested_, values)};
     }
     template <typename T>
-    TwinBuffer buffer(const T& value) {
-        return {BackendBuffer::of(*reference_, value), BackendBuffer::of(*tested_, value)};
+    TwinBuffer<T> buffer(const T& value) {
+        return {bufferFromHost(*reference_, value), bufferFromHost(*tested_, value)};
     }
 
     // Runs `op(backend, side)` on the reference, then on the backend under test.
@@ -432,10 +432,10 @@ TEST_P(BackendConformance, DropoutMaskIsIdenticalOnEveryBackend) {
                              ", mask seed " + std::to_string(seed));
                 StepScalars scalars;
                 scalars.step = stepIndex;
-                TwinBuffer step = buffer(scalars);
+                auto step = buffer(scalars);
                 TwinTensor mask = poisoned(std::int64_t(count));
                 runOnBoth([&](Backend& backend, Side side) {
-                    backend.dropoutMask(probability, seed, step.at<StepScalars>(side), mask.at(side), count);
+                    backend.dropoutMask(probability, seed, step.at(side), mask.at(side), count);
                 });
                 expectIdentical(mask, "mask");
             }
@@ -531,16 +531,16 @@ TEST_P(BackendConformance, SoftmaxCrossEntropyMatchesReference) {
         const std::size_t values = std::size_t(c.batch) * c.classes;
         TwinTensor logits = input(random.uniforms(values, -c.logitRange, c.logitRange));
         const std::vector<std::int32_t> labelValues = random.labels(std::size_t(c.batch), c.classes);
-        TwinBuffer labels = buffer(std::span<const std::int32_t>(labelValues));
+        auto labels = buffer(std::span<const std::int32_t>(labelValues));
         TwinTensor weights = input(random.uniforms(std::size_t(c.classes), 0.2f, 3.0f));
         TwinTensor probabilities = poisoned(std::int64_t(values));
         TwinTensor loss = poisoned(1);
         TwinTensor dlogits = poisoned(std::int64_t(values));
         runOnBoth([&](Backend& backend, Side side) {
             const float* classWeights = c.weighted ? weights.at(side) : nullptr;
-            backend.softmaxCrossEntropyForward(g, logits.at(side), labels.at<std::int32_t>(side),
+            backend.softmaxCrossEntropyForward(g, logits.at(side), labels.at(side),
                                                classWeights, probabilities.at(side), loss.at(side));
-            backend.softmaxCrossEntropyBackward(g, probabilities.at(side), labels.at<std::int32_t>(side),
+            backend.softmaxCrossEntropyBackward(g, probabilities.at(side), labels.at(side),
                                                 classWeights, dlogits.at(side));
         });
         expectClose(probabilities, "probabilities");
@@ -576,10 +576,10 @@ TEST_P(BackendConformance, SgdUpdatesMatchReference) {
             StepScalars scalars;
             scalars.learningRate = random.uniform(0.01f, 0.2f);
             scalars.step = stepIndex;
-            TwinBuffer step = buffer(scalars);
+            auto step = buffer(scalars);
             TwinTensor grads = input(random.uniforms(count));
             runOnBoth([&](Backend& backend, Side side) {
-                backend.sgdUpdate(s, step.at<StepScalars>(side), params.at(side), grads.at(side),
+                backend.sgdUpdate(s, step.at(side), params.at(side), grads.at(side),
                                   velocity.at(side), count);
             });
             std::vector<float> after[2] = {params.reference.toHost(), params.tested.toHost()};
@@ -616,10 +616,10 @@ TEST_P(BackendConformance, AdamAndAdamWUpdatesMatchReference) {
             scalars.adamCorrection1 = 1.0f - std::pow(s.beta1, float(stepIndex + 1));
             scalars.adamCorrection2 = 1.0f - std::pow(s.beta2, float(stepIndex + 1));
             scalars.step = stepIndex;
-            TwinBuffer step = buffer(scalars);
+            auto step = buffer(scalars);
             TwinTensor grads = input(random.uniforms(count));
             runOnBoth([&](Backend& backend, Side side) {
-                backend.adamUpdate(s, step.at<StepScalars>(side), params.at(side), grads.at(side),
+                backend.adamUpdate(s, step.at(side), params.at(side), grads.at(side),
                                    m.at(side), v.at(side), count);
             });
             std::vector<float> after[2] = {params.reference.toHost(), params.tested.toHost()};

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/tensor.h"
 
 namespace cnnstudio::test {
@@ -93,41 +94,17 @@ inline Tensor poisonedTensor(Backend& backend, std::int64_t count) {
     return tensorFromHost(backend, nan);
 }
 
-// Raw backend memory for what is not a float tensor (int32 labels, StepScalars).
-class BackendBuffer {
-public:
-    BackendBuffer(Backend& backend, const void* hostSource, std::size_t bytes)
-        : backend_(&backend), bytes_(bytes), data_(backend.allocateBytes(bytes)) {
-        backend.upload(data_, hostSource, bytes);
-    }
-    template <typename T>
-    static BackendBuffer of(Backend& backend, std::span<const T> values) {
-        return BackendBuffer(backend, values.data(), values.size_bytes());
-    }
-    template <typename T>
-    static BackendBuffer of(Backend& backend, const T& value) {
-        return BackendBuffer(backend, &value, sizeof(T));
-    }
-    BackendBuffer(BackendBuffer&& other) noexcept
-        : backend_(other.backend_), bytes_(other.bytes_), data_(other.data_) {
-        other.data_ = nullptr;
-    }
-    BackendBuffer(const BackendBuffer&) = delete;
-    BackendBuffer& operator=(const BackendBuffer&) = delete;
-    BackendBuffer& operator=(BackendBuffer&&) = delete;
-    ~BackendBuffer() {
-        if (data_) backend_->freeBytes(data_);
-    }
-
-    void upload(const void* hostSource) { backend_->upload(data_, hostSource, bytes_); }
-    template <typename T>
-    T* as() const { return static_cast<T*>(data_); }
-
-private:
-    Backend* backend_;
-    std::size_t bytes_;
-    void* data_;
-};
+// Backend memory for what is not a float tensor (int32 labels, StepScalars), filled from the host.
+template <typename T>
+BackendBuffer<T> bufferFromHost(Backend& backend, std::span<const T> values) {
+    BackendBuffer<T> buffer(backend, values.size());
+    backend.upload(buffer.data(), values.data(), buffer.bytes());
+    return buffer;
+}
+template <typename T>
+BackendBuffer<T> bufferFromHost(Backend& backend, const T& value) {
+    return bufferFromHost(backend, std::span<const T>(&value, 1));
+}
 
 // ---- comparisons --------------------------------------------------------------------------
 // ||out - ref|| / ||ref|| in double; ||out - ref|| alone when ref is all zeros. Infinite when out

@@ -251,6 +251,10 @@ TEST(CpuRefGradients, CopyChannelsGradientIsTheCopyBack) {
 std::vector<float> convByDefinition(const ConvGeometry& g, const std::vector<float>& x,
                                     const std::vector<float>& w, const std::vector<float>& bias) {
     const int inPerGroup = g.inChannels / g.groups, outPerGroup = g.outChannels / g.groups;
+    // Flat NCHW indices of x, w and y.
+    const auto at = [](int i0, int size1, int i1, int size2, int i2, int size3, int i3) {
+        return ((std::size_t(i0) * size1 + i1) * size2 + i2) * size3 + i3;
+    };
     std::vector<float> y(std::size_t(g.outputCount()));
     for (int n = 0; n < g.batch; ++n)
         for (int o = 0; o < g.outChannels; ++o)
@@ -264,10 +268,10 @@ std::vector<float> convByDefinition(const ConvGeometry& g, const std::vector<flo
                                 const int iw = ow * g.strideWidth + kw - g.padWidth;
                                 if (ih < 0 || ih >= g.inHeight || iw < 0 || iw >= g.inWidth) continue;
                                 const int channel = (o / outPerGroup) * inPerGroup + c;
-                                sum += double(x[((std::size_t(n) * g.inChannels + channel) * g.inHeight + ih) * g.inWidth + iw]) *
-                                       w[((std::size_t(o) * inPerGroup + c) * g.kernelHeight + kh) * g.kernelWidth + kw];
+                                sum += double(x[at(n, g.inChannels, channel, g.inHeight, ih, g.inWidth, iw)]) *
+                                       w[at(o, inPerGroup, c, g.kernelHeight, kh, g.kernelWidth, kw)];
                             }
-                    y[((std::size_t(n) * g.outChannels + o) * g.outHeight + oh) * g.outWidth + ow] = float(sum);
+                    y[at(n, g.outChannels, o, g.outHeight, oh, g.outWidth, ow)] = float(sum);
                 }
     return y;
 }

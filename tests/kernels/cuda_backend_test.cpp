@@ -285,7 +285,7 @@ struct TinyStep {
     ConvGeometry g = geometry();
     SgdSettings sgd{0.9f, true, 1e-4f};
     Tensor x, w, bias, y, mask, masked, dw, db, velocity;
-    BackendBuffer step;
+    BackendBuffer<StepScalars> step;
 
     TinyStep(Backend& backend, const std::vector<float>& xValues, const std::vector<float>& wValues)
         : x(tensorFromHost(backend, xValues)), w(tensorFromHost(backend, wValues)),
@@ -294,14 +294,14 @@ struct TinyStep {
           masked(backend, flatShape(g.outputCount())), dw(backend, flatShape(g.weightCount())),
           db(backend, flatShape(16)),
           velocity(tensorFromHost(backend, std::vector<float>(std::size_t(g.weightCount()), 0.0f))),
-          step(BackendBuffer::of(backend, StepScalars{})) {}
+          step(bufferFromHost(backend, StepScalars{})) {}
 
     void record(Backend& backend) {
         backend.convForward(g, x.data(), w.data(), bias.data(), y.data());
-        backend.dropoutMask(0.3f, 1234, step.as<StepScalars>(), mask.data(), std::size_t(g.outputCount()));
+        backend.dropoutMask(0.3f, 1234, step.data(), mask.data(), std::size_t(g.outputCount()));
         backend.multiply(y.data(), mask.data(), masked.data(), std::size_t(g.outputCount()));
         backend.convBackwardFilter(g, x.data(), masked.data(), dw.data(), db.data());
-        backend.sgdUpdate(sgd, step.as<StepScalars>(), w.data(), dw.data(), velocity.data(),
+        backend.sgdUpdate(sgd, step.data(), w.data(), dw.data(), velocity.data(),
                           std::size_t(g.weightCount()));
     }
 };

@@ -25,12 +25,53 @@ struct OutputRange {
 };
 
 OutputRange validOutputs(int tap, int in, int out, int stride, int pad) {
-    const int firstOffset = pad - tap;        // out*stride >= pad - tap
+    const int firstOffset = pad - tap;          // out*stride >= pad - tap
     const int lastOffset = in - 1 + pad - tap;  // out*stride <= in - 1 + pad - tap
     int begin = firstOffset <= 0 ? 0 : (firstOffset + stride - 1) / stride;
     int end = lastOffset < 0 ? 0 : std::min(out, lastOffset / stride + 1);
     return {begin, std::max(begin, end)};
 }
+
+// What every loop below needs about a geometry: sizes, and for each kernel row and column the
+// range of outputs that tap reaches inside the input (padding is where it does not).
+struct ConvLayout {
+    explicit ConvLayout(const ConvGeometry& g)
+        : g(g), inPerGroup(g.inChannels / g.groups), outPerGroup(g.outChannels / g.groups),
+          inPlane(std::int64_t(g.inHeight) * g.inWidth),
+          outPlane(std::int64_t(g.outHeight) * g.outWidth),
+          taps(g.kernelHeight * g.kernelWidth) {
+        for (int kh = 0; kh < g.kernelHeight; ++kh)
+            rows.push_back(validOutputs(kh, g.inHeight, g.outHeight, g.strideHeight, g.padHeight));
+        for (int kw = 0; kw < g.kernelWidth; ++kw)
+            cols.push_back(validOutputs(kw, g.inWidth, g.outWidth, g.strideWidth, g.padWidth));
+    }
+
+    // Input channel c of output channel outChannel's group, image n.
+    std::int64_t inputPlaneOffset(int n, int outChannel, int c) const {
+        const int inChannel = (outChannel / outPerGroup) * inPerGroup + c;
+        return (std::int64_t(n) * g.inChannels + inChannel) * inPlane;
+    }
+    std::int64_t outputPlaneOffset(int n, int outChannel) const {
+        return (std::int64_t(n) * g.outChannels + outChannel) * outPlane;
+    }
+    std::int64_t kernelOffset(int outChannel, int c) const {
+        return (std::int64_t(outChannel) * inPerGroup + c) * taps;
+    }
+    // Offset in the input plane of the row tap kh reads for output row oh, and of the column
+    // tap kw reads for output column ow.
+    std::int64_t inputRow(int oh, int kh) const {
+        return std::int64_t(oh * g.strideHeight + kh - g.padHeight) * g.inWidth;
+    }
+    std::int64_t inputColumn(int ow, int kw) const {
+        return std::int64_t(ow) * g.strideWidth + kw - g.padWidth;
+    }
+
+    const ConvGeometry& g;
+    int inPerGroup, outPerGroup;
+    std::int64_t inPlane, outPlane;
+    int taps;
+    std::vector<OutputRange> rows, cols;
+};
 
 }  // namespace
 
@@ -40,31 +81,25 @@ void convForward(const ConvGeometry& g, const float* x, const float* w, const fl
     ops::requirePointer(x, "x", op);
     ops::requirePointer(w, "w", op);
     ops::requirePointer(y, "y", op);
-
-    const int inPerGroup = g.inChannels / g.groups, outPerGroup = g.outChannels / g.groups;
-    const std::int64_t inPlane = std::int64_t(g.inHeight) * g.inWidth;
-    const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;
-    const int taps = g.kernelHeight * g.kernelWidth;
+    const ConvLayout layout(g);
 
     for (int n = 0; n < g.batch; ++n) {
         for (int o = 0; o < g.outChannels; ++o) {
-            const int group = o / outPerGroup;
-            float* yPlane = y + (std::int64_t(n) * g.outChannels + o) * outPlane;
-            std::fill(yPlane, yPlane + outPlane, bias ? bias[o] : 0.0f);
-            for (int c = 0; c < inPerGroup; ++c) {
-                const int inChannel = group * inPerGroup + c;
-                const float* xPlane = x + (std::int64_t(n) * g.inChannels + inChannel) * inPlane;
-                const float* kernel = w + (std::int64_t(o) * inPerGroup + c) * taps;
+            float* yPlane = y + layout.outputPlaneOffset(n, o);
+            std::fill(yPlane, yPlane + layout.outPlane, bias ? bias[o] : 0.0f);
+            for (int c = 0; c < layout.inPerGroup; ++c) {
+                const float* xPlane = x + layout.inputPlaneOffset(n, o, c);
+                const float* kernel = w + layout.kernelOffset(o, c);
                 for (int kh = 0; kh < g.kernelHeight; ++kh) {
-                    const OutputRange rows = validOutputs(kh, g.inHeight, g.outHeight, g.strideHeight, g.padHeight);
                     for (int kw = 0; kw < g.kernelWidth; ++kw) {
-                        const OutputRange cols = validOutputs(kw, g.inWidth, g.outWidth, g.strideWidth, g.padWidth);
                         const float weight = kernel[kh * g.kernelWidth + kw];
+                        const OutputRange rows = layout.rows[std::size_t(kh)];
+                        const OutputRange cols = layout.cols[std::size_t(kw)];
                         for (int oh = rows.begin; oh < rows.end; ++oh) {
-                            const float* xRow = xPlane + std::int64_t(oh * g.strideHeight + kh - g.padHeight) * g.inWidth;
+                            const float* xRow = xPlane + layout.inputRow(oh, kh);
                             float* yRow = yPlane + std::int64_t(oh) * g.outWidth;
                             for (int ow = cols.begin; ow < cols.end; ++ow)
-                                yRow[ow] += weight * xRow[std::int64_t(ow) * g.strideWidth + kw - g.padWidth];
+                                yRow[ow] += weight * xRow[layout.inputColumn(ow, kw)];
                         }
                     }
                 }
@@ -81,31 +116,25 @@ void convBackwardData(const ConvGeometry& g, const float* dy, const float* w, fl
     ops::requirePointer(dy, "dy", op);
     ops::requirePointer(w, "w", op);
     ops::requirePointer(dx, "dx", op);
-
-    const int inPerGroup = g.inChannels / g.groups, outPerGroup = g.outChannels / g.groups;
-    const std::int64_t inPlane = std::int64_t(g.inHeight) * g.inWidth;
-    const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;
-    const int taps = g.kernelHeight * g.kernelWidth;
+    const ConvLayout layout(g);
 
     std::fill(dx, dx + g.inputCount(), 0.0f);
     for (int n = 0; n < g.batch; ++n) {
         for (int o = 0; o < g.outChannels; ++o) {
-            const int group = o / outPerGroup;
-            const float* dyPlane = dy + (std::int64_t(n) * g.outChannels + o) * outPlane;
-            for (int c = 0; c < inPerGroup; ++c) {
-                const int inChannel = group * inPerGroup + c;
-                float* dxPlane = dx + (std::int64_t(n) * g.inChannels + inChannel) * inPlane;
-                const float* kernel = w + (std::int64_t(o) * inPerGroup + c) * taps;
+            const float* dyPlane = dy + layout.outputPlaneOffset(n, o);
+            for (int c = 0; c < layout.inPerGroup; ++c) {
+                float* dxPlane = dx + layout.inputPlaneOffset(n, o, c);
+                const float* kernel = w + layout.kernelOffset(o, c);
                 for (int kh = 0; kh < g.kernelHeight; ++kh) {
-                    const OutputRange rows = validOutputs(kh, g.inHeight, g.outHeight, g.strideHeight, g.padHeight);
                     for (int kw = 0; kw < g.kernelWidth; ++kw) {
-                        const OutputRange cols = validOutputs(kw, g.inWidth, g.outWidth, g.strideWidth, g.padWidth);
                         const float weight = kernel[kh * g.kernelWidth + kw];
+                        const OutputRange rows = layout.rows[std::size_t(kh)];
+                        const OutputRange cols = layout.cols[std::size_t(kw)];
                         for (int oh = rows.begin; oh < rows.end; ++oh) {
-                            float* dxRow = dxPlane + std::int64_t(oh * g.strideHeight + kh - g.padHeight) * g.inWidth;
+                            float* dxRow = dxPlane + layout.inputRow(oh, kh);
                             const float* dyRow = dyPlane + std::int64_t(oh) * g.outWidth;
                             for (int ow = cols.begin; ow < cols.end; ++ow)
-                                dxRow[std::int64_t(ow) * g.strideWidth + kw - g.padWidth] += weight * dyRow[ow];
+                                dxRow[layout.inputColumn(ow, kw)] += weight * dyRow[ow];
                         }
                     }
                 }
@@ -122,38 +151,32 @@ void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, 
     ops::requirePointer(x, "x", op);
     ops::requirePointer(dy, "dy", op);
     ops::requirePointer(dw, "dw", op);
+    const ConvLayout layout(g);
 
-    const int inPerGroup = g.inChannels / g.groups, outPerGroup = g.outChannels / g.groups;
-    const std::int64_t inPlane = std::int64_t(g.inHeight) * g.inWidth;
-    const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;
-    const int taps = g.kernelHeight * g.kernelWidth;
-
-    std::vector<double> tapSums(static_cast<std::size_t>(taps));
+    std::vector<double> tapSums(static_cast<std::size_t>(layout.taps));
     for (int o = 0; o < g.outChannels; ++o) {
-        const int group = o / outPerGroup;
-        for (int c = 0; c < inPerGroup; ++c) {
-            const int inChannel = group * inPerGroup + c;
+        for (int c = 0; c < layout.inPerGroup; ++c) {
             std::fill(tapSums.begin(), tapSums.end(), 0.0);
             for (int n = 0; n < g.batch; ++n) {
-                const float* xPlane = x + (std::int64_t(n) * g.inChannels + inChannel) * inPlane;
-                const float* dyPlane = dy + (std::int64_t(n) * g.outChannels + o) * outPlane;
+                const float* xPlane = x + layout.inputPlaneOffset(n, o, c);
+                const float* dyPlane = dy + layout.outputPlaneOffset(n, o);
                 for (int kh = 0; kh < g.kernelHeight; ++kh) {
-                    const OutputRange rows = validOutputs(kh, g.inHeight, g.outHeight, g.strideHeight, g.padHeight);
                     for (int kw = 0; kw < g.kernelWidth; ++kw) {
-                        const OutputRange cols = validOutputs(kw, g.inWidth, g.outWidth, g.strideWidth, g.padWidth);
+                        const OutputRange rows = layout.rows[std::size_t(kh)];
+                        const OutputRange cols = layout.cols[std::size_t(kw)];
                         double sum = 0.0;
                         for (int oh = rows.begin; oh < rows.end; ++oh) {
-                            const float* xRow = xPlane + std::int64_t(oh * g.strideHeight + kh - g.padHeight) * g.inWidth;
+                            const float* xRow = xPlane + layout.inputRow(oh, kh);
                             const float* dyRow = dyPlane + std::int64_t(oh) * g.outWidth;
                             for (int ow = cols.begin; ow < cols.end; ++ow)
-                                sum += double(dyRow[ow]) * double(xRow[std::int64_t(ow) * g.strideWidth + kw - g.padWidth]);
+                                sum += double(dyRow[ow]) * double(xRow[layout.inputColumn(ow, kw)]);
                         }
                         tapSums[std::size_t(kh * g.kernelWidth + kw)] += sum;
                     }
                 }
             }
-            float* kernel = dw + (std::int64_t(o) * inPerGroup + c) * taps;
-            for (int t = 0; t < taps; ++t) kernel[t] = float(tapSums[std::size_t(t)]);
+            float* kernel = dw + layout.kernelOffset(o, c);
+            for (int t = 0; t < layout.taps; ++t) kernel[t] = float(tapSums[std::size_t(t)]);
         }
     }
 
@@ -161,8 +184,8 @@ void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, 
         for (int o = 0; o < g.outChannels; ++o) {
             double sum = 0.0;
             for (int n = 0; n < g.batch; ++n) {
-                const float* dyPlane = dy + (std::int64_t(n) * g.outChannels + o) * outPlane;
-                for (std::int64_t i = 0; i < outPlane; ++i) sum += dyPlane[i];
+                const float* dyPlane = dy + layout.outputPlaneOffset(n, o);
+                for (std::int64_t i = 0; i < layout.outPlane; ++i) sum += dyPlane[i];
             }
             dbias[o] = float(sum);
         }

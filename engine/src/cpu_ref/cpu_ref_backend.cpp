@@ -160,9 +160,12 @@ void CpuRefBackend::adamUpdate(const AdamSettings& s, const StepScalars* step, f
 
 }  // namespace cpu_ref
 
-// cpu-ref ignores options.threads (always one) and options.precision (always fp32): it is the
-// reference the other backends' precisions are measured against.
+// cpu-ref runs one thread whatever options.threads says (it is the single-thread baseline) and
+// only fp32 (it is the reference the other backends' precisions are measured against).
 std::unique_ptr<Backend> createCpuRefBackend(const BackendOptions& options) {
+    if (options.precision != Precision::Fp32)
+        throw Error("cpu-ref computes in fp32 only, not " + toString(options.precision), "backend 'cpu-ref'",
+                    "choose fp32, or a GPU backend for tf32 and bf16");
     return std::make_unique<cpu_ref::CpuRefBackend>();
 }
 

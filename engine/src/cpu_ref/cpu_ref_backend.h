@@ -1,5 +1,5 @@
 // CpuRefBackend: the Backend op table over the plain-loop reference ops of cpu_ref_ops.h.
-// Host memory, one thread, fp32 whatever precision is asked for (it is the definition of correct).
+// Host memory, one thread, fp32 only (it is the definition of correct).
 #pragma once
 
 #include <string>

@@ -1,0 +1,248 @@
+// The designer's views over a DesignDocument: the canvas mirrors nodes and edges (through undo
+// too), nodes carry the analysis, the problems list selects its node, the inspector's editors
+// make undoable edits, the palette lists the whole catalogue, and the drawing exports.
+#include <QFile>
+#include <QGraphicsSceneMouseEvent>
+#include <QImage>
+#include <QKeyEvent>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include "cnnstudio/error.h"
+#include "cnnstudio/spec.h"
+#include "cnnstudio/ui/auto_layout.h"
+#include "cnnstudio/ui/design_area.h"
+#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/designer_canvas.h"
+#include "cnnstudio/ui/edge_item.h"
+#include "cnnstudio/ui/inspector_panel.h"
+#include "cnnstudio/ui/layer_palette.h"
+#include "cnnstudio/ui/node_item.h"
+#include "cnnstudio/ui/problems_panel.h"
+#include "gui_tests.h"
+
+using cnnstudio::ui::DesignArea;
+using cnnstudio::ui::DesignDocument;
+using cnnstudio::ui::DesignerCanvas;
+using cnnstudio::ui::NodeItem;
+
+namespace {
+
+int edgeCount(const cnnstudio::NetworkSpec& spec) {
+    int count = 0;
+    for (const cnnstudio::NodeSpec& node : spec.nodes) count += int(node.inputs.size());
+    return count;
+}
+
+// Two convolutions of different widths into one Add: a shape error on the Add.
+QString buildMismatchedAdd(DesignDocument& document) {
+    document.newNetwork();
+    QStringList convs;
+    for (int filters : {8, 16}) {
+        const QString conv = document.addNode("Conv2D", {filters * 20.0, 150});
+        document.setParam(conv, "filters", filters);
+        document.setParam(conv, "kernel", 3);
+        document.connectNodes("input", conv);
+        convs << conv;
+    }
+    const QString add = document.addNode("Add", {0, 300});
+    document.connectNodes(convs[0], add);
+    document.connectNodes(convs[1], add);
+    return add;
+}
+
+}  // namespace
+
+class DesignerViewsTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void canvasMirrorsTheDocumentThroughUndoAndRedo() {
+        DesignDocument document;
+        document.loadPreset("mini-xception");
+        DesignerCanvas canvas(&document);
+        auto check = [&] {
+            QCOMPARE(int(canvas.items().size()) - int(canvas.edgeItems().size()), int(document.spec().nodes.size()));
+            QCOMPARE(int(canvas.edgeItems().size()), edgeCount(document.spec()));
+            for (const cnnstudio::NodeSpec& node : document.spec().nodes) {
+                NodeItem* item = canvas.nodeItem(QString::fromStdString(node.name));
+                QVERIFY(item);
+                QCOMPARE(item->pos(), document.position(QString::fromStdString(node.name)));
+            }
+        };
+        check();
+        const QString victim = QString::fromStdString(document.spec().nodes[3].name);
+        canvas.selectNode(victim);
+        canvas.deleteSelection();
+        QVERIFY(!canvas.nodeItem(victim));
+        check();
+        document.undoStack()->undo();
+        QVERIFY(canvas.nodeItem(victim));
+        check();
+        document.autoLayout();
+        check();
+        document.undoStack()->undo();
+        check();
+        document.undoStack()->redo();
+        check();
+    }
+
+    void nodesShowTheirAnalysisAndErrorsInRed() {
+        DesignDocument document;
+        const QString add = buildMismatchedAdd(document);
+        DesignerCanvas canvas(&document);
+        NodeItem* addItem = canvas.nodeItem(add);
+        QVERIFY(addItem);
+        QVERIFY(!addItem->problem().isEmpty());
+        QVERIFY2(addItem->toolTip().contains(addItem->problem()), qPrintable(addItem->toolTip()));
+
+        NodeItem* conv = canvas.nodeItem("conv2d1");
+        QVERIFY(conv);
+        QVERIFY(conv->problem().isEmpty());
+        QVERIFY2(conv->annotationText().contains(QStringLiteral("8×26×26")), qPrintable(conv->annotationText()));
+        QVERIFY2(conv->annotationText().contains("80 params"), qPrintable(conv->annotationText()));
+
+        document.setParam("conv2d2", "filters", 8);
+        QVERIFY(addItem->problem().isEmpty());
+        QVERIFY2(addItem->annotationText().contains(QStringLiteral("8×26×26")), qPrintable(addItem->annotationText()));
+    }
+
+    void clickingAProblemSelectsItsNode() {
+        DesignDocument document;
+        const QString add = buildMismatchedAdd(document);
+        DesignArea area(&document);
+        area.resize(1200, 800);
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        QVERIFY(area.problems()->problemCount() >= 1);
+        QVERIFY2(area.problems()->problemText(0).startsWith(add + ":"), qPrintable(area.problems()->problemText(0)));
+
+        auto* list = area.problems()->findChild<QListWidget*>("problemsList");
+        QVERIFY(list);
+        const QRect row = list->visualItemRect(list->item(0));
+        QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, row.center());
+        QCOMPARE(area.canvas()->selectedNode(), add);
+        QCOMPARE(area.inspector()->node(), add);
+    }
+
+    void inspectorEditorsMakeUndoableEdits() {
+        DesignDocument document;
+        document.loadPreset("lenet5");
+        cnnstudio::ui::InspectorPanel inspector(&document);
+        QString conv;
+        for (const cnnstudio::NodeSpec& node : document.spec().nodes)
+            if (node.type == "Conv2D" && conv.isEmpty()) conv = QString::fromStdString(node.name);
+        inspector.setNode(conv);
+
+        auto* filters = qobject_cast<QSpinBox*>(inspector.editorFor("filters"));
+        QVERIFY(filters);
+        const cnnstudio::ParamInfo* info = nullptr;
+        for (const cnnstudio::ParamInfo& param : cnnstudio::findLayerType("Conv2D")->params)
+            if (param.name == "filters") info = &param;
+        QVERIFY(info);
+        QCOMPARE(filters->maximum(), int(info->maximum));  // bounded by the catalogue
+        const int before = document.spec().find(conv.toStdString())->params.at("filters").get<int>();
+        filters->setValue(before + 5);
+        QCOMPARE(document.spec().find(conv.toStdString())->params.at("filters").get<int>(), before + 5);
+        document.undoStack()->undo();
+        QCOMPARE(document.spec().find(conv.toStdString())->params.at("filters").get<int>(), before);
+        QCOMPARE(filters->value(), before);  // the editor follows the document
+
+        auto* kernel = inspector.editorFor("kernel");
+        QVERIFY(kernel);
+        auto* kernelWidth = kernel->findChild<QSpinBox*>("width");
+        QVERIFY(kernelWidth);
+        kernelWidth->setValue(kernelWidth->value() + 2);
+        QVERIFY(document.spec().find(conv.toStdString())->params.at("kernel").is_array());
+
+        inspector.nameEditor()->setText("first_conv");
+        emit inspector.nameEditor()->editingFinished();
+        QVERIFY(document.hasNode("first_conv"));
+        QCOMPARE(inspector.node(), QString("first_conv"));
+        document.undoStack()->undo();
+        QVERIFY(document.hasNode(conv));
+    }
+
+    void paletteListsEveryLayerType() {
+        cnnstudio::ui::LayerPalette palette;
+        QStringList expected;
+        for (const cnnstudio::LayerTypeInfo& info : cnnstudio::layerTypes()) expected << QString::fromStdString(info.type);
+        QStringList listed = palette.layerTypeNames();
+        listed.sort();
+        expected.sort();
+        QCOMPARE(listed, expected);
+    }
+
+    void draggingFromAnOutputPortConnectsNodes() {
+        DesignDocument document;
+        document.newNetwork();
+        const QString relu = document.addNode("ReLU", {0, 200});
+        DesignerCanvas canvas(&document);
+        NodeItem* source = canvas.nodeItem("input");
+        NodeItem* target = canvas.nodeItem(relu);
+        const QPointF from = source->outputPortScenePos();
+        const QPointF to = target->sceneBoundingRect().center();
+        sendMouse(canvas, QEvent::GraphicsSceneMousePress, from);
+        sendMouse(canvas, QEvent::GraphicsSceneMouseMove, to);
+        sendMouse(canvas, QEvent::GraphicsSceneMouseRelease, to);
+        QCOMPARE(document.spec().find(relu.toStdString())->inputs, std::vector<std::string>{"input"});
+        QCOMPARE(canvas.edgeItems().size(), qsizetype(1));
+    }
+
+    void pickingALayerThenClickingPlacesIt() {
+        DesignDocument document;
+        document.newNetwork();
+        DesignerCanvas canvas(&document);
+        canvas.startInserting("ReLU");
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::InsertNode);
+        sendMouse(canvas, QEvent::GraphicsSceneMousePress, QPointF(300, 400));
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::Select);
+        QVERIFY(document.hasNode("relu1"));
+        QCOMPARE(document.position("relu1") + QPointF(cnnstudio::ui::NodeMetrics::width / 2,
+                                                       cnnstudio::ui::NodeMetrics::height / 2),
+                 QPointF(300, 400));
+        QCOMPARE(canvas.selectedNode(), QString("relu1"));
+
+        canvas.startInserting("Dense");
+        QKeyEvent escape(QEvent::KeyPress, Qt::Key_Escape, Qt::NoModifier);
+        QCoreApplication::sendEvent(&canvas, &escape);
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::Select);
+        sendMouse(canvas, QEvent::GraphicsSceneMousePress, QPointF(600, 400));
+        QVERIFY(!document.hasNode("dense1"));
+    }
+
+    void diagramExportsAsPngAndSvg() {
+        QTemporaryDir folder;
+        DesignDocument document;
+        document.loadPreset("lenet5");
+        DesignerCanvas canvas(&document);
+        canvas.exportPng(folder.filePath("net.png"));
+        QImage image(folder.filePath("net.png"));
+        QVERIFY(!image.isNull());
+        QVERIFY(image.height() > image.width());  // a chain, drawn top to bottom
+        canvas.exportSvg(folder.filePath("net.svg"));
+        QFile svg(folder.filePath("net.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray text = svg.readAll();
+        QVERIFY(text.contains("<svg"));
+        QVERIFY(text.contains("lenet5"));
+        QVERIFY_THROWS_EXCEPTION(cnnstudio::Error, canvas.exportPng("/nonexistent/folder/net.png"));
+    }
+
+private:
+    static void sendMouse(DesignerCanvas& canvas, QEvent::Type type, QPointF scenePos) {
+        QGraphicsSceneMouseEvent event(type);
+        event.setScenePos(scenePos);
+        event.setButton(type == QEvent::GraphicsSceneMouseMove ? Qt::NoButton : Qt::LeftButton);
+        event.setButtons(type == QEvent::GraphicsSceneMouseRelease ? Qt::NoButton : Qt::LeftButton);
+        QCoreApplication::sendEvent(&canvas, &event);
+    }
+};
+
+CNNSTUDIO_GUI_TEST(DesignerViewsTest);
+
+#include "designer_views_test.moc"

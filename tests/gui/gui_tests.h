@@ -1,0 +1,25 @@
+// The GUI test classes of gui_tests, each run by name: `gui_tests DesignDocumentTest [QTest options]`.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include <QObject>
+
+namespace cnnstudio::ui::tests {
+
+// Each test file registers its class: name -> a function making an instance.
+std::map<std::string, std::function<QObject*()>>& testClasses();
+
+struct RegisterTestClass {
+    RegisterTestClass(const char* name, std::function<QObject*()> make) { testClasses()[name] = std::move(make); }
+};
+
+// Where tests/gui/data is (the recorded runs).
+QString testDataPath(const QString& relative);
+
+}  // namespace cnnstudio::ui::tests
+
+#define CNNSTUDIO_GUI_TEST(Class) \
+    static const cnnstudio::ui::tests::RegisterTestClass registered##Class(#Class, [] { return new Class; })

@@ -1,0 +1,121 @@
+// The main window as a user first sees it: the fer-cnn preset on the Design page, the built-in
+// Fashion-MNIST chosen on the Train page, the totals in the status bar, the three areas.
+#include <QAction>
+#include <QMenu>
+#include <QMenuBar>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "cnnstudio/spec.h"
+#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/main_window.h"
+#include "cnnstudio/ui/run_history_panel.h"
+#include "cnnstudio/ui/run_settings_panel.h"
+#include "cnnstudio/ui/train_area.h"
+#include "cnnstudio/ui/training_controller.h"
+#include "cnnstudio/ui/training_dashboard.h"
+#include "cnnstudio/ui/training_run.h"
+#include "gui_tests.h"
+
+using cnnstudio::ui::MainWindow;
+
+class MainWindowTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void startsWithFerCnnAndTheBuiltInDataSet() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = cnnstudio::ui::tests::testDataPath("runs");
+        MainWindow window(options);
+        QCOMPARE(QString::fromStdString(window.document()->spec().name), QString("fer-cnn"));
+        QVERIFY(window.document()->report().ok());
+        QCOMPARE(window.trainArea()->settingsPanel()->settings().dataset, QString("fashion-mnist"));
+        QVERIFY2(window.totalsText().contains("parameters"), qPrintable(window.totalsText()));
+
+        auto* areas = window.findChild<QTabWidget*>("areas");
+        QVERIFY(areas);
+        QStringList titles;
+        for (int i = 0; i < areas->count(); ++i) titles << areas->tabText(i);
+        QCOMPARE(titles, QStringList({"Design", "Train", "Run history"}));
+        QCOMPARE(window.historyPanel()->runsRoot(), options.runsRoot);
+    }
+
+    void presetsMenuListsEveryPreset() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        MainWindow window(options);
+        auto* presets = window.findChild<QMenu*>("presetMenu");
+        QVERIFY(presets);
+        QStringList listed;
+        for (QAction* action : presets->actions()) listed << action->text();
+        for (const char* name : {"fer-cnn", "mini-xception", "lenet5", "vgg-fer"}) QVERIFY2(listed.contains(name), name);
+        window.newFromPreset("lenet5");
+        QCOMPARE(QString::fromStdString(window.document()->spec().name), QString("lenet5"));
+    }
+
+    void aRecordedRunOpensInRunHistory() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        MainWindow window(options);
+        QVERIFY(window.openRunInHistory(cnnstudio::ui::tests::testDataPath("runs/20261130-014119-lenet5-adam")));
+        QVERIFY(!window.openRunInHistory(cnnstudio::ui::tests::testDataPath("runs/no-such-run"), true));
+    }
+
+    // With the real worker: Train from the window, Stop after the first epoch, Resume from Run
+    // history, and the live dashboard follows all of it.
+    void trainStopAndResumeFromTheWindow() {
+        const QString worker = QStringLiteral(CNNSTUDIO_WORKER_PATH);
+        if (!QFileInfo(worker).isExecutable())
+            QSKIP(qPrintable("cnnstudio-train is not built (looked for " + worker +
+                             "); this test runs once the worker target exists"));
+        QTemporaryDir runs;
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = runs.path();
+        MainWindow window(options);
+        window.controller()->setWorkerProgram(worker);
+        window.newFromPreset("lenet5");
+        cnnstudio::ui::RunSettings settings;
+        settings.epochs = 2;
+        settings.batchSize = 32;
+        settings.limit = 128;
+        settings.threads = 2;
+        window.trainArea()->settingsPanel()->setSettings(settings);
+
+        cnnstudio::ui::TrainingRun* live = window.liveRun();
+        QSignalSpy finished(window.controller(), &cnnstudio::ui::TrainingController::runFinished);
+        QSignalSpy failed(window.controller(), &cnnstudio::ui::TrainingController::runFailed);
+        window.startTraining();
+        QVERIFY(window.controller()->isRunning());
+        QTRY_VERIFY_WITH_TIMEOUT(live->epochs().size() >= 1 || !failed.isEmpty(), 300000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
+        window.controller()->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), 300000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
+        QCOMPARE(finished.at(0).at(0).value<QJsonObject>().value("reason").toString(), QString("stopped"));
+        const QString runDirectory = live->runDirectory();
+        QVERIFY(QFileInfo(runDirectory + "/checkpoints/latest").isDir());
+
+        QTRY_VERIFY_WITH_TIMEOUT(!window.historyPanel()->records().isEmpty() &&
+                                     window.historyPanel()->records().first().resumable, 20000);
+        emit window.historyPanel()->resumeRequested(runDirectory);
+        QVERIFY(window.controller()->isRunning());
+        QTRY_VERIFY_WITH_TIMEOUT(finished.size() + failed.size() >= 2, 300000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
+        QCOMPARE(finished.at(1).at(0).value<QJsonObject>().value("reason").toString(), QString("completed"));
+        QCOMPARE(live->epochs().size(), qsizetype(2));  // the replayed epoch and the resumed one
+        QCOMPARE(live->epochs().last().epoch, 2);
+        window.trainArea()->dashboard()->refreshNow();
+        QCOMPARE(window.trainArea()->dashboard()->curve(cnnstudio::ui::TrainingDashboard::Curve::EpochTrainLoss)->data()->size(), 2);
+    }
+};
+
+CNNSTUDIO_GUI_TEST(MainWindowTest);
+
+#include "main_window_test.moc"

@@ -1,0 +1,218 @@
+// The training dashboard fed runs recorded by cnnstudio-train (tests/gui/data/runs): the curves hold
+// the recorded points, the confusion matrix the recorded cells; replots are throttled; a second run
+// overlays; plots and metrics export.
+#include <QCheckBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "cnnstudio/error.h"
+#include "cnnstudio/ui/confusion_matrix_plot.h"
+#include "cnnstudio/ui/training_dashboard.h"
+#include "cnnstudio/ui/training_run.h"
+#include "gui_tests.h"
+
+using cnnstudio::ui::TrainingDashboard;
+using cnnstudio::ui::TrainingRun;
+using Curve = cnnstudio::ui::TrainingDashboard::Curve;
+
+namespace {
+
+// Recorded by cnnstudio-train (see data/README.md).
+const QString adamRun = "runs/20261130-014119-lenet5-adam";  // 4 epochs x 50 steps, a step event every 10
+const QString sgdRun = "runs/20261130-014251-lenet5-sgd";    // stopped during epoch 4 of 6
+
+QJsonObject stepEvent(qint64 step, double loss) {
+    return {{"schema", 1}, {"event", "step"}, {"epoch", 1}, {"step", step}, {"epoch_step", step},
+            {"loss", loss}, {"learning_rate", 0.001}, {"images_per_s", 1000.0}, {"elapsed_s", step * 0.1}};
+}
+
+}  // namespace
+
+class TrainingDashboardTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void replayedRunShowsTheRecordedCurvePoints() {
+        TrainingRun run;
+        QCOMPARE(run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun)), 0);
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        dashboard.refreshNow();
+
+        QCPGraph* steps = dashboard.curve(Curve::StepLoss);
+        QCOMPARE(steps->data()->size(), 20);
+        // First step event: epoch 1, epoch_step 10 of 50 -> x = 0.2.
+        QCOMPARE(steps->data()->at(0)->key, 0.2);
+        QCOMPARE(steps->data()->at(0)->value, 1.5779938697814941);
+        QCOMPARE(steps->data()->at(19)->key, 4.0);
+        QCOMPARE(steps->data()->at(19)->value, 0.7180801630020142);
+
+        QCPGraph* trainLoss = dashboard.curve(Curve::EpochTrainLoss);
+        QCOMPARE(trainLoss->data()->size(), 4);
+        QCOMPARE(trainLoss->data()->at(0)->key, 1.0);
+        QCOMPARE(trainLoss->data()->at(0)->value, 1.2533785903453827);
+        QCOMPARE(dashboard.curve(Curve::EpochValidationLoss)->data()->at(3)->value, 0.5639802297369216);
+        QCPGraph* validationAccuracy = dashboard.curve(Curve::EpochValidationAccuracy);
+        QCOMPARE(validationAccuracy->data()->size(), 4);
+        QCOMPARE(validationAccuracy->data()->at(0)->value, 74.63333333333333);  // percent
+        QCOMPARE(validationAccuracy->data()->at(3)->value, 78.78333333333333);
+        QCOMPARE(dashboard.curve(Curve::EpochTrainAccuracy)->data()->at(1)->value, 72.78125);
+
+        QVERIFY2(dashboard.statusText().contains("Finished"), qPrintable(dashboard.statusText()));
+        QCOMPARE(run.bestValidationAccuracy().value(), 0.7878333333333334);
+        QCOMPARE(run.testAccuracy().value(), 0.7783);
+    }
+
+    void replayedRunShowsTheLastConfusionMatrix() {
+        TrainingRun run;
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        cnnstudio::ui::ConfusionMatrixPlot* matrix = dashboard.confusionMatrix();
+        QCOMPARE(matrix->classCount(), 10);
+        QCOMPARE(matrix->className(6), QString("Shirt"));
+        // Epoch 4, true Shirt: [123, 2, 146, 24, 91, 0, 166, 0, 13, 0] (565 images)
+        QCOMPARE(matrix->count(6, 0), qint64(123));
+        QCOMPARE(matrix->count(6, 6), qint64(166));
+        QCOMPARE(matrix->count(0, 0), qint64(477));
+        QCOMPARE(matrix->cellText(6, 6), QString("166"));
+
+        auto* toggle = dashboard.findChild<QCheckBox*>("normalisedToggle");
+        QVERIFY(toggle);
+        toggle->setChecked(true);
+        QVERIFY(matrix->isNormalised());
+        QCOMPARE(matrix->value(6, 6), 166.0 / 565.0);
+        QCOMPARE(matrix->cellText(6, 6), QString("29%"));
+    }
+
+    void replotsAreThrottledToTenASecond() {
+        TrainingRun run;
+        run.addEvent({{"schema", 1}, {"event", "run_started"}, {"epochs", 1}, {"steps_per_epoch", 100000}});
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        dashboard.resize(900, 600);
+        dashboard.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+        QTest::qWait(50);
+        int replots = 0;
+        connect(dashboard.lossPlot(), &QCustomPlot::afterReplot, this, [&] { ++replots; });
+
+        QElapsedTimer clock;
+        clock.start();
+        qint64 step = 0;
+        while (clock.elapsed() < 1000) {  // an event every millisecond or so, for a second
+            ++step;
+            run.addEvent(stepEvent(step, 2.0 / double(step)));
+            QCoreApplication::processEvents();
+            QTest::qSleep(1);
+        }
+        QTest::qWait(250);  // the last scheduled redraw
+        QVERIFY2(replots >= 5 && replots <= 14, qPrintable(QString("%1 replots in one second").arg(replots)));
+        QCOMPARE(dashboard.curve(Curve::StepLoss)->data()->size(), int(step));
+    }
+
+    void aSecondRunIsOverlaid() {
+        TrainingRun run, other;
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
+        other.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        QVERIFY(!dashboard.comparisonCurve(Curve::EpochValidationAccuracy)->visible());
+        dashboard.setComparison(&other);
+        QCPGraph* overlay = dashboard.comparisonCurve(Curve::EpochValidationAccuracy);
+        QVERIFY(overlay->visible());
+        QCOMPARE(overlay->data()->size(), 3);
+        QCOMPARE(overlay->data()->at(2)->value, 75.41666666666667);
+        QCOMPARE(overlay->pen().style(), Qt::DashLine);
+        auto* note = dashboard.findChild<QLabel*>("comparisonNote");
+        QVERIFY(note && note->text().contains("20261130-014251-lenet5-sgd"));
+        dashboard.setComparison(nullptr);
+        QVERIFY(!overlay->visible());
+    }
+
+    void aStoppedRunSaysItCanBeResumed() {
+        TrainingRun run;
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
+        QCOMPARE(run.state(), TrainingRun::State::Finished);
+        QCOMPARE(run.finishedEvent().value("reason").toString(), QString("stopped"));
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        QVERIFY2(dashboard.statusText().contains("resume"), qPrintable(dashboard.statusText()));
+    }
+
+    void aTruncatedLastLineIsSkippedAndCounted() {
+        QTemporaryDir folder;
+        QFile source(cnnstudio::ui::tests::testDataPath(adamRun + "/events.jsonl"));
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        QByteArray text = source.readAll();
+        const qsizetype lastLine = text.lastIndexOf('\n', text.size() - 2);
+        text.truncate(lastLine + 30);  // the worker died while writing `finished`
+        QFile copy(folder.filePath("events.jsonl"));
+        QVERIFY(copy.open(QIODevice::WriteOnly));
+        copy.write(text);
+        copy.close();
+        TrainingRun run;
+        QCOMPARE(run.loadEventsFile(folder.path()), 1);
+        QCOMPARE(run.epochs().size(), qsizetype(4));
+        QCOMPARE(run.state(), TrainingRun::State::Running);  // it never said it finished
+        QCOMPARE(run.runDirectory(), folder.path());
+    }
+
+    void eventsOfAnotherSchemaAreSkipped() {
+        TrainingRun run;
+        QJsonObject future = stepEvent(1, 1.0);
+        future["schema"] = 2;
+        run.addEvent(future);
+        run.addEvent(QJsonObject{{"schema", 1}, {"event", "something_new"}});
+        QVERIFY(run.steps().isEmpty());
+        run.addEvent(stepEvent(1, 1.0));
+        QCOMPARE(run.steps().size(), qsizetype(1));
+    }
+
+    void failureShowsTheReasonAndStandardErrorTail() {
+        TrainingDashboard dashboard;
+        dashboard.showFailure("loss became NaN at epoch 2 step 130", "line one\nline two");
+        auto* reason = dashboard.findChild<QLabel*>("failureReason");
+        auto* log = dashboard.findChild<QPlainTextEdit*>("failureLog");
+        QVERIFY(reason && log);
+        QVERIFY(reason->text().contains("loss became NaN"));
+        QCOMPARE(log->toPlainText(), QString("line one\nline two"));
+        dashboard.showFailure({}, {});
+        QVERIFY(reason->text().isEmpty());
+    }
+
+    void plotsAndMetricsExport() {
+        QTemporaryDir folder;
+        TrainingRun run;
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        dashboard.exportPlots(folder.filePath("lenet.png"));
+        QVERIFY(!QImage(folder.filePath("lenet-loss.png")).isNull());
+        QVERIFY(!QImage(folder.filePath("lenet-accuracy.png")).isNull());
+        dashboard.exportPlots(folder.filePath("lenet.pdf"));
+        QFile pdf(folder.filePath("lenet-loss.pdf"));
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        QVERIFY(pdf.read(5) == "%PDF-");
+
+        dashboard.exportMetricsCsv(folder.filePath("metrics.csv"));
+        QFile csv(folder.filePath("metrics.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 5);
+        QVERIFY(lines[0].startsWith("epoch,step,train_loss,train_accuracy,validation_loss,validation_accuracy"));
+        QVERIFY2(lines[1].startsWith("1,50,1.2533786,0.55875,0.70785284,0.74633333,"), qPrintable(lines[1]));
+        QVERIFY_THROWS_EXCEPTION(cnnstudio::Error, dashboard.exportMetricsCsv("/nonexistent/folder/m.csv"));
+    }
+};
+
+CNNSTUDIO_GUI_TEST(TrainingDashboardTest);
+
+#include "training_dashboard_test.moc"

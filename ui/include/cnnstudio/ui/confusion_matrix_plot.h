@@ -1,0 +1,42 @@
+// ConfusionMatrixPlot: a heat map of a confusion matrix (rows: true class, columns: predicted),
+// the class names along both axes and the figure in every cell — counts, or each row divided by
+// its total (the recall of the row's class on the diagonal).
+#pragma once
+
+#include <QList>
+#include <QStringList>
+#include <QWidget>
+
+namespace cnnstudio::ui {
+
+class ConfusionMatrixPlot : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ConfusionMatrixPlot(QWidget* parent = nullptr);
+
+    void setMatrix(const QStringList& classNames, const QList<QList<qint64>>& counts);
+    void clear();
+    bool isNormalised() const { return normalised_; }
+    int classCount() const { return int(counts_.size()); }
+    qint64 count(int trueClass, int predictedClass) const;
+    double value(int trueClass, int predictedClass) const;  // the count, or its share of the row
+    QString cellText(int trueClass, int predictedClass) const;
+    QString className(int index) const;
+
+    QSize sizeHint() const override { return {420, 380}; }
+    QSize minimumSizeHint() const override { return {220, 200}; }
+
+public slots:
+    void setNormalised(bool normalised);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    QStringList classNames_;
+    QList<QList<qint64>> counts_;
+    bool normalised_ = false;
+};
+
+}  // namespace cnnstudio::ui

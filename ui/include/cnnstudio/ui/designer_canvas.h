@@ -1,0 +1,91 @@
+// DesignerCanvas: the scene of the network designer (after Qt's diagramscene example). It mirrors
+// a DesignDocument — one NodeItem per node, one EdgeItem per input edge — and turns the user's
+// gestures into document edits: drop a layer from the palette to add it (or pick it in the palette
+// and click where it goes: InsertNode mode), drag from an output port to another node to connect
+// (Connect mode while the line follows the mouse), drag nodes to move them, Delete to remove the
+// selection, Escape to leave a mode.
+#pragma once
+
+#include <QGraphicsScene>
+#include <QHash>
+#include <QPointF>
+#include <QStringList>
+
+class QGraphicsLineItem;
+
+namespace cnnstudio::ui {
+
+class DesignDocument;
+class EdgeItem;
+class NodeItem;
+
+class DesignerCanvas : public QGraphicsScene {
+    Q_OBJECT
+
+public:
+    // The MIME type LayerPalette drags carry: the layer type's name, UTF-8.
+    static constexpr const char* layerMimeType = "application/x-cnnstudio-layer-type";
+
+    enum class Mode { Select, InsertNode, Connect };
+
+    explicit DesignerCanvas(DesignDocument* document, QObject* parent = nullptr);
+    ~DesignerCanvas() override;
+
+    DesignDocument* document() const { return document_; }
+    NodeItem* nodeItem(const QString& name) const { return nodes_.value(name); }
+    QList<EdgeItem*> edgeItems() const;
+    QStringList selectedNodeNames() const;
+    QString selectedNode() const;  // the one selected node, empty unless exactly one
+    Mode mode() const { return mode_; }
+    QString insertType() const { return insertType_; }
+
+    // Renders the drawing (everything, unselected) to files; throws Error when a file cannot be written.
+    QImage renderImage(double scale = 2.0);
+    void exportPng(const QString& path);
+    void exportSvg(const QString& path);
+
+public slots:
+    void selectNode(const QString& name);  // and scrolls the views to it
+    void deleteSelection();
+    void addNodeAt(const QString& type, QPointF scenePos);  // centred on scenePos
+    void startInserting(const QString& type);  // the next click on the canvas places a `type` node
+    void cancelMode();                          // back to Select
+
+signals:
+    void selectedNodeChanged(const QString& name);  // empty: none, or several
+    // Something the user tried was refused (a connection that would make a cycle, ...).
+    void editRefused(const QString& message);
+    void modeChanged(Mode mode);
+
+protected:
+    void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
+    void mouseMoveEvent(QGraphicsSceneMouseEvent* event) override;
+    void mouseReleaseEvent(QGraphicsSceneMouseEvent* event) override;
+    void dragEnterEvent(QGraphicsSceneDragDropEvent* event) override;
+    void dragMoveEvent(QGraphicsSceneDragDropEvent* event) override;
+    void dropEvent(QGraphicsSceneDragDropEvent* event) override;
+    void drawBackground(QPainter* painter, const QRectF& rect) override;
+    void keyPressEvent(QKeyEvent* event) override;
+
+private:
+    void rebuild();
+    void addNodeItem(const QString& name);
+    void removeNodeItem(const QString& name);
+    void rebuildInputEdges(const QString& name);
+    void refreshAnalysis();
+    NodeItem* nodeItemAt(QPointF scenePos, const NodeItem* except = nullptr) const;
+    template <typename Edit> void tryEdit(Edit&& edit);
+    void setMode(Mode mode);
+
+    DesignDocument* document_;
+    QHash<QString, NodeItem*> nodes_;
+    QGraphicsLineItem* pendingConnection_ = nullptr;
+    NodeItem* connectionSource_ = nullptr;
+    QHash<QString, QPointF> positionsAtPress_;
+    QString lastSelected_;
+    bool exporting_ = false;
+    Mode mode_ = Mode::Select;
+    QString insertType_;
+};
+
+}  // namespace cnnstudio::ui

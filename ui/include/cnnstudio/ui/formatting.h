@@ -1,0 +1,18 @@
+// How numbers read in the designer, the dashboard and the run history: short, with units.
+#pragma once
+
+#include <cstdint>
+
+#include <QString>
+
+#include "cnnstudio/tensor.h"
+
+namespace cnnstudio::ui {
+
+QString formatCount(std::int64_t count);        // 1234567 -> "1.23 M"
+QString formatFlops(std::int64_t flops);        // 2500000 -> "2.50 MFLOPs"
+QString formatBytes(std::int64_t bytes);        // 1536 -> "1.50 KiB"
+QString formatShape(const TensorShape& shape);  // per image: "64×48×48", a dense output: "128"
+QString formatDuration(double seconds);         // 125 -> "2 min 05 s"
+
+}  // namespace cnnstudio::ui

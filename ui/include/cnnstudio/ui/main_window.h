@@ -1,0 +1,128 @@
+// MainWindow: CNN Studio's window — the Design page (network designer), the Train page (run
+// settings and the live dashboard) and Run history, with menus, a toolbar, keyboard shortcuts
+// and a status bar showing the network's totals. Window state, recent files, the runs folder
+// and the run settings are kept in QSettings. It starts with the fer-cnn preset and the built-in
+// Fashion-MNIST selected.
+#pragma once
+
+#include <QMainWindow>
+#include <QStringList>
+
+class QAction;
+class QLabel;
+class QMenu;
+class QTabWidget;
+
+namespace cnnstudio::ui {
+
+class DesignArea;
+class DesignDocument;
+class RunHistoryPanel;
+class TrainArea;
+class TrainingController;
+class TrainingDashboard;
+class TrainingRun;
+
+struct MainWindowOptions {
+    QString openFile;          // a spec to open instead of the fer-cnn preset
+    QString runsRoot;          // overrides the saved runs folder for this session
+    bool persistSettings = true;  // false: read nothing from and write nothing to QSettings
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    enum class Area { Design, Train, History };
+
+    explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    DesignDocument* document() const { return document_; }
+    DesignArea* designArea() const { return design_; }
+    TrainArea* trainArea() const { return train_; }
+    RunHistoryPanel* historyPanel() const { return history_; }
+    TrainingDashboard* historyDashboard() const { return historyDashboard_; }
+    TrainingController* controller() const { return controller_; }
+    TrainingRun* liveRun() const { return liveRun_; }
+    void showArea(Area area);
+    QString totalsText() const;
+
+    // Opens a recorded run in Run history (replaying its events). False, with a message box
+    // unless quiet, when it cannot be read.
+    bool openRunInHistory(const QString& runDirectory, bool quiet = false);
+    // Run history shows the first run with the second's curves overlaid.
+    void compareRuns(const QString& first, const QString& second);
+
+public slots:
+    void newNetwork();
+    void newFromPreset(const QString& name);
+    bool openFile(const QString& path);  // false, after a message box, when it cannot be read
+    void startTraining();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;  // a light/dark switch redraws the painted icons
+
+private:
+    void createActions();
+    void refreshPaintedIcons();
+    void createMenus();
+    void createToolBar();
+    void restoreSettings(const MainWindowOptions& options);
+    void saveSettings() const;
+    bool maybeSave();
+    bool save();
+    bool saveAs();
+    void chooseFileToOpen();
+    void exportDiagram(const QString& format);
+    void addRecentFile(const QString& path);
+    void refreshRecentMenu();
+    void refreshTitle();
+    void refreshTotals();
+    void refreshRunActions();
+    void resumeRun(const QString& runDirectory);
+    void showError(const QString& title, const QString& message);
+
+    bool persistSettings_;
+    DesignDocument* document_;
+    DesignArea* design_;
+    TrainArea* train_;
+    RunHistoryPanel* history_;
+    TrainingDashboard* historyDashboard_;
+    TrainingController* controller_;
+    TrainingRun* liveRun_;
+    TrainingRun* historyRun_;
+    TrainingRun* comparisonRun_;
+    QTabWidget* tabs_;
+    QLabel* totals_;
+    QMenu* recentMenu_ = nullptr;
+    QStringList recentFiles_;
+    bool closeAfterStop_ = false;
+
+    QAction* newAction_ = nullptr;
+    QAction* openAction_ = nullptr;
+    QAction* saveAction_ = nullptr;
+    QAction* saveAsAction_ = nullptr;
+    QAction* exportPngAction_ = nullptr;
+    QAction* exportSvgAction_ = nullptr;
+    QAction* quitAction_ = nullptr;
+    QAction* undoAction_ = nullptr;
+    QAction* redoAction_ = nullptr;
+    QAction* deleteAction_ = nullptr;
+    QAction* selectAllAction_ = nullptr;
+    QAction* autoLayoutAction_ = nullptr;
+    QAction* zoomInAction_ = nullptr;
+    QAction* zoomOutAction_ = nullptr;
+    QAction* zoomResetAction_ = nullptr;
+    QAction* fitAction_ = nullptr;
+    QAction* showDesignAction_ = nullptr;
+    QAction* showTrainAction_ = nullptr;
+    QAction* showHistoryAction_ = nullptr;
+    QAction* trainAction_ = nullptr;
+    QAction* stopAction_ = nullptr;
+    QAction* killAction_ = nullptr;
+    QAction* aboutAction_ = nullptr;
+};
+
+}  // namespace cnnstudio::ui

@@ -1,0 +1,51 @@
+// RunSettings: everything the user chooses for one training run, and the argument list of the
+// headless worker (`cnnstudio-train`) that carries it out. No widgets: RunSettingsPanel edits one,
+// TrainingController launches one, and the tests check the arguments directly.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QVariantMap>
+
+namespace cnnstudio::ui {
+
+struct RunSettings {
+    QString backend = "cpu";      // cpu | cpu-ref | cuda | cudnn
+    QString precision = "fp32";   // fp32 | tf32 | bf16 (GPU backends only)
+    int gpuCount = 1;             // ranks per node on GPU backends
+    QList<int> gpuIndices;        // which GPUs (CUDA_VISIBLE_DEVICES); empty: the first gpuCount
+    int nodeCount = 1;
+    QString hostfileText;         // OpenMPI hostfile, needed when nodeCount > 1
+    QString dataset = "fashion-mnist";  // fashion-mnist | fer2013:PATH | idx:DIR | folder:DIR
+    int batchSize = 64;
+    int epochs = 10;
+    QString optimizer = "adam";   // sgd | adam | adamw
+    double learningRate = 1e-3;
+    QString schedule = "cosine";  // constant | step | cosine | plateau
+    QString augmentation = "none";
+    int threads = 0;              // CPU threads; 0: every core
+    int seed = 42;
+    int limit = 0;                // training images used; 0: all
+
+    bool usesGpu() const { return backend == "cuda" || backend == "cudnn"; }
+    // One message per problem, each saying what to change; empty when the run can start.
+    QStringList problems() const;
+    // The worker's arguments (no program name), for `--events -` on standard output.
+    // hostfilePath: where hostfileText was written (used only when nodeCount > 1).
+    QStringList workerArguments(const QString& specFile, const QString& runDir,
+                                const QString& hostfilePath = {}) const;
+    // The value of CUDA_VISIBLE_DEVICES for the chosen GPUs; empty when none were picked.
+    QString visibleDevices() const;
+
+    QVariantMap toVariantMap() const;  // for QSettings
+    static RunSettings fromVariantMap(const QVariantMap& map);
+    bool operator==(const RunSettings&) const = default;
+};
+
+// Problems of an OpenMPI hostfile for `nodes` nodes of `ranksPerNode` ranks: lines that are not
+// "host" or "host slots=N" (comments with #), too few hosts, too few slots. Each message names
+// its line ("line 3: ...").
+QStringList hostfileProblems(const QString& text, int nodes, int ranksPerNode);
+
+}  // namespace cnnstudio::ui

@@ -1,0 +1,94 @@
+// TrainingDashboard: a run as it trains (or as it trained, replayed) — loss and accuracy curves
+// (train per step and per epoch, validation per epoch) in QCustomPlot, the latest validation
+// confusion matrix, throughput, learning rate and a progress bar with the time left. The curves
+// redraw at most ten times a second however fast events come. A second run can be overlaid
+// (dashed) for comparison. It observes a TrainingRun; Stop and Kill are requests for whoever
+// runs the worker.
+#pragma once
+
+#include <QWidget>
+
+class QCheckBox;
+class QCPGraph;
+class QCustomPlot;
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTimer;
+
+namespace cnnstudio::ui {
+
+class ConfusionMatrixPlot;
+class TrainingRun;
+
+class TrainingDashboard : public QWidget {
+    Q_OBJECT
+
+public:
+    enum class Curve { StepLoss, EpochTrainLoss, EpochValidationLoss, EpochTrainAccuracy, EpochValidationAccuracy };
+
+    explicit TrainingDashboard(QWidget* parent = nullptr);
+
+    void setRun(TrainingRun* run);           // not owned; null shows nothing
+    void setComparison(TrainingRun* run);    // overlaid dashed; null removes the overlay
+    TrainingRun* run() const { return run_; }
+    void setRunControlsVisible(bool visible);  // Stop and Kill, for the live dashboard
+    void setRunning(bool running, bool stopping = false);
+    // Shows why a run failed, with the worker's standard error tail; empty reason hides it.
+    void showFailure(const QString& reason, const QString& stderrTail);
+
+    QCustomPlot* lossPlot() const { return lossPlot_; }
+    QCustomPlot* accuracyPlot() const { return accuracyPlot_; }
+    ConfusionMatrixPlot* confusionMatrix() const { return matrix_; }
+    QCPGraph* curve(Curve curve) const;
+    QCPGraph* comparisonCurve(Curve curve) const;
+    QString statusText() const;
+
+    // Write both plots (PNG or PDF by the extension: base-loss.png, base-accuracy.png) and the
+    // per-epoch metrics. Throw Error when a file cannot be written.
+    void exportPlots(const QString& basePath);
+    void exportMetricsCsv(const QString& path);
+
+public slots:
+    void refreshNow();  // redraw everything at once, skipping the throttle
+
+signals:
+    void stopRequested();
+    void killRequested();
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void scheduleRefresh();
+    void refreshCurves();
+    void refreshMatrix();
+    void refreshStatus();
+    void applyPalette();
+    void chooseExportFile();
+    void chooseCsvFile();
+
+    TrainingRun* run_ = nullptr;
+    TrainingRun* comparison_ = nullptr;
+    QTimer* replotTimer_;
+    QLabel* status_;
+    QProgressBar* progress_;
+    QLabel* throughput_;
+    QLabel* learningRate_;
+    QLabel* best_;
+    QLabel* comparisonNote_;
+    QPushButton* stop_;
+    QPushButton* kill_;
+    QWidget* failureBox_;
+    QLabel* failureReason_;
+    QPlainTextEdit* failureLog_;
+    QCustomPlot* lossPlot_;
+    QCustomPlot* accuracyPlot_;
+    QCheckBox* normalised_;
+    ConfusionMatrixPlot* matrix_;
+    QLabel* matrixTitle_;
+    bool running_ = false;
+};
+
+}  // namespace cnnstudio::ui
