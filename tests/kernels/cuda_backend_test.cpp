@@ -316,7 +316,7 @@ TEST_F(CudaBackendTest, CapturedStepReplaysLikeEagerCalls) {
 
     TinyStep eager(*cuda_, x, w);
     for (const StepScalars& scalars : steps) {
-        eager.step.upload(&scalars);
+        cuda_->upload(eager.step.data(), &scalars, sizeof scalars);
         eager.record(*cuda_);
     }
     const std::vector<float> eagerWeights = eager.w.toHost();
@@ -329,7 +329,7 @@ TEST_F(CudaBackendTest, CapturedStepReplaysLikeEagerCalls) {
     ASSERT_NE(graph, nullptr) << "the cuda backend captures steps";
     EXPECT_TRUE(identical(replayed.w.toHost(), w, "weights after capture (nothing ran)"));
     for (const StepScalars& scalars : steps) {
-        replayed.step.upload(&scalars);
+        capturing->upload(replayed.step.data(), &scalars, sizeof scalars);
         graph->replay();
     }
     EXPECT_TRUE(identical(replayed.w.toHost(), eagerWeights, "weights after three replays"));
