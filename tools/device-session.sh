@@ -35,12 +35,15 @@ for step in "$@"; do
       "$bin/cnnstudio-bench" --backend cpu-ref --threads 1 --batch 8 --steps 1
     } 2>&1 | tee "$out/bench_cpu.jsonl" ;;
   train)
-    "$bin/cnnstudio-train" --preset fer-cnn --dataset idx:.device/fashion-mnist --backend cudnn \
-      --precision bf16 --epochs ${EPOCHS:-15} --batch 256 --optimizer sgd --lr 0.1 --schedule cosine \
-      --augment crop=2,flip --run-dir "$out/run" --log-every 100 2>&1 | tail -40 | tee "$out/train.log" ;;
+    start=$(date +%s)
+    "$bin/cnnstudio-train" --preset fer-cnn --dataset idx:.device/fashion-mnist --backend ${BACKEND:-cudnn} \
+      --precision ${PRECISION:-bf16} --epochs ${EPOCHS:-15} --batch 256 --optimizer sgd --lr 0.1 \
+      --momentum 0.9 --weight-decay 5e-4 --schedule cosine --augment crop=2,flip --threads 16 \
+      --run-dir "$out/run" --log-every 100 2>&1 | tail -25 | tee "$out/train.log"
+    echo "wall time $(( $(date +%s) - start )) s" | tee -a "$out/train.log" ;;
   sanitize)
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/kernels_tests" 2>&1 | tail -5 | tee "$out/sanitizer.log"
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/engine_tests" --gtest_filter='*cuda*fp32*:*cudnn*fp32*' 2>&1 | tail -5 | tee -a "$out/sanitizer.log" ;;
+    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/kernels_tests" 2>&1 | tail -4 | tee "$out/sanitizer.log"
+    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/engine_tests" --gtest_filter='*cuda*fp32*:*cudnn*fp32*' 2>&1 | tail -4 | tee -a "$out/sanitizer.log" ;;
   *) echo "unknown step $step" ;;
   esac
 done
