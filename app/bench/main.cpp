@@ -4,6 +4,7 @@
 //
 //   cnnstudio-bench --backend cpu --threads 16 --batch 64
 //   cnnstudio-bench --backend cudnn --mode fp32 tf32 bf16 --batch 256
+//   mpirun -np 2 cnnstudio-bench --backend cudnn --batch 256   # data parallel, per-rank batch
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
@@ -35,9 +37,10 @@ struct BenchSettings {
     bool capture = true;
 };
 
-// Median over three timed runs of `steps` training steps, after `warmup` steps.
-double measureImagesPerSecond(Backend& backend, const NetworkSpec& spec, int batch,
-                              const BenchSettings& settings) {
+// Median over three timed runs of `steps` training steps, after `warmup` steps, in images per
+// second over all ranks (each rank trains `batch` images a step, gradients all-reduced).
+double measureImagesPerSecond(Backend& backend, Communicator& communicator, const NetworkSpec& spec,
+                              int batch, const BenchSettings& settings) {
     Network network(spec, backend, batch, 0);
     std::mt19937 random(0);
     std::normal_distribution<float> normal;
@@ -51,7 +54,8 @@ double measureImagesPerSecond(Backend& backend, const NetworkSpec& spec, int bat
 
     OptimizerConfig sgd;  // lr 0.01, momentum 0.9, as the PyTorch reference
     Optimizer optimizer(sgd, backend, network.parameterCount());
-    TrainingStep step(network, optimizer, settings.capture);
+    GradientSync gradientSync(network, communicator);
+    TrainingStep step(network, optimizer, settings.capture, &gradientSync);
     const bool gpu = backend.isDevice();
     const int steps = settings.steps > 0 ? settings.steps : gpu ? 40 : 4;
     const int warmup = settings.warmup > 0 ? settings.warmup : gpu ? 5 : 1;
@@ -61,6 +65,7 @@ double measureImagesPerSecond(Backend& backend, const NetworkSpec& spec, int bat
     backend.synchronize();
     std::vector<double> seconds;
     for (int repeat = 0; repeat < 3; ++repeat) {
+        communicator.barrier();
         auto start = std::chrono::steady_clock::now();
         for (int i = 0; i < steps; ++i) step.run(sgd.learningRate, stepNumber++);
         backend.synchronize();
@@ -69,7 +74,7 @@ double measureImagesPerSecond(Backend& backend, const NetworkSpec& spec, int bat
     std::sort(seconds.begin(), seconds.end());
     if (!std::isfinite(network.downloadLoss()))
         throw Error("the loss became non-finite while benchmarking", "backend '" + backend.name() + "'");
-    return double(batch) * steps / seconds[1];
+    return double(batch) * communicator.world().size * steps / seconds[1];
 }
 
 }  // namespace
@@ -89,21 +94,24 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     try {
+        const WorldInfo world = initialiseWorld();
         const bool isPreset = std::ranges::count(presetNames(), settings.model) > 0;
         NetworkSpec spec = isPreset ? loadPreset(settings.model) : NetworkSpec::load(settings.model);
         for (const std::string& mode : settings.modes) {
             BackendOptions options;
             options.threads = settings.threads;
             options.precision = parsePrecision(mode);
-            options.device = settings.device;
+            options.device = world.size > 1 ? world.localRank : settings.device;  // a GPU per rank
             auto backend = createBackend(settings.backend, options);
+            auto communicator = createCommunicator(*backend);
             for (int batch : settings.batches) {
-                double imagesPerSecond = measureImagesPerSecond(*backend, spec, batch, settings);
+                double imagesPerSecond = measureImagesPerSecond(*backend, *communicator, spec, batch, settings);
+                if (world.rank != 0) continue;
                 nlohmann::json line = {
                     {"impl", "cnnstudio"}, {"backend", backend->name()},
                     {"description", backend->description()}, {"model", spec.name},
                     {"device", backend->isDevice() ? "cuda" : "cpu"}, {"mode", mode},
-                    {"batch_per_rank", batch}, {"ranks", 1}, {"threads", settings.threads},
+                    {"batch_per_rank", batch}, {"ranks", world.size}, {"threads", settings.threads},
                     {"graph", settings.capture}, {"images_per_s", std::round(imagesPerSecond * 10) / 10}};
                 std::cout << line.dump() << std::endl;
             }
@@ -112,5 +120,6 @@ int main(int argc, char** argv) {
         std::cerr << "cnnstudio-bench: " << error.what() << "\n";
         return 1;
     }
+    finaliseWorld();
     return 0;
 }
