@@ -42,8 +42,19 @@ for step in "$@"; do
       --run-dir "$out/run" --log-every 100 2>&1 | tail -25 | tee "$out/train.log"
     echo "wall time $(( $(date +%s) - start )) s" | tee -a "$out/train.log" ;;
   sanitize)
-    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/kernels_tests" 2>&1 | tail -4 | tee "$out/sanitizer.log"
-    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/engine_tests" --gtest_filter='*cuda*fp32*:*cudnn*fp32*' 2>&1 | tail -4 | tee -a "$out/sanitizer.log" ;;
+    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/kernels_tests" > "$out/sanitizer.log" 2>&1
+    grep -E "^=========" "$out/sanitizer.log" | head -40
+    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/engine_tests" --gtest_filter='*cuda*fp32*:*cudnn*fp32*' 2>&1 | tail -3 | tee -a "$out/sanitizer.log" ;;
+  scaling)
+    # data parallel on every GPU of this machine against PyTorch DDP, 256 images per GPU
+    gpus=$(nvidia-smi -L | wc -l)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    { "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
+      mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+        "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
+      python3 "$reference" --batch 256 --modes fp32 tf32-cl bf16
+      torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 tf32-cl bf16
+    } 2>&1 | grep -v Warning | tee "$out/scaling.jsonl" ;;
   *) echo "unknown step $step" ;;
   esac
 done
