@@ -41,6 +41,13 @@ for step in "$@"; do
       --momentum 0.9 --weight-decay 5e-4 --schedule cosine --augment crop=2,flip --threads 16 \
       --run-dir "$out/run" --log-every 100 2>&1 | tail -25 | tee "$out/train.log"
     echo "wall time $(( $(date +%s) - start )) s" | tee -a "$out/train.log" ;;
+  compare)
+    # the same short run on the CPU and on the GPU: both should land at the same accuracy
+    for backend in cpu cudnn; do
+      "$bin/cnnstudio-train" --preset fer-cnn --dataset idx:.device/fashion-mnist --backend $backend \
+        --epochs 2 --limit 20000 --batch 256 --optimizer sgd --lr 0.1 --momentum 0.9 --schedule cosine \
+        --threads 0 --seed 7 --run-dir "$out/compare-$backend" 2>&1 | grep -E "TEST ACCURACY|finished after"
+    done ;;
   sanitize)
     timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/kernels_tests" > "$out/sanitizer.log" 2>&1
     grep -E "^=========" "$out/sanitizer.log" | head -40
