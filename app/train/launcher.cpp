@@ -1,5 +1,6 @@
 #include "train/launcher.h"
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -36,9 +37,14 @@ const char* const forwardedVariables[] = {"NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCC
                                           "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS"};
 
 pid_t runningChild = 0;
+std::atomic<int> signalsForwarded{0};  // lock-free: touched by the signal handler
 
+// mpirun ends the job at once on SIGINT/SIGTERM but passes SIGUSR1 on to every rank, which
+// the ranks take as a graceful stop (checkpoint at an agreed step). So the first signal
+// becomes SIGUSR1; a second one is passed on as it is and ends the job now.
 void forwardSignal(int signal) {
-    if (runningChild > 0) kill(runningChild, signal);
+    if (runningChild <= 0) return;
+    kill(runningChild, signalsForwarded.fetch_add(1) == 0 ? SIGUSR1 : signal);
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ std::vector<std::string> mpirunCommand(const DistributedRequest& request, const 
 // Shell-quoted, for --dry-run and logs (the command itself is run without a shell).
 std::string quoteCommand(const std::vector<std::string>& argv);
 
-// Runs argv (no shell), forwarding SIGINT/SIGTERM to it, and returns its exit status
+// Runs argv (no shell), forwarding SIGINT/SIGTERM to it (the first as SIGUSR1, which mpirun
+// passes on to the ranks as a graceful stop), and returns its exit status
 // (128 + signal when it was killed). When running as root, allows OpenMPI to run as root.
 int runMpirun(const std::vector<std::string>& argv);
 

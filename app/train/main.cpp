@@ -2,23 +2,36 @@
 // (events, checkpoints, final model), resumes a stopped run, evaluates a model and predicts
 // image classes. The GUI runs it as a child process and reads its events.
 //
+// Data parallel: `--gpus N`, `--ranks N` (CPU backends) and `--nodes M --hostfile F` make this
+// process a launcher that re-runs the program under mpirun, one rank per GPU or CPU rank
+// (train/launcher.h); the ranks find themselves started by mpirun and train together.
+//
 // Exit codes: 0 done (also after a graceful stop), 1 an error (message on stderr, a `failed`
 // event in the run folder), 2 bad usage. SIGINT/SIGTERM stop gracefully after the current step
-// with the latest checkpoint written; a second one ends the process at once.
+// with the latest checkpoint written; a second one ends the process at once. SIGUSR1 (what the
+// launcher sends through mpirun, which forwards it to every rank) stops gracefully too.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/datasets/augmentation.h"
 #include "cnnstudio/datasets/dataset_spec.h"
+#include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/events.h"
+#include "cnnstudio/run_folder.h"
 #include "cnnstudio/spec.h"
+#include "train/launcher.h"
 #include "train/model_commands.h"
 #include "train/training_run.h"
 
@@ -42,6 +55,7 @@ void installStopHandlers() {
     action.sa_flags = SA_RESETHAND;  // a second signal takes the default action: end now
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGUSR1, &action, nullptr);
 }
 
 // Everything the training options hold before they become a RunConfig.
@@ -53,7 +67,11 @@ struct TrainingOptions {
     std::string runDir, resume, events;
     std::uint64_t seed = 42;
     std::size_t limit = 0;
-    bool skipBad = false, summary = false;
+    bool skipBad = false, summary = false, scaleLearningRate = false;
+    // Distributed: ranks per node (--gpus or --ranks), nodes, hostfile; --dry-run prints mpirun's line.
+    int gpus = 0, ranks = 0, nodes = 1;
+    std::string hostfile;
+    bool dryRun = false;
 };
 
 // The options that make a run what it is: a resumed run takes them from its config.json.
@@ -108,8 +126,115 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")->capture_default_str();
     app.add_flag("--skip-bad", o.skipBad, "skip malformed rows and unreadable images, counting them");
     app.add_flag("--summary", o.summary, "print the per-layer table of the network and exit");
-    // Distributed training (--gpus N, --nodes M --hostfile F, --dry-run) is started from here by
-    // train/launcher.h, which runs this program under mpirun; the options come with that work.
+    auto* gpus = app.add_option("--gpus", o.gpus, "data parallel over N GPUs of each node (GPU backends)")
+                     ->check(CLI::Range(1, 1024));
+    auto* ranks = app.add_option("--ranks", o.ranks, "data parallel over N CPU ranks on each node (cpu backends)")
+                      ->check(CLI::Range(1, 1024));
+    gpus->excludes(ranks);
+    auto* nodes = app.add_option("--nodes", o.nodes, "machines to train on (needs --hostfile)")
+                      ->check(CLI::Range(1, 4096));
+    app.add_option("--hostfile", o.hostfile, "OpenMPI hostfile: one 'host slots=N' line per node")->needs(nodes);
+    app.add_flag("--dry-run", o.dryRun, "print the mpirun command of --gpus/--ranks/--nodes and exit");
+    app.add_flag("--scale-lr", o.scaleLearningRate,
+                 "multiply the learning rate by the number of ranks, with a linear warm-up");
+}
+
+// The options only the launcher reads: each rank gets the rest of the command line.
+const char* const kLauncherOptions[] = {"--gpus", "--ranks", "--nodes", "--hostfile", "--run-dir", "--resume"};
+const char* const kLauncherFlags[] = {"--dry-run"};
+
+bool wantsSeveralRanks(const TrainingOptions& o) { return std::max(o.gpus, o.ranks) > 1 || o.nodes > 1; }
+
+// This program's own arguments for the ranks, without the launcher's options, and with the run
+// folder given as one absolute path, so that every rank uses the same folder.
+std::vector<std::string> rankArguments(int argc, char** argv, const std::filesystem::path& runDir, bool resuming) {
+    std::vector<std::string> arguments;
+    for (int i = 1; i < argc; ++i) {
+        const std::string argument = argv[i];
+        bool dropped = false;
+        for (const char* name : kLauncherOptions) {
+            if (argument == name) {
+                ++i;  // and its value
+                dropped = true;
+            } else if (argument.rfind(std::string(name) + "=", 0) == 0) {
+                dropped = true;
+            }
+        }
+        for (const char* name : kLauncherFlags) dropped = dropped || argument == name;
+        if (!dropped) arguments.push_back(argument);
+    }
+    arguments.insert(arguments.end(), {resuming ? "--resume" : "--run-dir", runDir.string()});
+    return arguments;
+}
+
+// The last event of a run's events.jsonl, null when there is none.
+nlohmann::json lastEvent(const std::filesystem::path& eventsFile) {
+    std::ifstream stream(eventsFile);
+    nlohmann::json last;
+    for (std::string line; std::getline(stream, line);) {
+        if (line.empty()) continue;
+        nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+        if (!event.is_discarded()) last = std::move(event);
+    }
+    return last;
+}
+
+// After a distributed job ended badly without saying so in its events (a rank killed or
+// stalled, mpirun stopped), the run's record must still end in `failed`.
+void recordJobFailure(const std::filesystem::path& runDir, int status, const std::string& eventsOption) {
+    const std::filesystem::path eventsFile = runDir / "events.jsonl";
+    if (!std::filesystem::exists(eventsFile)) return;  // the ranks failed before the run began
+    const nlohmann::json last = lastEvent(eventsFile);
+    const std::string name = last.is_object() ? last.value("event", "") : "";
+    if (name == "finished" || name == "failed") return;
+    EventWriter events;
+    events.addFile(eventsFile);
+    if (eventsOption == "-") events.addStream(std::cout);
+    events.emit("failed", {{"reason", "the distributed job ended with status " + std::to_string(status) +
+                                          ": a rank died or stalled (the ranks' own messages on standard "
+                                          "error name the rank and host)"},
+                           {"where", "mpirun"},
+                           {"step", last.is_object() ? last.value("step", 0) : 0},
+                           {"epoch", last.is_object() ? last.value("epoch", 0) : 0}});
+}
+
+// Runs this program under mpirun, one rank per GPU / CPU rank on each node. Returns the exit code.
+int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
+    const bool resuming = !o.resume.empty();
+    std::string backend = o.backend;
+    if (resuming) {
+        const nlohmann::json config = RunFolder::open(o.resume).readConfig();
+        backend = config.value("backend", backend);
+    }
+    const bool gpuBackend = backend != "cpu" && backend != "cpu-ref";
+    if (o.gpus > 0 && !gpuBackend)
+        throw Error("--gpus asks for GPU ranks but the backend is " + backend, "--gpus",
+                    "use --ranks N for ranks on CPU backends, or a GPU backend (--backend cuda or cudnn)");
+    if (o.ranks > 0 && gpuBackend)
+        throw Error("--ranks is for CPU backends, the backend is " + backend, "--ranks",
+                    "use --gpus N: one rank per GPU");
+    DistributedRequest request;
+    request.ranksPerNode = std::max({o.gpus, o.ranks, 1});
+    request.nodes = o.nodes;
+    request.hostfile = o.hostfile;
+    request.gpuBackend = gpuBackend;
+    const std::filesystem::path runDir = std::filesystem::absolute(
+        resuming ? std::filesystem::path(o.resume)
+                 : !o.runDir.empty() ? std::filesystem::path(o.runDir)
+                                     : app::defaultRunDir(o.preset.empty() ? "file:" + o.specFile : "preset:" + o.preset));
+    const std::vector<std::string> command =
+        mpirunCommand(request, std::filesystem::read_symlink("/proc/self/exe").string(),
+                      rankArguments(argc, argv, runDir, resuming));
+    if (o.dryRun) {
+        std::printf("%s\n", quoteCommand(command).c_str());
+        return 0;
+    }
+    const int status = runMpirun(command);
+    if (status != 0) {
+        recordJobFailure(runDir, status, o.events);
+        return kExitError;
+    }
+    return 0;
 }
 
 // Checks what CLI11 cannot and builds the command; throws Error for bad usage.
@@ -163,6 +288,13 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
 
 void printError(const std::exception& error) {
     std::fflush(stdout);
+    if (launchedByMpi()) {
+        // Several ranks write to one terminal: say which one failed.
+        const WorldInfo world = initialiseWorld();
+        std::fprintf(stderr, "cnnstudio-train: error on rank %d of %d (host %s): %s\n", world.rank, world.size,
+                     world.host.c_str(), error.what());
+        return;
+    }
     std::fprintf(stderr, "cnnstudio-train: error: %s\n", error.what());
 }
 
@@ -236,6 +368,11 @@ int main(int argc, char** argv) {
         return kExitError;
     }
 
+    if (training.dryRun && !wantsSeveralRanks(training)) {
+        std::fprintf(stderr, "cnnstudio-train: error: --dry-run shows the mpirun command of a distributed run\n"
+                             "give --gpus N, --ranks N or --nodes M --hostfile F with it\n");
+        return kExitUsage;
+    }
     app::TrainCommand command;
     try {
         command = trainCommandFrom(app, training);
@@ -244,12 +381,22 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "Run with --help for more information.\n");
         return kExitUsage;
     }
+    if (wantsSeveralRanks(training) && !launchedByMpi()) {
+        try {
+            return launchDistributed(argc, argv, training);
+        } catch (const std::exception& error) {
+            printError(error);
+            return kExitError;
+        }
+    }
     installStopHandlers();
     try {
         app::runTraining(command, stopRequested);
     } catch (const std::exception& error) {
         printError(error);
+        // A failing rank leaves without finalising MPI: mpirun then ends the other ranks.
         return kExitError;
     }
+    finaliseWorld();
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "cnnstudio/datasets/augmentation.h"
 #include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/datasets/normalization.h"
+#include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/network.h"
@@ -42,13 +43,6 @@ std::string localTimestamp() {
     return text;
 }
 
-std::filesystem::path defaultRunDir(const std::string& specSource) {
-    const std::string name = specSource.rfind("preset:", 0) == 0
-                                 ? specSource.substr(7)
-                                 : std::filesystem::path(specSource.substr(5)).stem().string();
-    return std::filesystem::path("runs") / (name + "-" + localTimestamp());
-}
-
 // Balanced weights: class c gets N / (K * n_c), so every class contributes equally to the loss.
 std::vector<float> balancedClassWeights(const datasets::Dataset& train, const std::vector<std::string>& classNames) {
     const std::vector<std::size_t> counts = train.classCounts(classNames.size());
@@ -75,7 +69,31 @@ DatasetDescription describe(const std::string& name, const datasets::DatasetSpli
     return description;
 }
 
+// The run folder as this rank sees it: rank 0 creates a fresh one; to resume, every rank opens
+// it, which across nodes needs a filesystem they share.
+std::optional<RunFolder> openRunFolder(const TrainCommand& command, const WorldInfo& world) {
+    if (command.resume.empty()) {
+        if (world.rank != 0) return std::nullopt;
+        return RunFolder::create(command.runDir.empty() ? defaultRunDir(command.config.spec) : command.runDir);
+    }
+    if (world.rank == 0) return RunFolder::open(command.resume);
+    try {
+        return RunFolder::open(command.resume);
+    } catch (const Error& error) {
+        throw Error(std::string(error.what()), "rank " + std::to_string(world.rank) + " on " + world.host,
+                    "every rank reads the run folder to resume: across nodes it must be on a filesystem "
+                    "they all share (NFS), at the same path");
+    }
+}
+
 }  // namespace
+
+std::filesystem::path defaultRunDir(const std::string& specSource) {
+    const std::string name = specSource.rfind("preset:", 0) == 0
+                                 ? specSource.substr(7)
+                                 : std::filesystem::path(specSource.substr(5)).stem().string();
+    return std::filesystem::path("runs") / (name + "-" + localTimestamp());
+}
 
 NetworkSpec loadSpecSource(const std::string& source) {
     if (source.rfind("preset:", 0) == 0) return loadPreset(source.substr(7));
@@ -120,20 +138,26 @@ bool printSummary(const std::string& specSource, const std::optional<std::string
 
 void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
     const bool resuming = !command.resume.empty();
-    const RunFolder folder = resuming ? RunFolder::open(command.resume)
-                                      : RunFolder::create(command.runDir.empty() ? defaultRunDir(command.config.spec)
-                                                                                 : command.runDir);
-    EventWriter events;
-    events.addFile(folder.eventsFile());
-    if (command.events == "-") events.addStream(std::cout);
-    else if (!command.events.empty()) events.addFile(command.events);
-    std::FILE* human = command.events == "-" ? stderr : stdout;  // stdout carries JSON then
+    const WorldInfo world = initialiseWorld();
+    const bool rankZero = world.rank == 0;
+    const std::optional<RunFolder> folder = openRunFolder(command, world);
+    EventWriter events(rankZero);
+    if (rankZero) {
+        events.addFile(folder->eventsFile());
+        if (command.events == "-") events.addStream(std::cout);
+        else if (!command.events.empty()) events.addFile(command.events);
+    }
+    // Only rank 0 talks to the user; the other ranks' progress would repeat it.
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> silence(rankZero ? nullptr : std::fopen("/dev/null", "w"),
+                                                                  std::fclose);
+    std::FILE* human = !rankZero && silence ? silence.get() : command.events == "-" ? stderr : stdout;
     ProgressDisplay display(human, ::isatty(::fileno(human)) == 1);
-    events.addListener([&display](const nlohmann::json& event) { display.onEvent(event); });
+    if (rankZero) events.addListener([&display](const nlohmann::json& event) { display.onEvent(event); });
 
     // Declared out here, in this order, so that the `failed` event can read the trainer's
     // progress and the trainer is destroyed before the network and backend it uses.
     std::unique_ptr<Backend> backend;
+    std::unique_ptr<Communicator> communicator;
     std::unique_ptr<Network> network;
     std::unique_ptr<Trainer> trainer;
     auto reportFailure = [&](const std::string& reason, const std::string& where) {
@@ -150,15 +174,21 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
         RunConfig config;
         NetworkSpec spec;
         if (resuming) {
-            config = RunConfig::fromJson(folder.readConfig(), folder.configFile().string());
+            config = RunConfig::fromJson(folder->readConfig(), folder->configFile().string());
             if (command.epochs) config.trainer.epochs = *command.epochs;
             if (command.logEvery) config.trainer.logEvery = *command.logEvery;
             if (command.threads) config.threads = *command.threads;
             config.trainer.validate();
-            spec = folder.readSpec();
+            spec = folder->readSpec();
         } else {
             config = command.config;
             spec = loadSpecSource(config.spec);
+            if (command.scaleLearningRate && world.size > 1) {
+                config.trainer.optimizer.learningRate *= float(world.size);
+                if (config.trainer.schedule.warmupEpochs == 0) config.trainer.schedule.warmupEpochs = 1;
+                std::fprintf(human, "learning rate scaled by %d ranks to %g, with %d warm-up epoch(s)\n", world.size,
+                             double(config.trainer.optimizer.learningRate), config.trainer.schedule.warmupEpochs);
+            }
         }
         inferShapes(spec);  // a broken spec fails here, naming its node, before any data is read
 
@@ -171,7 +201,7 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
                                                           int(splits.classNames.size()));
         if (resuming && !adapted.changes.empty())
             throw Error("the data set no longer fits the run's network (" + adapted.changes.front() + ")",
-                        folder.specFile().string(), "resume with the data set the run started with");
+                        folder->specFile().string(), "resume with the data set the run started with");
         for (const auto& change : adapted.changes)
             std::fprintf(human, "fitted the network to the data set: %s\n", change.c_str());
         spec = adapted.spec;
@@ -180,33 +210,43 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
             config.normalization = toInputNormalization(datasets::computeNormalization(train));
             if (config.classWeights == "balanced")
                 config.trainer.loss.classWeights = balancedClassWeights(train, splits.classNames);
-            folder.writeSpec(spec);
+            if (rankZero) folder->writeSpec(spec);
         }
-        folder.writeConfig(config.toJson());
+        if (rankZero) folder->writeConfig(config.toJson());
 
         BackendOptions backendOptions;
         backendOptions.threads = config.threads;
         backendOptions.precision = parsePrecision(config.precision);
+        backendOptions.device = world.localRank;  // one GPU per rank on each host
         backend = createBackend(config.backend, backendOptions);
+        communicator = createCommunicator(*backend);
         network = std::make_unique<Network>(spec, *backend, config.batch, config.trainer.seed);
-        trainer = std::make_unique<Trainer>(*network, config.trainer, events);
-        trainer->setRunFolder(&folder);
+        trainer = std::make_unique<Trainer>(*network, config.trainer, events, communicator.get());
+        if (folder) trainer->setRunFolder(&*folder);
         trainer->setStopFlag(&stop);
         if (resuming) trainer->resume();
 
         const datasets::Normalization normalization = toDatasetNormalization(config.normalization, train.channels);
-        LoaderBatchSource trainSource(train, trainingLoaderOptions(config.batch, config.trainer.seed,
-                                                                   datasets::parseAugmentation(config.augment),
-                                                                   normalization));
+        // Every rank shuffles the same way and takes its own part of each global batch.
+        auto sharded = [&world](datasets::BatchLoaderOptions options) {
+            options.rank = world.rank;
+            options.ranks = world.size;
+            return options;
+        };
+        LoaderBatchSource trainSource(train, sharded(trainingLoaderOptions(config.batch, config.trainer.seed,
+                                                                           datasets::parseAugmentation(config.augment),
+                                                                           normalization)));
         std::optional<LoaderBatchSource> validationSource, testSource;
         if (!splits.validation.empty())
-            validationSource.emplace(splits.validation, evaluationLoaderOptions(config.batch, normalization));
-        if (!splits.test.empty()) testSource.emplace(splits.test, evaluationLoaderOptions(config.batch, normalization));
+            validationSource.emplace(splits.validation, sharded(evaluationLoaderOptions(config.batch, normalization)));
+        if (!splits.test.empty())
+            testSource.emplace(splits.test, sharded(evaluationLoaderOptions(config.batch, normalization)));
 
         RunDescription description;
         description.config = config.toJson();
         description.dataset = describe(config.dataset, splits);
         description.normalization = config.normalization;
+        description.ranks = world.size;
         trainer->train(trainSource, validationSource ? &*validationSource : nullptr,
                        testSource ? &*testSource : nullptr, description);
     } catch (const Error& error) {

@@ -22,7 +22,13 @@ struct TrainCommand {
     // The settings a resumed run may change; anything else comes from its config.json.
     std::optional<int> epochs, logEvery, threads;
     std::string events;               // "-": also to standard output; a path: also to that file
+    // Linear learning-rate scaling for data-parallel runs: lr x ranks, reached by a linear
+    // warm-up (1 epoch unless --warmup-epochs asks for more). Applied to a fresh run only.
+    bool scaleLearningRate = false;
 };
+
+// Under mpirun every rank calls this: rank 0 owns the run folder (creates it, writes the
+// events, checkpoints and model), the others read it only to resume. Run alone it is one rank.
 
 // Throws Error (after writing the `failed` event when a run folder exists).
 void runTraining(const TrainCommand& command, const std::atomic<bool>& stop);
@@ -33,6 +39,9 @@ bool printSummary(const std::string& specSource, const std::optional<std::string
 
 // "preset:NAME" or "file:PATH" -> the spec; Error names the preset list or the file.
 NetworkSpec loadSpecSource(const std::string& source);
+
+// runs/<network>-<local time>, for "preset:NAME" or "file:PATH".
+std::filesystem::path defaultRunDir(const std::string& specSource);
 
 // Loads a data set for a network whose Input node is `input` (image folders are converted to
 // its channels and size). Reports what was loaded, and bad inputs skipped, on `log`.

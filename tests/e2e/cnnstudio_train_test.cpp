@@ -4,6 +4,7 @@
 // with a message that says what is wrong.
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -193,6 +194,85 @@ TEST(CnnstudioTrain, BadOptionsExitWithTwoAndSayWhy) {
     EXPECT_EQ(changedOnResume.exitCode, 2);
     EXPECT_NE(changedOnResume.err.find("--lr cannot be changed when resuming"), std::string::npos)
         << changedOnResume.err;
+}
+
+// ---- distributed runs: cnnstudio-train re-runs itself under mpirun -------------------------
+
+// OpenMPI refuses root unless told (CI runs as root); CPU ranks share CI's two cores.
+const std::vector<std::string> kMpiEnvironment = {"OMP_WAIT_POLICY=passive", "OMPI_ALLOW_RUN_AS_ROOT=1",
+                                                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                                                  "OMPI_MCA_rmaps_base_oversubscribe=1"};
+
+bool mpirunOnPath() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
+
+ProcessResult trainWithMpi(std::vector<std::string> arguments, const std::filesystem::path& work) {
+    arguments.insert(arguments.begin(), kTrain);
+    return runProcess(arguments, work.string(), kMpiEnvironment);
+}
+
+TEST(CnnstudioTrainDistributed, DryRunPrintsTheMpirunCommandWithOneProcessPerRank) {
+    if (!mpirunOnPath()) GTEST_SKIP() << "mpirun is not on the PATH (install openmpi-bin)";
+    const auto work = scratchFolder("dry-run");
+    const ProcessResult result =
+        trainWithMpi({"--preset", "lenet5", "--ranks", "2", "--dry-run", "--run-dir", "run"}, work);
+    ASSERT_EQ(result.exitCode, 0) << result.err;
+    EXPECT_NE(result.out.find("mpirun -np 2 "), std::string::npos) << result.out;
+    const std::string absoluteRunDir = std::filesystem::absolute("run").string();  // the worker's folder too
+    EXPECT_NE(result.out.find(kTrain + " --preset lenet5 --run-dir " + absoluteRunDir), std::string::npos)
+        << "the ranks get the worker's arguments, the run folder made absolute: " << result.out;
+    EXPECT_EQ(result.out.find("--ranks"), std::string::npos) << result.out;
+    EXPECT_EQ(result.out.find("--dry-run"), std::string::npos) << result.out;
+    EXPECT_FALSE(std::filesystem::exists(absoluteRunDir)) << "a dry run writes nothing";
+}
+
+TEST(CnnstudioTrainDistributed, BadHostfileLineIsNamedWithFileAndLine) {
+    if (!mpirunOnPath()) GTEST_SKIP() << "mpirun is not on the PATH (install openmpi-bin)";
+    const auto work = scratchFolder("bad-hostfile");
+    const auto hostfile = work / "hosts";
+    std::ofstream(hostfile) << "# two machines\nnode-a slots=1\nnode-b slots=one\n";
+    const ProcessResult result = trainWithMpi(
+        {"--preset", "lenet5", "--nodes", "2", "--hostfile", hostfile.string(), "--dry-run"}, work);
+    EXPECT_TRUE(result.exitCode == 1 || result.exitCode == 2) << result.exitCode;
+    EXPECT_NE(result.err.find(hostfile.string() + ":3"), std::string::npos) << result.err;
+}
+
+TEST(CnnstudioTrainDistributed, MissingMpirunAndWrongRankKindSayWhatToDo) {
+    const auto work = scratchFolder("no-mpirun");
+    std::vector<std::string> environment = kMpiEnvironment;
+    environment.push_back("PATH=" + (work / "empty").string());
+    const ProcessResult noMpirun =
+        runProcess({kTrain, "--preset", "lenet5", "--ranks", "2", "--dry-run"}, work.string(), environment);
+    EXPECT_EQ(noMpirun.exitCode, 1);
+    EXPECT_NE(noMpirun.err.find("mpirun was not found"), std::string::npos) << noMpirun.err;
+
+    const ProcessResult gpusOnCpu = trainWithMpi({"--preset", "lenet5", "--gpus", "2", "--backend", "cpu", "--dry-run"}, work);
+    EXPECT_EQ(gpusOnCpu.exitCode, 1);
+    EXPECT_NE(gpusOnCpu.err.find("--ranks"), std::string::npos) << gpusOnCpu.err;
+}
+
+TEST(CnnstudioTrainDistributed, TwoCpuRanksTrainLeNetAndOnlyRankZeroWritesEvents) {
+    if (!mpirunOnPath()) GTEST_SKIP() << "mpirun is not on the PATH (install openmpi-bin)";
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("two-ranks");
+    const auto runDir = work / "run";
+    const ProcessResult trained =
+        trainWithMpi({"--preset", "lenet5", "--ranks", "2", "--limit", "2000", "--epochs", "1", "--backend", "cpu",
+                      "--threads", "1", "--batch", "32", "--run-dir", runDir.string()},
+                     work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    const std::vector<nlohmann::json> events = readEvents(runDir);
+    EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const auto& e) { return e["event"] == "run_started"; }), 1);
+    EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const auto& e) { return e["event"] == "finished"; }), 1);
+    EXPECT_EQ(lastEventNamed(runDir, "run_started")["ranks"], 2);
+    const nlohmann::json finished = lastEventNamed(runDir, "finished");
+    EXPECT_EQ(finished["reason"], "completed");
+    ASSERT_TRUE(finished["test_accuracy"].is_number()) << finished.dump();
+    EXPECT_GT(finished["test_accuracy"].get<double>(), 0.3);
+    std::int64_t tested = 0;  // the ranks' test shards together cover the whole test split
+    for (const auto& row : finished["test_confusion_matrix"])
+        for (const auto& count : row) tested += count.get<std::int64_t>();
+    EXPECT_EQ(tested, 10000);
+    EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
 }
 
 }  // namespace

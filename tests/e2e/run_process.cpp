@@ -32,7 +32,15 @@ pid_t startProcess(const std::vector<std::string>& argv, const std::string& work
     for (const auto& argument : argv) arguments.push_back(const_cast<char*>(argument.c_str()));
     arguments.push_back(nullptr);
     std::vector<std::string> variables;
-    for (char** entry = environ; *entry; ++entry) variables.emplace_back(*entry);
+    // A given variable replaces this process's one of the same name (getenv reads the first).
+    auto givenHere = [&environment](const std::string& entry) {
+        const std::string name = entry.substr(0, entry.find('=') + 1);
+        for (const auto& given : environment)
+            if (given.rfind(name, 0) == 0) return true;
+        return false;
+    };
+    for (char** entry = environ; *entry; ++entry)
+        if (!givenHere(*entry)) variables.emplace_back(*entry);
     variables.insert(variables.end(), environment.begin(), environment.end());
     std::vector<char*> environmentPointers;
     for (auto& variable : variables) environmentPointers.push_back(variable.data());

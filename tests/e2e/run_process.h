@@ -15,7 +15,7 @@ struct ProcessResult {
 };
 
 // The program's stdout and stderr go to files under `workFolder`; `environment` entries
-// ("NAME=value") are added to this process's environment.
+// ("NAME=value") are added to this process's environment, replacing a variable of that name.
 ProcessResult runProcess(const std::vector<std::string>& argv, const std::string& workFolder,
                          const std::vector<std::string>& environment = {});
 

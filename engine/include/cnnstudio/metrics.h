@@ -20,8 +20,9 @@ class ConfusionMatrix {
 public:
     explicit ConfusionMatrix(int classes = 0);
 
-    // Throws Error when a class is outside 0..classes-1.
-    void add(int trueClass, int predictedClass);
+    // Throws Error when a class is outside 0..classes-1. `times` > 1 merges counts made
+    // elsewhere (another rank's shard).
+    void add(int trueClass, int predictedClass, std::int64_t times = 1);
 
     int classes() const { return classes_; }
     std::int64_t count(int trueClass, int predictedClass) const;

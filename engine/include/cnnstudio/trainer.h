@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cnnstudio/checkpoint.h"
+#include "cnnstudio/distributed.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/metrics.h"
 #include "cnnstudio/network.h"
@@ -85,8 +86,10 @@ struct EvaluationResult {
 };
 
 // Inference over a whole source at the network's batch size: the last partial batch is padded
-// and only its real images are counted.
-EvaluationResult evaluate(Network& network, BatchSource& source);
+// and only its real images are counted. With a communicator of several ranks each rank
+// evaluates its own shard (a batch may be empty on some ranks) and the confusion matrix and
+// loss sum are added up across ranks, so every rank gets the single-process result.
+EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator = nullptr);
 
 struct TrainingResult {
     std::string reason;            // "completed" | "early_stopped" | "stopped"
@@ -98,10 +101,17 @@ struct TrainingResult {
     double wallSeconds = 0;
 };
 
+// Data parallel when given a communicator of several ranks: every rank runs a Trainer on its
+// own shard (the sources shard by rank), gradients are averaged every step, the parameters
+// start from rank 0's, batch-norm running statistics are averaged at every epoch end, metrics
+// are summed across ranks, a stop is agreed by all ranks at the same step, and only rank 0
+// writes checkpoints and the model (events: give the other ranks a non-writing EventWriter).
 class Trainer {
 public:
-    // The trainer makes the optimiser and the TrainingStep for `network`.
-    Trainer(Network& network, const TrainerConfig& config, EventWriter& events);
+    // The trainer makes the optimiser and the TrainingStep for `network`. `communicator` (not
+    // owned, may be null for one process) must outlive the trainer.
+    Trainer(Network& network, const TrainerConfig& config, EventWriter& events,
+            Communicator* communicator = nullptr);
     ~Trainer();
     Trainer(const Trainer&) = delete;
     Trainer& operator=(const Trainer&) = delete;
@@ -110,7 +120,8 @@ public:
     // Without a folder nothing but events is written (and resume() is unavailable).
     void setRunFolder(const RunFolder* folder);
     // Checked before every step: when it reads true the trainer writes the latest checkpoint and
-    // returns with reason "stopped". Written by a signal handler, hence an atomic.
+    // returns with reason "stopped". Written by a signal handler, hence an atomic. With several
+    // ranks the flags are summed across ranks every step, so all ranks stop at the same step.
     void setStopFlag(const std::atomic<bool>* stop);
     // Loads checkpoints/latest (weights, optimiser state, progress) and the best weights.
     void resume();
@@ -131,12 +142,17 @@ private:
     void uploadBatch(const Batch& batch, const char* split);
     void writeCheckpoint(const std::string& kind, const Session& session);
     void rememberBestWeights();
+    bool distributed() const { return communicator_ && communicator_->world().size > 1; }
+    bool writesFiles() const { return folder_ && (!communicator_ || communicator_->world().rank == 0); }
+    void broadcastParameters();
     TrainingResult finish(const std::string& reason, BatchSource* test, const RunDescription& description,
                           const Session& session);
 
     Network& network_;
     TrainerConfig config_;
     EventWriter& events_;
+    Communicator* communicator_;
+    std::unique_ptr<GradientSync> gradientSync_;
     std::unique_ptr<Optimizer> optimizer_;
     std::unique_ptr<TrainingStep> step_;
     std::unique_ptr<LearningRateSchedule> schedule_;

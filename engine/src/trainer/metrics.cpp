@@ -34,12 +34,12 @@ ConfusionMatrix::ConfusionMatrix(int classes)
     if (classes < 0) throw Error("a confusion matrix needs a class count >= 0", "metrics");
 }
 
-void ConfusionMatrix::add(int trueClass, int predictedClass) {
+void ConfusionMatrix::add(int trueClass, int predictedClass, std::int64_t times) {
     if (trueClass < 0 || trueClass >= classes_ || predictedClass < 0 || predictedClass >= classes_)
         throw Error("class pair (" + std::to_string(trueClass) + ", " + std::to_string(predictedClass) +
                     ") is outside the " + std::to_string(classes_) + " classes", "metrics",
                     "check that the labels of the data set match the network's output units");
-    ++counts_[std::size_t(trueClass) * classes_ + predictedClass];
+    counts_[std::size_t(trueClass) * classes_ + predictedClass] += times;
 }
 
 std::int64_t ConfusionMatrix::count(int trueClass, int predictedClass) const {

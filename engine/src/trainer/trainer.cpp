@@ -101,7 +101,7 @@ TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
 
 // ---- evaluation ------------------------------------------------------------------------------
 
-EvaluationResult evaluate(Network& network, BatchSource& source) {
+EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator) {
     const int capacity = network.batch();
     const int classes = network.classes();
     const std::int64_t valuesPerImage = network.inputShape().countPerImage();
@@ -113,6 +113,7 @@ EvaluationResult evaluate(Network& network, BatchSource& source) {
     source.startEpoch(0, 0);
     Batch batch;
     for (std::int64_t index = 0; source.next(batch); ++index) {
+        if (batch.count == 0 && communicator) continue;  // this rank's share of a last, small batch
         checkBatch(batch, capacity, valuesPerImage, classes, "evaluation batch " + std::to_string(index));
         std::copy(batch.images.begin(), batch.images.end(), padded.begin());
         std::fill(padded.begin() + std::ptrdiff_t(batch.images.size()), padded.end(), 0.0f);
@@ -128,6 +129,19 @@ EvaluationResult evaluate(Network& network, BatchSource& source) {
             lossSum += double(row[predicted]) + std::log(sum) - row[label];
             result.confusion.add(label, predicted);
         }
+    }
+    if (communicator && communicator->world().size > 1) {
+        // Each rank saw a disjoint shard: the sums over ranks are the single-process counts.
+        std::vector<double> sums(std::size_t(classes * classes) + 1);
+        for (int t = 0; t < classes; ++t)
+            for (int p = 0; p < classes; ++p) sums[std::size_t(t * classes + p)] = double(result.confusion.count(t, p));
+        sums.back() = lossSum;
+        communicator->allReduceSumHost(sums);
+        result.confusion = ConfusionMatrix(classes);
+        for (int t = 0; t < classes; ++t)
+            for (int p = 0; p < classes; ++p)
+                result.confusion.add(t, p, std::int64_t(std::llround(sums[std::size_t(t * classes + p)])));
+        lossSum = sums.back();
     }
     const std::int64_t total = result.confusion.total();
     result.loss = total == 0 ? 0.0 : lossSum / double(total);
@@ -151,17 +165,28 @@ struct Trainer::Session {
     double epochSeconds() const { return epochSecondsAtStart + secondsSince(epochStart); }
 };
 
-Trainer::Trainer(Network& network, const TrainerConfig& config, EventWriter& events)
-    : network_(network), config_(config), events_(events) {
+Trainer::Trainer(Network& network, const TrainerConfig& config, EventWriter& events, Communicator* communicator)
+    : network_(network), config_(config), events_(events), communicator_(communicator) {
     config_.validate();
     optimizer_ = std::make_unique<Optimizer>(config_.optimizer, network_.backend(), network_.parameterCount());
-    step_ = std::make_unique<TrainingStep>(network_, *optimizer_);
+    if (distributed()) {
+        gradientSync_ = std::make_unique<GradientSync>(network_, *communicator_);
+        broadcastParameters();
+    }
+    step_ = std::make_unique<TrainingStep>(network_, *optimizer_, true, gradientSync_.get());
     progress_.seed = config_.seed;
 }
 
 Trainer::~Trainer() = default;
 
 void Trainer::setRunFolder(const RunFolder* folder) { folder_ = folder; }
+
+// The ranks build their networks from the same seed, so this only guards against anything
+// that could make them differ (a checkpoint read differently, a backend's own initialisation).
+void Trainer::broadcastParameters() {
+    communicator_->broadcast(network_.parameters(), network_.parameterCount(), 0);
+    if (network_.stateCount() > 0) communicator_->broadcast(network_.state(), network_.stateCount(), 0);
+}
 
 void Trainer::setStopFlag(const std::atomic<bool>* stop) { stop_ = stop; }
 
@@ -180,6 +205,7 @@ void Trainer::resume() {
     const auto best = folder_->checkpointFolder("best");
     bestWeights_ = checkpointExists(best) ? readCheckpointWeights(best) : std::vector<NamedTensor>{};
     resumed_ = true;
+    if (distributed()) broadcastParameters();
 }
 
 void Trainer::uploadBatch(const Batch& batch, const char* split) {
@@ -198,7 +224,7 @@ void Trainer::uploadBatch(const Batch& batch, const char* split) {
 void Trainer::rememberBestWeights() { bestWeights_ = networkTensors(network_); }
 
 void Trainer::writeCheckpoint(const std::string& kind, const Session& session) {
-    if (!folder_) return;
+    if (!writesFiles()) return;
     progress_.wallSeconds = session.wallSeconds();
     progress_.schedule = schedule_->state();
     const auto folder = folder_->checkpointFolder(kind);
@@ -221,8 +247,8 @@ TrainingResult Trainer::finish(const std::string& reason, BatchSource* test,
     if (reason != "stopped") {
         // The final model is the one that validated best (the last one without validation).
         if (!bestWeights_.empty()) loadNetworkTensors(network_, bestWeights_, "best weights");
-        if (test) result.test = evaluate(network_, *test);
-        if (folder_) {
+        if (test) result.test = evaluate(network_, *test, communicator_);
+        if (writesFiles()) {
             ModelInfo info;
             info.classNames = description.dataset.classNames;
             info.normalization = description.normalization;
@@ -318,11 +344,16 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                   {"epochs", config_.epochs},
                   {"steps_per_epoch", session.stepsPerEpoch},
                   {"resumed_from_step", progress_.step},
-                  {"ranks", description.ranks}});
+                  {"ranks", communicator_ ? communicator_->world().size : description.ranks}});
 
     const int batchSize = network_.batch();
+    const int ranks = distributed() ? communicator_->world().size : 1;
+    const int globalBatch = batchSize * ranks;
     std::vector<float> probabilities;
     session.lastLogStep = progress_.step;
+    // With several ranks a stop is decided from the flags of all ranks after each step, so that
+    // every rank leaves at the same step; one rank leaving alone would hang the others.
+    bool stopNow = false;
 
     while (progress_.epoch < config_.epochs) {
         const int epoch = progress_.epoch;
@@ -331,7 +362,8 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
         if (progress_.epochStep < session.stepsPerEpoch) train.startEpoch(epoch, progress_.epochStep);
 
         while (progress_.epochStep < session.stepsPerEpoch) {
-            if (stop_ && stop_->load()) {
+            if (!distributed()) stopNow = stop_ && stop_->load();
+            if (stopNow) {
                 progress_.epochSeconds = session.epochSeconds();
                 writeCheckpoint("latest", session);
                 return finish("stopped", test, description, session);
@@ -345,7 +377,21 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
 
             const float learningRate = schedule_->at(progress_.step);
             step_->run(learningRate, std::uint32_t(progress_.step));
-            const float loss = network_.downloadLoss();
+            float loss = network_.downloadLoss();
+            probabilities = network_.probabilities().toHost();
+            std::int64_t correct = 0;
+            for (int i = 0; i < batchSize; ++i)
+                if (argmax(probabilities.data() + std::size_t(i) * classes, classes) == batch.labels[std::size_t(i)])
+                    ++correct;
+            if (distributed()) {
+                // The step's loss and accuracy over the global batch, and the agreed stop. A
+                // NaN on any rank makes the sum NaN, so every rank fails at the same step.
+                std::vector<double> sums{loss, double(correct), stop_ && stop_->load() ? 1.0 : 0.0};
+                communicator_->allReduceSumHost(sums);
+                loss = float(sums[0] / ranks);
+                correct = std::int64_t(std::llround(sums[1]));
+                stopNow = sums[2] > 0;
+            }
             if (!std::isfinite(loss))
                 throw Error(std::string("loss became ") + (std::isnan(loss) ? "NaN" : "infinite") +
                                 " at epoch " + std::to_string(epoch + 1) + " step " +
@@ -354,18 +400,15 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                             "lower the learning rate (it was " + formatFloat(learningRate) +
                                 "), add warm-up epochs, or check the data for extreme values");
 
-            probabilities = network_.probabilities().toHost();
-            for (int i = 0; i < batchSize; ++i)
-                if (argmax(probabilities.data() + std::size_t(i) * classes, classes) == batch.labels[std::size_t(i)])
-                    ++progress_.epochCorrect;
+            progress_.epochCorrect += correct;
             progress_.epochLossSum += loss;
-            progress_.epochSeen += batchSize;
+            progress_.epochSeen += globalBatch;
             ++progress_.step;
             ++progress_.epochStep;
 
             if (progress_.step % config_.logEvery == 0) {
                 const double windowSeconds = secondsSince(session.lastLog);
-                const double images = double(progress_.step - session.lastLogStep) * batchSize;
+                const double images = double(progress_.step - session.lastLogStep) * globalBatch;
                 events_.emit("step", {{"epoch", epoch + 1},
                                       {"step", progress_.step},
                                       {"epoch_step", progress_.epochStep},
@@ -389,9 +432,13 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                                      {"train_loss", trainLoss},
                                      {"train_accuracy", trainAccuracy},
                                      {"learning_rate", learningRate}};
+        // Batch-norm statistics were kept per rank (each on its own shard); the model carries
+        // their mean, so every rank validates and saves the same network.
+        if (distributed() && network_.stateCount() > 0)
+            communicator_->allReduceMean(network_.state(), network_.stateCount());
         bool improved = false;
         if (validation) {
-            const EvaluationResult result = evaluate(network_, *validation);
+            const EvaluationResult result = evaluate(network_, *validation, communicator_);
             schedule_->endEpoch(result.loss);
             improved = result.accuracy() > progress_.bestValidationAccuracy;
             if (improved) {
@@ -425,7 +472,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
         epochEvent["eta_s"] = session.completedEpochSeconds / session.completedEpochs *
                               double(config_.epochs - progress_.epoch);
         epochEvent["images_per_s"] =
-            trainSeconds > 0 ? double(session.stepsPerEpoch * batchSize) / trainSeconds : 0.0;
+            trainSeconds > 0 ? double(session.stepsPerEpoch * globalBatch) / trainSeconds : 0.0;
         epochEvent["best"] = improved;
         events_.emit("epoch", std::move(epochEvent));
 
