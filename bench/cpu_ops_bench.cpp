@@ -11,7 +11,8 @@
 //   cpu_ops_bench --threads 16 --batch 64 --repeats 20
 //   cpu_ops_bench --backend cpu-ref --repeats 2
 //
-// Each figure is the median of --repeats timed runs after one warm-up run.
+// Each figure is the median of --repeats timed runs after one warm-up run. DNNL_VERBOSE=1
+// shows which oneDNN kernel each primitive runs (Winograd, direct, reorders) and its time.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -155,8 +156,10 @@ private:
         g.spatial = s.height * s.width;
         const TensorShape perChannel{1, s.channels, 1, 1};
         Flow gamma = parameter(perChannel, 0.1f), beta = parameter(perChannel, 0.1f);
-        Tensor* runningMean = &keep(randomTensor(perChannel, 0.1f));
-        Tensor* runningVar = &keep(randomTensor(perChannel, 0.1f));
+        Tensor* runningMean = &keep(Tensor(backend_, perChannel));
+        Tensor* runningVar = &keep(Tensor(backend_, perChannel));
+        backend_.fill(runningMean->data(), 0.0f, std::size_t(s.channels));
+        backend_.fill(runningVar->data(), 1.0f, std::size_t(s.channels));
         Tensor* savedMean = &keep(Tensor(backend_, perChannel));
         Tensor* savedInvStd = &keep(Tensor(backend_, perChannel));
         Flow out = newFlow(s);

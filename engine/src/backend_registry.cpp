@@ -10,22 +10,6 @@
 
 namespace cnnstudio {
 
-std::string toString(Precision precision) {
-    switch (precision) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Tf32: return "tf32";
-    case Precision::Bf16: return "bf16";
-    }
-    return "fp32";
-}
-
-Precision parsePrecision(const std::string& text) {
-    if (text == "fp32") return Precision::Fp32;
-    if (text == "tf32") return Precision::Tf32;
-    if (text == "bf16") return Precision::Bf16;
-    throw Error("unknown precision '" + text + "'", "", "use fp32, tf32 or bf16");
-}
-
 std::vector<std::string> knownBackends() { return {"cpu-ref", "cpu", "cuda", "cudnn"}; }
 
 std::string backendUnavailableReason(const std::string& name) {

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "backend_factories.h"
+#include "backend_test_support.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/tensor.h"
 
 namespace cnnstudio {
 namespace {
@@ -121,6 +123,38 @@ TEST(CpuBackend, SharedStagingBuffersSurviveGrowth) {
     backend->convForward(large, bigX.data(), bigW.data(), nullptr, big.data());
     backend->convForward(small, x.data(), w.data(), nullptr, again.data());
     EXPECT_EQ(first, again) << "seed " << seed;
+}
+
+// fer-cnn-sized 3x3 layers (64 channels, batch 16) are where oneDNN's convolution_auto picks
+// Winograd on AVX-512 (forward and backward data on one thread); its transforms round
+// differently from the direct sum, and must stay within the fp32 tolerance of cpu-ref. The
+// conformance suite's small geometries run the direct kernels.
+TEST(CpuBackend, WinogradSizedConvolutionsMatchReference) {
+    test::SeededRandom random;
+    auto backend = cpuBackend(1);
+    auto reference = createCpuRefBackend({});
+    const ConvGeometry g = test::convGeometry(16, 64, 12, 12, 64, 3, 3, 1, 1, 1, 1, 1);
+    const auto x = random.uniforms(std::size_t(g.inputCount()));
+    const auto w = random.uniforms(std::size_t(g.weightCount()), -0.05f, 0.05f);
+    const auto dy = random.uniforms(std::size_t(g.outputCount()));
+    const double tolerance = test::relativeTolerance(Precision::Fp32);
+    struct Results {
+        Tensor y, dx, dw;
+    };
+    auto run = [&](Backend& b) {
+        Tensor tx = test::tensorFromHost(b, x), tw = test::tensorFromHost(b, w),
+               tdy = test::tensorFromHost(b, dy);
+        Results r{test::poisonedTensor(b, g.outputCount()), test::poisonedTensor(b, g.inputCount()),
+                  test::poisonedTensor(b, g.weightCount())};
+        b.convForward(g, tx.data(), tw.data(), nullptr, r.y.data());
+        b.convBackwardData(g, tdy.data(), tw.data(), r.dx.data());
+        b.convBackwardFilter(g, tx.data(), tdy.data(), r.dw.data(), nullptr);
+        return r;
+    };
+    Results tested = run(*backend), expected = run(*reference);
+    EXPECT_TRUE(test::closeTo(tested.y.toHost(), expected.y.toHost(), tolerance, "y"));
+    EXPECT_TRUE(test::closeTo(tested.dx.toHost(), expected.dx.toHost(), tolerance, "dx"));
+    EXPECT_TRUE(test::closeTo(tested.dw.toHost(), expected.dw.toHost(), tolerance, "dw"));
 }
 
 TEST(CpuBackend, InconsistentConvGeometryNamesTheAxis) {

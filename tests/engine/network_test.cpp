@@ -37,7 +37,7 @@ NetworkSpec chain(int channels, int size, std::vector<NodeSpec> body, int classe
 }
 
 void fillRandom(Network& network, std::uint64_t seed) {
-    std::mt19937 random(std::uint32_t(seed));
+    std::mt19937 random{std::uint32_t(seed)};
     std::normal_distribution<float> normal;
     std::vector<float> images(static_cast<std::size_t>(network.input().count()));
     for (float& v : images) v = normal(random);
@@ -65,7 +65,7 @@ void expectGradientsMatch(const NetworkSpec& spec, std::uint64_t seed) {
     std::vector<float> analytic(network.parameterCount());
     backend->download(analytic.data(), network.gradients(), analytic.size() * sizeof(float));
 
-    std::mt19937 random(std::uint32_t(seed));
+    std::mt19937 random{std::uint32_t(seed)};
     const float step = 1e-2f;
     for (const ParameterInfo& parameter : network.parameterInfo()) {
         SCOPED_TRACE(parameter.name);

@@ -12,11 +12,27 @@
 #include <string>
 #include <vector>
 
+#include "cnnstudio/error.h"
+
 namespace cnnstudio {
 
 enum class Precision { Fp32, Tf32, Bf16 };
-std::string toString(Precision);
-Precision parsePrecision(const std::string& text);  // "fp32" | "tf32" | "bf16"; throws Error
+
+inline std::string toString(Precision precision) {
+    switch (precision) {
+    case Precision::Tf32: return "tf32";
+    case Precision::Bf16: return "bf16";
+    default: return "fp32";
+    }
+}
+
+// "fp32" | "tf32" | "bf16"; throws Error otherwise.
+inline Precision parsePrecision(const std::string& text) {
+    if (text == "fp32") return Precision::Fp32;
+    if (text == "tf32") return Precision::Tf32;
+    if (text == "bf16") return Precision::Bf16;
+    throw Error("unknown precision '" + text + "'", "", "use fp32, tf32 or bf16");
+}
 
 enum class Activation { Relu, LeakyRelu, Elu };
 enum class PoolKind { Max, Average };  // Average divides by the count of non-padding elements

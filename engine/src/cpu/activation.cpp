@@ -4,6 +4,9 @@
 // Backward reads x, as cpu-ref does: elu' = alpha exp(x) is exact where y + alpha loses digits
 // (y near -alpha). ReLU and leaky ReLU with alpha >= 0 may still run in place (x == y): y > 0
 // exactly when x > 0.
+#include <bit>
+
+#include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
 #include "ops/op_checks.h"
 
@@ -13,6 +16,16 @@ namespace {
 
 // Leaky ReLU is oneDNN's relu with a negative slope; relu is the slope 0.
 float slope(Activation kind, float alpha) { return kind == Activation::Relu ? 0.0f : alpha; }
+
+// Checks the kind (an enum read from a file may hold anything) and builds the plan key.
+ActivationKey activationKey(Activation kind, float alpha, std::size_t count, const char* op) {
+    if (kind != Activation::Relu && kind != Activation::LeakyRelu && kind != Activation::Elu)
+        throw Error("unknown activation kind " + std::to_string(int(kind)), op,
+                    "use relu, leaky relu or elu");
+    return {kind, std::bit_cast<std::uint32_t>(slope(kind, alpha)), count};
+}
+
+float keyAlpha(const ActivationKey& key) { return std::bit_cast<float>(key.alphaBits); }
 
 dnnl::algorithm eltwiseAlgorithm(Activation kind) {
     return kind == Activation::Elu ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
@@ -27,8 +40,7 @@ ActivationPlan& CpuBackend::activationForwardPlan(const ActivationKey& key) {
     ActivationPlan p;
     try {
         dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training,
-                                         eltwiseAlgorithm(key.kind), data,
-                                         slope(key.kind, key.alpha));
+                                         eltwiseAlgorithm(key.kind), data, keyAlpha(key));
         dnnl::eltwise_forward::primitive_desc pd(desc, attributes_, engine_);
         p.in = Operand::plain(engine_, data);
         p.out = Operand::plain(engine_, data);
@@ -46,7 +58,7 @@ ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
     if (auto found = activationBackwardPlans_.find(key); found != activationBackwardPlans_.end())
         return found->second;
     const dnnl::memory::desc data = plainDesc({std::int64_t(key.count)});
-    const float alpha = slope(key.kind, key.alpha);
+    const float alpha = keyAlpha(key);
     ActivationPlan p;
     try {
         dnnl::eltwise_forward::desc hintDesc(dnnl::prop_kind::forward_training,
@@ -71,10 +83,12 @@ ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
 void CpuBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
                                    std::size_t count) {
     if (count == 0) return;
-    ops::requirePointer(x, "x", "cpu activationForward");
-    ops::requirePointer(y, "y", "cpu activationForward");
+    const char* op = "cpu activationForward";
+    const ActivationKey key = activationKey(kind, alpha, count, op);
+    ops::requirePointer(x, "x", op);
+    ops::requirePointer(y, "y", op);
     OmpThreadScope threads(threads_);
-    ActivationPlan& p = activationForwardPlan({kind, slope(kind, alpha), count});
+    ActivationPlan& p = activationForwardPlan(key);
     p.in.bindInput(x, stream_, buffers_);
     p.out.bindOutput(y, buffers_);
     p.plan.execute(stream_, buffers_);
@@ -84,8 +98,8 @@ void CpuBackend::activationForward(Activation kind, float alpha, const float* x,
 void CpuBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
                                     const float* dy, float* dx, std::size_t count) {
     if (count == 0) return;
-    const ActivationKey key{kind, slope(kind, alpha), count};
     const char* op = "cpu activationBackward";
+    const ActivationKey key = activationKey(kind, alpha, count, op);
     ops::requirePointer(x, "x", op);
     ops::requirePointer(dy, "dy", op);
     ops::requirePointer(dx, "dx", op);

@@ -56,17 +56,13 @@ std::size_t PoolKeyHash::operator()(const PoolGeometry& g) const {
                        g.padHeight, g.padWidth});
 }
 
-std::size_t BatchNormKeyHash::operator()(const BatchNormGeometry& g) const {
-    return hashFields({g.batch, g.channels, g.spatial, floatBits(g.epsilon), floatBits(g.momentum)});
-}
-
 std::size_t DenseKeyHash::operator()(const DenseKey& key) const {
     const DenseGeometry& g = key.geometry;
     return hashFields({g.batch, g.inFeatures, g.outFeatures, key.withBias});
 }
 
 std::size_t ActivationKeyHash::operator()(const ActivationKey& key) const {
-    return hashFields({int(key.kind), floatBits(key.alpha), std::int64_t(key.count)});
+    return hashFields({int(key.kind), key.alphaBits, std::int64_t(key.count)});
 }
 
 CpuBackend::CpuBackend(const BackendOptions& options)

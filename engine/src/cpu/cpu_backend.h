@@ -1,11 +1,11 @@
 // The `cpu` backend: fast and multithreaded. oneDNN primitives for convolution, pooling,
-// batch normalisation, dense and activations (one plan per geometry, built on first use and
-// replayed); OpenMP loops for the elementwise ops, dropout, concat, the loss and the
-// optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
+// dense and activations (one plan per geometry, built on first use and replayed); OpenMP
+// loops for batch normalisation, max-pool backward, the elementwise ops, dropout, concat, the
+// loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
 // Each op family lives in its own file of this folder (conv.cpp, pool.cpp, ...).
+// Ops share the plan caches and work buffers, so one thread at a time drives a backend;
+// allocate, free, upload, download and copy touch no shared state and may run beside them.
 #pragma once
-
-#include <vector>
 
 #include "cnnstudio/backend.h"
 #include "cpu/dnnl_support.h"
@@ -51,21 +51,6 @@ struct PoolBackwardPlan {  // average pooling only: max pooling backward is our 
     Operand dy, dx;
 };
 
-struct BatchNormKeyHash {
-    std::size_t operator()(const BatchNormGeometry& g) const;
-};
-struct BatchNormForwardPlan {  // training (mean, variance out) or inference (running in)
-    Plan plan;
-    Operand x, gamma, beta, mean, variance, y;
-    std::vector<float> batchVariance;  // training: the biased batch variance per channel
-};
-struct BatchNormBackwardPlan {
-    Plan plan;
-    Operand x, dy, gamma, beta, mean, variance, dx, dgamma, dbeta;
-    std::vector<float> recoveredVariance;  // per call, from savedInvStd
-    std::vector<float> zeroBeta;           // oneDNN's backward asks for a shift it never reads
-};
-
 struct DenseKey {
     DenseGeometry geometry;
     bool withBias = false;  // backward data: always false
@@ -89,7 +74,7 @@ struct DenseBackwardWeightsPlan {
 
 struct ActivationKey {
     Activation kind = Activation::Relu;
-    float alpha = 0.0f;
+    std::uint32_t alphaBits = 0;  // bits, so that any alpha (NaN too) finds its plan again
     std::size_t count = 0;
     bool operator==(const ActivationKey&) const = default;
 };
@@ -183,8 +168,6 @@ private:
     ConvBackwardFilterPlan& convBackwardFilterPlan(const ConvKey& key);
     PoolForwardPlan& poolForwardPlan(const PoolGeometry& g);
     PoolBackwardPlan& poolBackwardPlan(const PoolGeometry& g);
-    BatchNormForwardPlan& batchNormForwardPlan(const BatchNormGeometry& g, bool training);
-    BatchNormBackwardPlan& batchNormBackwardPlan(const BatchNormGeometry& g);
     DenseForwardPlan& denseForwardPlan(const DenseKey& key);
     DenseBackwardDataPlan& denseBackwardDataPlan(const DenseKey& key);
     DenseBackwardWeightsPlan& denseBackwardWeightsPlan(const DenseKey& key);
@@ -202,9 +185,6 @@ private:
     PlanCache<ConvKey, ConvBackwardFilterPlan, ConvKeyHash> convBackwardFilterPlans_;
     PlanCache<PoolGeometry, PoolForwardPlan, PoolKeyHash> poolForwardPlans_;
     PlanCache<PoolGeometry, PoolBackwardPlan, PoolKeyHash> poolBackwardPlans_;
-    PlanCache<BatchNormGeometry, BatchNormForwardPlan, BatchNormKeyHash> batchNormTrainingPlans_;
-    PlanCache<BatchNormGeometry, BatchNormForwardPlan, BatchNormKeyHash> batchNormInferencePlans_;
-    PlanCache<BatchNormGeometry, BatchNormBackwardPlan, BatchNormKeyHash> batchNormBackwardPlans_;
     PlanCache<DenseKey, DenseForwardPlan, DenseKeyHash> denseForwardPlans_;
     PlanCache<DenseKey, DenseBackwardDataPlan, DenseKeyHash> denseBackwardDataPlans_;
     PlanCache<DenseKey, DenseBackwardWeightsPlan, DenseKeyHash> denseBackwardWeightsPlans_;

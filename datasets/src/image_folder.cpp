@@ -1,0 +1,201 @@
+// Image-folder loader: list the files (sorted, so loads are reproducible), decode and resize
+// them on all cores straight into the Dataset's memory, then report failures in file order.
+#include "cnnstudio/datasets/image_folder.h"
+
+#include "cnnstudio/error.h"
+
+#ifdef CNNSTUDIO_HAVE_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace cnnstudio::datasets {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ImageFile {
+    fs::path path;
+    std::int32_t label;
+};
+
+bool isImageFile(const fs::path& path) {
+    static const std::set<std::string> extensions = {
+        ".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".dib", ".pgm", ".ppm", ".pbm", ".pnm",
+        ".pxm", ".pfm", ".tif", ".tiff", ".webp", ".jp2", ".sr",  ".ras", ".exr", ".hdr", ".pic"};
+    const std::string name = path.filename().string();
+    if (name.empty() || name.front() == '.') return false;
+    std::string extension = path.extension().string();
+    std::transform(extension.begin(), extension.end(), extension.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    return extensions.count(extension) > 0;
+}
+
+std::vector<std::string> sortedSubfolders(const fs::path& folder) {
+    std::vector<std::string> names;
+    for (const fs::directory_entry& entry : fs::directory_iterator(folder))
+        if (entry.is_directory() && entry.path().filename().string().front() != '.')
+            names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// The image files of root/<class>/ for every class folder under root, labelled by classNames.
+std::vector<ImageFile> listClassFolders(const fs::path& root, const std::vector<std::string>& classNames) {
+    std::vector<ImageFile> files;
+    for (const std::string& folder : sortedSubfolders(root)) {
+        const auto known = std::find(classNames.begin(), classNames.end(), folder);
+        if (known == classNames.end())
+            throw Error("class folder '" + folder + "' is not among the training classes",
+                        (root / folder).string(),
+                        "every class folder of val/ and test/ must also exist under train/");
+        std::vector<fs::path> images;
+        for (const fs::directory_entry& entry : fs::directory_iterator(root / folder))
+            if (entry.is_regular_file() && isImageFile(entry.path())) images.push_back(entry.path());
+        if (images.empty())
+            throw Error("empty class folder: no image files", (root / folder).string(),
+                        "add images to it or remove the folder");
+        std::sort(images.begin(), images.end());
+        for (fs::path& image : images)
+            files.push_back({std::move(image), std::int32_t(known - classNames.begin())});
+    }
+    return files;
+}
+
+// Decodes one image into `destination` (channels x height x width planes); returns what went
+// wrong, if anything.
+std::optional<std::string> decodeInto(const fs::path& path, const LoadOptions& options,
+                                      std::uint8_t* destination) {
+#ifdef CNNSTUDIO_HAVE_OPENCV
+    cv::Mat image;
+    try {
+        image = cv::imread(path.string(), options.imageChannels == 1 ? cv::IMREAD_GRAYSCALE
+                                                                     : cv::IMREAD_COLOR);
+        if (image.empty()) return "cannot read the image (unknown format or damaged file)";
+        if (options.imageChannels == 3) cv::cvtColor(image, image, cv::COLOR_BGR2RGB);
+        const cv::Size size(options.imageWidth, options.imageHeight);
+        if (image.size() != size) {
+            const bool shrinking = image.cols > size.width || image.rows > size.height;
+            cv::resize(image, image, size, 0, 0, shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
+        }
+        std::vector<cv::Mat> planes;
+        const std::size_t planeBytes = std::size_t(options.imageHeight) * options.imageWidth;
+        for (int c = 0; c < options.imageChannels; ++c)
+            planes.emplace_back(options.imageHeight, options.imageWidth, CV_8UC1,
+                                destination + std::size_t(c) * planeBytes);
+        cv::split(image, planes);
+    } catch (const cv::Exception& e) {
+        return "cannot decode the image: " + e.msg;
+    }
+    return std::nullopt;
+#else
+    return "this build of CNN Studio cannot decode images (it was built without OpenCV)";
+#endif
+}
+
+// Decodes all files into a Dataset, dropping (with skipBad) or throwing on failures.
+Dataset decodeAll(const std::vector<ImageFile>& files, const LoadOptions& options, SkippedInput& skipped) {
+    Dataset data;
+    data.channels = options.imageChannels;
+    data.height = options.imageHeight;
+    data.width = options.imageWidth;
+    data.images.resize(files.size() * data.sampleBytes());
+    data.labels.resize(files.size());
+    std::vector<std::optional<std::string>> problems(files.size());
+
+    std::atomic<std::size_t> nextFile{0};
+    auto decodeWorker = [&] {
+        for (std::size_t i = nextFile++; i < files.size(); i = nextFile++) {
+            problems[i] = decodeInto(files[i].path, options, data.images.data() + i * data.sampleBytes());
+            data.labels[i] = files[i].label;
+        }
+    };
+    const std::size_t threadCount =
+        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+    std::vector<std::jthread> workers;
+    for (std::size_t t = 1; t < std::min(threadCount, files.size()); ++t) workers.emplace_back(decodeWorker);
+    decodeWorker();
+    workers.clear();  // joins
+
+    std::vector<std::size_t> kept;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (!problems[i]) {
+            kept.push_back(i);
+            continue;
+        }
+        if (!options.skipBad)
+            throw Error(*problems[i], files[i].path.string(),
+                        "remove or replace the file, or load with skipBad to skip unreadable images");
+        skipped.record(files[i].path.string() + ": " + *problems[i]);
+    }
+    return kept.size() == files.size() ? std::move(data) : data.select(kept);
+}
+
+std::optional<fs::path> existingFolder(const fs::path& root, std::initializer_list<const char*> names) {
+    for (const char* name : names)
+        if (fs::is_directory(root / name)) return root / name;
+    return std::nullopt;
+}
+
+}  // namespace
+
+DatasetSplits loadImageFolder(const fs::path& root, const LoadOptions& options) {
+    const std::string where = root.string();
+#ifndef CNNSTUDIO_HAVE_OPENCV
+    throw Error("image folders need OpenCV to decode images, and this build has none", where,
+                "rebuild with libopencv-dev installed, or convert the images to IDX");
+#endif
+    if (options.imageChannels != 1 && options.imageChannels != 3)
+        throw Error("image channels " + std::to_string(options.imageChannels) + " is not 1 or 3", where,
+                    "use 1 for grey or 3 for RGB");
+    if (options.imageHeight < 1 || options.imageWidth < 1 || options.imageHeight > 4096 ||
+        options.imageWidth > 4096)
+        throw Error("image size " + std::to_string(options.imageHeight) + "x" +
+                        std::to_string(options.imageWidth) + " is outside 1..4096",
+                    where, "pick the network's input height and width");
+    if (!fs::is_directory(root))
+        throw Error("not a directory", where, "give a folder with one sub-folder per class");
+
+    DatasetSplits splits;
+    const std::optional<fs::path> trainFolder = existingFolder(root, {"train"});
+    const fs::path classRoot = trainFolder ? *trainFolder : root;
+    splits.classNames = sortedSubfolders(classRoot);
+    if (splits.classNames.empty())
+        throw Error("no class folders", classRoot.string(),
+                    "put each class's images in a sub-folder named after the class");
+
+    splits.train = decodeAll(listClassFolders(classRoot, splits.classNames), options, splits.skipped);
+    splits.description = "image folder " + where;
+    if (trainFolder) {
+        if (auto folder = existingFolder(root, {"val", "validation"}))
+            splits.validation = decodeAll(listClassFolders(*folder, splits.classNames), options, splits.skipped);
+        else
+            splits.validation = holdOut(splits.train, options.validationFraction, options.seed);
+        if (auto folder = existingFolder(root, {"test"}))
+            splits.test = decodeAll(listClassFolders(*folder, splits.classNames), options, splits.skipped);
+        else
+            splits.test = Dataset{options.imageChannels, options.imageHeight, options.imageWidth, {}, {}};
+    } else {
+        splits.test = holdOut(splits.train, options.testFraction, options.seed);
+        // validationFraction is of all images, like testFraction: rescale to what is left.
+        const double remaining = 1.0 - options.testFraction;
+        splits.validation = holdOut(splits.train, options.validationFraction / remaining,
+                                    options.seed + 1);
+    }
+    if (splits.train.empty())
+        throw Error("no training images left", where,
+                    options.skipBad ? "every image was skipped as unreadable" : "add more images");
+    applyLimit(splits, options.limit);
+    return splits;
+}
+
+}  // namespace cnnstudio::datasets

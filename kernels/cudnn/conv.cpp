@@ -1,0 +1,354 @@
+// cuDNN convolution: x (N,C,H,W), w (K,C/groups,R,S), bias (K) -> y (N,K,P,Q), and its two
+// backward passes (dx from dy and w; dw and dbias from x and dy). NCHW throughout.
+//
+// Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
+// cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs): the fastest
+// deterministic one, else the fastest. In bf16 precision the operands are converted to bf16 in
+// the backend's workspace before each call and the result converted back to fp32; the bias is
+// always added and reduced in fp32.
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cnnstudio/error.h"
+#include "cudnn/bf16_convert.h"
+#include "cuda/geometry_checks.h"
+#include "cudnn/cudnn_backend.h"
+#include "runtime/cuda_check.h"
+
+namespace cnnstudio::kernels {
+namespace {
+
+// Algorithms chosen by heuristics during capture may not need more workspace than this.
+constexpr std::size_t kHeuristicWorkspaceLimit = std::size_t(256) << 20;
+
+constexpr std::size_t kScratchAlignment = 256;
+
+std::size_t alignUp(std::size_t bytes) {
+    return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+}
+
+// Carves one workspace request into aligned regions: offsets first, then one allocation.
+class ScratchLayout {
+public:
+    std::size_t add(std::size_t bytes) {
+        const std::size_t offset = total_;
+        total_ += alignUp(bytes);
+        return offset;
+    }
+    std::size_t total() const { return total_; }
+
+private:
+    std::size_t total_ = 0;
+};
+
+std::size_t bf16Bytes(std::int64_t count) { return std::size_t(count) * 2; }
+
+std::string describe(const ConvGeometry& g) {
+    auto shape = [](int n, int c, int h, int w) {
+        return "(" + std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(h) + "," +
+               std::to_string(w) + ")";
+    };
+    return "convolution " + shape(g.batch, g.inChannels, g.inHeight, g.inWidth) + " -> " +
+           shape(g.batch, g.outChannels, g.outHeight, g.outWidth) + ", kernel " +
+           std::to_string(g.kernelHeight) + "x" + std::to_string(g.kernelWidth) + ", stride " +
+           std::to_string(g.strideHeight) + "x" + std::to_string(g.strideWidth) + ", padding " +
+           std::to_string(g.padHeight) + "x" + std::to_string(g.padWidth) + ", groups " +
+           std::to_string(g.groups);
+}
+
+// The fastest usable result of a benchmark or heuristic query (both come sorted best first).
+// Deterministic algorithms come first: with them a run, and a resumed run, reproduce the same
+// weights bit for bit; a nondeterministic one (atomics across tiles) is taken only when no
+// deterministic one can run.
+template <typename Perf>
+ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned,
+                                  std::size_t workspaceLimit, Precision precision,
+                                  bool benchmarked) {
+    for (bool deterministicOnly : {true, false}) {
+        for (int i = 0; i < returned; ++i) {
+            const Perf& result = results[std::size_t(i)];
+            if (result.status != CUDNN_STATUS_SUCCESS || result.memory > workspaceLimit) continue;
+            if (deterministicOnly && result.determinism != CUDNN_DETERMINISTIC) continue;
+            if (result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside
+            if (precision == Precision::Fp32 && result.mathType == CUDNN_TENSOR_OP_MATH) continue;
+            ConvAlgorithmChoice choice;
+            choice.algorithm = int(result.algo);
+            // Strict fp32 keeps FMA math whatever the result reports (DEFAULT would permit TF32).
+            choice.mathType = precision == Precision::Fp32 ? CUDNN_FMA_MATH : result.mathType;
+            choice.workspaceBytes = result.memory;
+            choice.benchmarked = benchmarked;
+            return choice;
+        }
+    }
+    return {};
+}
+
+// Device memory for one benchmark: bf16 copies of the two operands (bf16 precision only), an
+// output the benchmark may overwrite, and the algorithms' workspace. Freed when the search ends
+// (stream-ordered, after the synchronous benchmark).
+class AlgorithmSearch {
+public:
+    AlgorithmSearch(Backend& memory, cudaStream_t stream, bool bf16, const float* first,
+                    std::int64_t firstCount, const float* second, std::int64_t secondCount,
+                    std::int64_t outputCount, std::size_t workspaceLimit)
+        : memory_(memory), first_(first), second_(second), workspaceBytes_(workspaceLimit) {
+        ScratchLayout layout;
+        const std::size_t firstAt = bf16 ? layout.add(bf16Bytes(firstCount)) : 0;
+        const std::size_t secondAt = bf16 ? layout.add(bf16Bytes(secondCount)) : 0;
+        const std::size_t outputAt =
+            layout.add(bf16 ? bf16Bytes(outputCount) : std::size_t(outputCount) * sizeof(float));
+        const std::size_t workspaceAt = layout.add(workspaceLimit);
+        base_ = static_cast<char*>(memory_.allocateBytes(layout.total()));
+        output_ = base_ + outputAt;
+        workspace_ = base_ + workspaceAt;
+        if (!bf16) return;
+        try {  // the destructor does not run if the constructor throws
+            narrowToBf16(first, reinterpret_cast<__nv_bfloat16*>(base_ + firstAt),
+                         std::size_t(firstCount), stream);
+            narrowToBf16(second, reinterpret_cast<__nv_bfloat16*>(base_ + secondAt),
+                         std::size_t(secondCount), stream);
+        } catch (...) {
+            memory_.freeBytes(base_);
+            throw;
+        }
+        first_ = base_ + firstAt;
+        second_ = base_ + secondAt;
+    }
+    ~AlgorithmSearch() { memory_.freeBytes(base_); }
+    AlgorithmSearch(const AlgorithmSearch&) = delete;
+    AlgorithmSearch& operator=(const AlgorithmSearch&) = delete;
+
+    const void* first() const { return first_; }
+    const void* second() const { return second_; }
+    void* output() const { return output_; }
+    void* workspace() const { return workspace_; }
+    std::size_t workspaceBytes() const { return workspaceBytes_; }
+
+private:
+    Backend& memory_;
+    char* base_ = nullptr;
+    const void* first_;
+    const void* second_;
+    void* output_ = nullptr;
+    void* workspace_ = nullptr;
+    std::size_t workspaceBytes_;
+};
+
+}  // namespace
+
+ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const char* op) {
+    const ConvKey key{g, precision()};
+    if (auto found = convPlans_.find(key); found != convPlans_.end()) return found->second;
+
+    validateConv(g, op);
+    const cudnnDataType_t type = computeType();
+    ConvPlan plan;
+    plan.input = makeTensorDescriptor(type, g.batch, g.inChannels, g.inHeight, g.inWidth);
+    plan.output = makeTensorDescriptor(type, g.batch, g.outChannels, g.outHeight, g.outWidth);
+    plan.outputFloat =
+        makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outChannels, g.outHeight, g.outWidth);
+    plan.bias = makeTensorDescriptor(CUDNN_DATA_FLOAT, 1, g.outChannels, 1, 1);
+    plan.filter = makeFilterDescriptor(type, g.outChannels, g.inChannels / g.groups,
+                                       g.kernelHeight, g.kernelWidth);
+    plan.convolution = makeConvolutionDescriptor();
+    // Accumulation is fp32 in every precision (bf16 inputs: cuDNN's "pseudo bf16" configuration).
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+        plan.convolution.get(), g.padHeight, g.padWidth, g.strideHeight, g.strideWidth, 1, 1,
+        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan.convolution.get(), g.groups));
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    return convPlans_.emplace(key, std::move(plan)).first->second;
+}
+
+void CudnnBackend::recordChoice(const ConvGeometry& g, const char* direction,
+                                const ConvAlgorithmChoice& choice) {
+    if (!choice.chosen())
+        throw Error("cuDNN offers no " + std::string(direction) + " algorithm for " + describe(g) +
+                        " in " + toString(precision()),
+                    "cudnn backend", "try precision fp32 or backend 'cuda'");
+    ++(choice.benchmarked ? stats_.algorithmSearches : stats_.heuristicChoices);
+    stats_.largestWorkspaceBytes = std::max(stats_.largestWorkspaceBytes, choice.workspaceBytes);
+}
+
+void CudnnBackend::chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
+                                          const float* w) {
+    if (plan.forward.chosen()) return;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    int requested = 0, returned = 0;
+    CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(cudnn_, &requested));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> results(std::size_t(std::max(requested, 1)));
+    if (streamIsCapturing()) {
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+            cudnn_, plan.input.get(), plan.filter.get(), plan.convolution.get(), plan.output.get(),
+            requested, &returned, results.data()));
+        plan.forward = pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false);
+    } else {
+        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
+                               w, g.weightCount(), g.outputCount(), searchWorkspaceLimit());
+        CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+            cudnn_, plan.input.get(), search.first(), plan.filter.get(), search.second(),
+            plan.convolution.get(), plan.output.get(), search.output(), requested, &returned,
+            results.data(), search.workspace(), search.workspaceBytes()));
+        plan.forward = pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true);
+    }
+    recordChoice(g, "forward", plan.forward);
+}
+
+void CudnnBackend::chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& plan,
+                                               const float* dy, const float* w) {
+    if (plan.backwardData.chosen()) return;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    int requested = 0, returned = 0;
+    CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnn_, &requested));
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> results(std::size_t(std::max(requested, 1)));
+    if (streamIsCapturing()) {
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            cudnn_, plan.filter.get(), plan.output.get(), plan.convolution.get(), plan.input.get(),
+            requested, &returned, results.data()));
+        plan.backwardData =
+            pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false);
+    } else {
+        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, dy,
+                               g.outputCount(), w, g.weightCount(), g.inputCount(),
+                               searchWorkspaceLimit());
+        CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+            cudnn_, plan.filter.get(), search.second(), plan.output.get(), search.first(),
+            plan.convolution.get(), plan.input.get(), search.output(), requested, &returned,
+            results.data(), search.workspace(), search.workspaceBytes()));
+        plan.backwardData =
+            pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true);
+    }
+    recordChoice(g, "backward-data", plan.backwardData);
+}
+
+void CudnnBackend::chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan& plan,
+                                                 const float* x, const float* dy) {
+    if (plan.backwardFilter.chosen()) return;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    int requested = 0, returned = 0;
+    CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnn_, &requested));
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> results(std::size_t(std::max(requested, 1)));
+    if (streamIsCapturing()) {
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+            cudnn_, plan.input.get(), plan.output.get(), plan.convolution.get(), plan.filter.get(),
+            requested, &returned, results.data()));
+        plan.backwardFilter =
+            pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false);
+    } else {
+        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
+                               dy, g.outputCount(), g.weightCount(), searchWorkspaceLimit());
+        CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+            cudnn_, plan.input.get(), search.first(), plan.output.get(), search.second(),
+            plan.convolution.get(), plan.filter.get(), search.output(), requested, &returned,
+            results.data(), search.workspace(), search.workspaceBytes()));
+        plan.backwardFilter =
+            pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true);
+    }
+    recordChoice(g, "backward-filter", plan.backwardFilter);
+}
+
+void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
+                               const float* bias, float* y) {
+    activateDevice();
+    ConvPlan& plan = convPlan(g, "convForward");
+    chooseForwardAlgorithm(g, plan, x, w);
+    const ConvAlgorithmChoice& choice = plan.forward;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
+    const float one = 1.0f, zero = 0.0f;
+    const auto algorithm = cudnnConvolutionFwdAlgo_t(choice.algorithm);
+
+    if (precision() != Precision::Bf16) {
+        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
+        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
+            cudnn_, &one, plan.input.get(), x, plan.filter.get(), w, plan.convolution.get(),
+            algorithm, scratch, choice.workspaceBytes, &zero, plan.output.get(), y));
+    } else {
+        ScratchLayout layout;
+        const std::size_t xAt = layout.add(bf16Bytes(g.inputCount()));
+        const std::size_t wAt = layout.add(bf16Bytes(g.weightCount()));
+        const std::size_t yAt = layout.add(bf16Bytes(g.outputCount()));
+        const std::size_t workAt = layout.add(choice.workspaceBytes);
+        char* scratch = static_cast<char*>(workspace(layout.total()));
+        toBf16(x, scratch + xAt, std::size_t(g.inputCount()));
+        toBf16(w, scratch + wAt, std::size_t(g.weightCount()));
+        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
+            cudnn_, &one, plan.input.get(), scratch + xAt, plan.filter.get(), scratch + wAt,
+            plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
+            plan.output.get(), scratch + yAt));
+        fromBf16(scratch + yAt, y, std::size_t(g.outputCount()));
+    }
+    if (bias != nullptr)
+        CNNSTUDIO_CUDNN_CHECK(
+            cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.outputFloat.get(), y));
+}
+
+void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                    float* dx) {
+    activateDevice();
+    ConvPlan& plan = convPlan(g, "convBackwardData");
+    chooseBackwardDataAlgorithm(g, plan, dy, w);
+    const ConvAlgorithmChoice& choice = plan.backwardData;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
+    const float one = 1.0f, zero = 0.0f;
+    const auto algorithm = cudnnConvolutionBwdDataAlgo_t(choice.algorithm);
+
+    if (precision() != Precision::Bf16) {
+        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
+        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardData(
+            cudnn_, &one, plan.filter.get(), w, plan.output.get(), dy, plan.convolution.get(),
+            algorithm, scratch, choice.workspaceBytes, &zero, plan.input.get(), dx));
+        return;
+    }
+    ScratchLayout layout;
+    const std::size_t dyAt = layout.add(bf16Bytes(g.outputCount()));
+    const std::size_t wAt = layout.add(bf16Bytes(g.weightCount()));
+    const std::size_t dxAt = layout.add(bf16Bytes(g.inputCount()));
+    const std::size_t workAt = layout.add(choice.workspaceBytes);
+    char* scratch = static_cast<char*>(workspace(layout.total()));
+    toBf16(dy, scratch + dyAt, std::size_t(g.outputCount()));
+    toBf16(w, scratch + wAt, std::size_t(g.weightCount()));
+    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardData(
+        cudnn_, &one, plan.filter.get(), scratch + wAt, plan.output.get(), scratch + dyAt,
+        plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
+        plan.input.get(), scratch + dxAt));
+    fromBf16(scratch + dxAt, dx, std::size_t(g.inputCount()));
+}
+
+void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                      float* dw, float* dbias) {
+    activateDevice();
+    ConvPlan& plan = convPlan(g, "convBackwardFilter");
+    chooseBackwardFilterAlgorithm(g, plan, x, dy);
+    const ConvAlgorithmChoice& choice = plan.backwardFilter;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
+    const float one = 1.0f, zero = 0.0f;
+    const auto algorithm = cudnnConvolutionBwdFilterAlgo_t(choice.algorithm);
+
+    if (precision() != Precision::Bf16) {
+        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
+        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
+            algorithm, scratch, choice.workspaceBytes, &zero, plan.filter.get(), dw));
+    } else {
+        ScratchLayout layout;
+        const std::size_t xAt = layout.add(bf16Bytes(g.inputCount()));
+        const std::size_t dyAt = layout.add(bf16Bytes(g.outputCount()));
+        const std::size_t dwAt = layout.add(bf16Bytes(g.weightCount()));
+        const std::size_t workAt = layout.add(choice.workspaceBytes);
+        char* scratch = static_cast<char*>(workspace(layout.total()));
+        toBf16(x, scratch + xAt, std::size_t(g.inputCount()));
+        toBf16(dy, scratch + dyAt, std::size_t(g.outputCount()));
+        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            cudnn_, &one, plan.input.get(), scratch + xAt, plan.output.get(), scratch + dyAt,
+            plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
+            plan.filter.get(), scratch + dwAt));
+        fromBf16(scratch + dwAt, dw, std::size_t(g.weightCount()));
+    }
+    if (dbias != nullptr)
+        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.outputFloat.get(),
+                                                           dy, &zero, plan.bias.get(), dbias));
+}
+
+}  // namespace cnnstudio::kernels

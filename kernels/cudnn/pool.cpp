@@ -1,0 +1,51 @@
+// cuDNN pooling: x (N,C,H,W) -> y (N,C,P,Q), max or average, and the backward pass dx from x, y
+// and dy. Max uses cuDNN's deterministic mode (overlapping windows give the same dx every run);
+// average divides by the number of non-padding elements, as the Backend interface defines.
+// The geometry rules (floor-rounded output, padding at most half the window) are the cuda
+// backend's, which are cuDNN's too.
+
+#include "cnnstudio/error.h"
+#include "cuda/geometry_checks.h"
+#include "cudnn/cudnn_backend.h"
+
+namespace cnnstudio::kernels {
+
+PoolPlan& CudnnBackend::poolPlan(const PoolGeometry& g, const char* op) {
+    if (auto found = poolPlans_.find(g); found != poolPlans_.end()) return found->second;
+
+    validatePool(g, op);
+    PoolPlan plan;
+    plan.input = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.channels, g.inHeight, g.inWidth);
+    plan.output = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.channels, g.outHeight, g.outWidth);
+    plan.pooling = makePoolingDescriptor();
+    const cudnnPoolingMode_t mode = g.kind == PoolKind::Max
+                                        ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetPooling2dDescriptor(plan.pooling.get(), mode, CUDNN_PROPAGATE_NAN,
+                                                      g.kernelHeight, g.kernelWidth, g.padHeight,
+                                                      g.padWidth, g.strideHeight, g.strideWidth));
+    return poolPlans_.emplace(g, std::move(plan)).first->second;
+}
+
+void CudnnBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
+    activateDevice();
+    const PoolPlan& plan = poolPlan(g, "poolForward");
+    const float one = 1.0f, zero = 0.0f;
+    CNNSTUDIO_CUDNN_CHECK(cudnnPoolingForward(cudnn_, plan.pooling.get(), &one, plan.input.get(),
+                                              x, &zero, plan.output.get(), y));
+}
+
+void CudnnBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
+                                const float* dy, float* dx) {
+    activateDevice();
+    const PoolPlan& plan = poolPlan(g, "poolBackward");
+    // Max: dy goes to the window's maximum. On exact ties cuDNN may pick another element than
+    // the reference's first maximum; random data has none, and after a ReLU the tied zeros get
+    // no gradient through the ReLU either way.
+    const float one = 1.0f, zero = 0.0f;
+    CNNSTUDIO_CUDNN_CHECK(cudnnPoolingBackward(cudnn_, plan.pooling.get(), &one, plan.output.get(),
+                                               y, plan.output.get(), dy, plan.input.get(), x,
+                                               &zero, plan.input.get(), dx));
+}
+
+}  // namespace cnnstudio::kernels

@@ -1,0 +1,84 @@
+// CompressedFileReader: plain pass-through, gzip by magic bytes, and damaged gzip files.
+#include "cnnstudio/datasets/compressed_file.h"
+
+#include "cnnstudio/error.h"
+#include "test_files.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace cnnstudio::datasets {
+namespace {
+
+using testing::TempDir;
+using testing::gzipBytes;
+using testing::writeFile;
+
+std::string randomText(unsigned seed, std::size_t bytes) {
+    std::mt19937 rng(seed);
+    std::string text(bytes, ' ');
+    for (char& c : text) c = char('a' + rng() % 8);  // compressible, like CSV digits
+    return text;
+}
+
+std::string errorText(const std::filesystem::path& path) {
+    try {
+        readDecompressedFile(path);
+    } catch (const Error& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+TEST(CompressedFile, PlainAndGzipGiveTheSameContentAndSizeHint) {
+    const std::string text = randomText(71, 3'000'000);
+    TempDir dir;
+    writeFile(dir / "plain", text);
+    writeFile(dir / "packed", gzipBytes(text));
+    EXPECT_EQ(readDecompressedFile(dir / "plain"), text);
+    EXPECT_EQ(readDecompressedFile(dir / "packed"), text);
+    CompressedFileReader packed(dir / "packed"), plain(dir / "plain");
+    EXPECT_TRUE(packed.isGzip());
+    EXPECT_FALSE(plain.isGzip());
+    EXPECT_EQ(packed.expectedContentBytes(), text.size());
+    EXPECT_EQ(plain.expectedContentBytes(), text.size());
+}
+
+TEST(CompressedFile, SmallReadsReassembleTheContent) {
+    const std::string text = randomText(72, 100'000);
+    TempDir dir;
+    writeFile(dir / "packed", gzipBytes(text));
+    CompressedFileReader reader(dir / "packed");
+    std::string out;
+    char buffer[777];
+    for (std::size_t got; (got = reader.read(buffer, sizeof buffer)) > 0;) out.append(buffer, got);
+    EXPECT_EQ(out, text);
+    EXPECT_EQ(reader.read(buffer, sizeof buffer), 0u);  // stays at the end
+}
+
+TEST(CompressedFile, CorruptDataNamesTheFile) {
+    std::string packed = gzipBytes(randomText(73, 200'000));
+    for (std::size_t i = 100; i < 140; ++i) packed[i] = char(~packed[i]);
+    TempDir dir;
+    writeFile(dir / "damaged.gz", packed);
+    const std::string message = errorText(dir / "damaged.gz");
+    EXPECT_NE(message.find("damaged.gz"), std::string::npos) << message;
+    EXPECT_NE(message.find("corrupt gzip data"), std::string::npos) << message;
+}
+
+TEST(CompressedFile, GarbageAfterTheGzipDataIsAnError) {
+    TempDir dir;
+    writeFile(dir / "tail.gz", gzipBytes("hello\n") + "trailing junk");
+    const std::string message = errorText(dir / "tail.gz");
+    EXPECT_NE(message.find("unexpected bytes after the end of the gzip data"), std::string::npos) << message;
+}
+
+TEST(CompressedFile, MissingFileAndDirectoryAreErrors) {
+    TempDir dir;
+    EXPECT_NE(errorText(dir / "absent").find("cannot open"), std::string::npos);
+    EXPECT_NE(errorText(dir.path()).find("is a directory"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cnnstudio::datasets

@@ -1,0 +1,158 @@
+// Image-folder loader: class folders, given and fractional splits, conversion to the requested
+// channels and size, unreadable images, empty class folders.
+#include "cnnstudio/datasets/image_folder.h"
+
+#include "cnnstudio/error.h"
+#include "test_files.h"
+
+#include <gtest/gtest.h>
+#include <opencv2/imgcodecs.hpp>
+
+#include <functional>
+
+namespace cnnstudio::datasets {
+namespace {
+
+using testing::TempDir;
+using testing::writeFile;
+
+// A BGR image of one colour (OpenCV's channel order on disk).
+void writeSolidImage(const std::filesystem::path& path, int rows, int cols, cv::Scalar bgr) {
+    std::filesystem::create_directories(path.parent_path());
+    ASSERT_TRUE(cv::imwrite(path.string(), cv::Mat(rows, cols, CV_8UC3, bgr))) << path;
+}
+
+Error errorOf(const std::function<void()>& load) {
+    try {
+        load();
+    } catch (const Error& error) {
+        return error;
+    }
+    ADD_FAILURE() << "no error thrown";
+    return Error("none");
+}
+
+LoadOptions rgb8x8() {
+    LoadOptions options;
+    options.imageChannels = 3;
+    options.imageHeight = 8;
+    options.imageWidth = 8;
+    options.validationFraction = 0;
+    options.testFraction = 0;
+    return options;
+}
+
+TEST(ImageFolder, SortedFolderNamesAreClassesAndImagesAreConvertedToRgbPlanes) {
+    TempDir dir;
+    writeSolidImage(dir / "zebra/1.png", 16, 16, {255, 0, 0});  // blue
+    writeSolidImage(dir / "apple/1.png", 8, 8, {0, 0, 255});     // red
+    writeSolidImage(dir / "apple/2.bmp", 4, 4, {0, 255, 0});     // green, enlarged
+    writeFile(dir / "apple/notes.txt", "not an image: ignored");
+    const DatasetSplits splits = loadImageFolder(dir.path(), rgb8x8());
+    EXPECT_EQ(splits.classNames, (std::vector<std::string>{"apple", "zebra"}));
+    ASSERT_EQ(splits.train.size(), 3u);
+    EXPECT_EQ(splits.train.labels, (std::vector<std::int32_t>{0, 0, 1}));
+    EXPECT_EQ(splits.train.sampleBytes(), 3u * 8 * 8);
+    auto plane = [&](std::size_t sample, int channel) { return splits.train.image(sample)[std::size_t(channel) * 64 + 27]; };
+    EXPECT_EQ(plane(0, 0), 255);  // red image: R plane full
+    EXPECT_EQ(plane(0, 2), 0);
+    EXPECT_EQ(plane(1, 1), 255);  // green image
+    EXPECT_EQ(plane(2, 2), 255);  // blue image: B plane full
+    EXPECT_EQ(plane(2, 0), 0);
+}
+
+TEST(ImageFolder, GreyConversionAndResize) {
+    TempDir dir;
+    writeSolidImage(dir / "a/x.jpg", 30, 20, {100, 100, 100});
+    writeSolidImage(dir / "b/y.png", 5, 5, {200, 200, 200});
+    LoadOptions options = rgb8x8();
+    options.imageChannels = 1;
+    options.imageHeight = 6;
+    options.imageWidth = 10;
+    const DatasetSplits splits = loadImageFolder(dir.path(), options);
+    ASSERT_EQ(splits.train.size(), 2u);
+    EXPECT_EQ(splits.train.channels, 1);
+    EXPECT_EQ(splits.train.sampleBytes(), 60u);
+    EXPECT_NEAR(splits.train.image(0)[33], 100, 3);  // JPEG may shift a grey level or two
+    EXPECT_EQ(splits.train.image(1)[33], 200);
+}
+
+TEST(ImageFolder, TrainValTestSubfoldersAreUsedAsGiven) {
+    TempDir dir;
+    for (const char* split : {"train", "val", "test"})
+        for (const char* cls : {"cat", "dog"}) writeSolidImage(dir / split / cls / "1.png", 8, 8, {1, 2, 3});
+    writeSolidImage(dir / "train/dog/2.png", 8, 8, {1, 2, 3});
+    const DatasetSplits splits = loadImageFolder(dir.path(), rgb8x8());
+    EXPECT_EQ(splits.train.size(), 3u);
+    EXPECT_EQ(splits.validation.size(), 2u);
+    EXPECT_EQ(splits.test.size(), 2u);
+    EXPECT_EQ(splits.classNames, (std::vector<std::string>{"cat", "dog"}));
+}
+
+TEST(ImageFolder, WithoutSplitFoldersTestAndValidationAreHeldOutByFraction) {
+    TempDir dir;
+    for (int i = 0; i < 10; ++i) {
+        writeSolidImage(dir / "a" / (std::to_string(i) + ".png"), 8, 8, {double(i), 0, 0});
+        writeSolidImage(dir / "b" / (std::to_string(i) + ".png"), 8, 8, {0, double(i), 0});
+    }
+    LoadOptions options = rgb8x8();
+    options.testFraction = 0.1;
+    options.validationFraction = 0.2;
+    const DatasetSplits splits = loadImageFolder(dir.path(), options);
+    EXPECT_EQ(splits.test.size(), 2u);
+    EXPECT_EQ(splits.validation.size(), 4u);
+    EXPECT_EQ(splits.train.size(), 14u);
+}
+
+TEST(ImageFolder, UnreadableImageNamesTheFile) {
+    TempDir dir;
+    writeSolidImage(dir / "a/good.png", 8, 8, {1, 2, 3});
+    writeFile(dir / "a/broken.png", "this is not a png");
+    const Error error = errorOf([&] { loadImageFolder(dir.path(), rgb8x8()); });
+    EXPECT_EQ(error.where(), (dir / "a/broken.png").string());
+    EXPECT_NE(error.reason().find("cannot read the image"), std::string::npos) << error.what();
+}
+
+TEST(ImageFolder, SkipBadSkipsAndCountsUnreadableImages) {
+    TempDir dir;
+    writeSolidImage(dir / "a/good.png", 8, 8, {1, 2, 3});
+    writeSolidImage(dir / "b/good.png", 8, 8, {1, 2, 3});
+    writeFile(dir / "a/broken.png", "garbage");
+    writeFile(dir / "b/broken.jpg", "garbage");
+    LoadOptions options = rgb8x8();
+    options.skipBad = true;
+    const DatasetSplits splits = loadImageFolder(dir.path(), options);
+    EXPECT_EQ(splits.train.size(), 2u);
+    EXPECT_EQ(splits.train.labels, (std::vector<std::int32_t>{0, 1}));
+    ASSERT_EQ(splits.skipped.count, 2u);
+    EXPECT_NE(splits.skipped.firstMessages[0].find("broken.png"), std::string::npos);
+}
+
+TEST(ImageFolder, EmptyClassFolderIsNamed) {
+    TempDir dir;
+    writeSolidImage(dir / "a/1.png", 8, 8, {1, 2, 3});
+    std::filesystem::create_directories(dir / "b");
+    const Error error = errorOf([&] { loadImageFolder(dir.path(), rgb8x8()); });
+    EXPECT_EQ(error.where(), (dir / "b").string());
+    EXPECT_NE(error.reason().find("empty class folder"), std::string::npos) << error.what();
+}
+
+TEST(ImageFolder, ValidationClassMissingFromTrainIsNamed) {
+    TempDir dir;
+    writeSolidImage(dir / "train/a/1.png", 8, 8, {1, 2, 3});
+    writeSolidImage(dir / "val/ghost/1.png", 8, 8, {1, 2, 3});
+    const Error error = errorOf([&] { loadImageFolder(dir.path(), rgb8x8()); });
+    EXPECT_NE(error.reason().find("'ghost' is not among the training classes"), std::string::npos) << error.what();
+}
+
+TEST(ImageFolder, BadChannelCountAndMissingFolderAreErrors) {
+    TempDir dir;
+    LoadOptions options = rgb8x8();
+    options.imageChannels = 2;
+    EXPECT_NE(errorOf([&] { loadImageFolder(dir.path(), options); }).reason().find("not 1 or 3"), std::string::npos);
+    EXPECT_NE(errorOf([&] { loadImageFolder(dir / "absent", rgb8x8()); }).reason().find("not a directory"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace cnnstudio::datasets
