@@ -58,17 +58,12 @@ std::vector<float> train(Communicator* communicator, int globalBatch, int first,
     Optimizer optimizer(config, *backend, network.parameterCount());
     std::unique_ptr<GradientSync> sync;
     if (communicator) sync = std::make_unique<GradientSync>(network, *communicator, bucketBytes);
+    TrainingStep trainingStep(network, optimizer, true, sync.get());
     for (int step = 0; step < 4; ++step) {
         GlobalBatch global = makeBatch(globalBatch, step);
         network.input().fromHost(std::span(global.images).subspan(std::size_t(first) * 100, std::size_t(count) * 100));
         backend->upload(network.labels(), global.labels.data() + first, std::size_t(count) * sizeof(std::int32_t));
-        StepScalars scalars = optimizer.stepScalars(config.learningRate, std::uint32_t(step));
-        backend->upload(network.stepScalars(), &scalars, sizeof scalars);
-        network.forward(Phase::Training);
-        network.computeLoss();
-        network.backward();
-        if (sync) sync->finish();
-        optimizer.update(network.stepScalars(), network.parameters(), network.gradients());
+        trainingStep.run(config.learningRate, std::uint32_t(step));
     }
     return std::vector<float>(network.parameters(), network.parameters() + network.parameterCount());
 }

@@ -79,13 +79,16 @@ private:
     int epochsWithoutImprovement_ = 0;
 };
 
-// A training step as an execution plan: upload the step's scalars, forward, loss, backward,
-// (gradient all-reduce through the network's hook), optimiser update. The first run is eager;
-// later runs replay a captured CUDA graph on backends that capture.
+// A training step as an execution plan: upload the step's scalars, forward, loss, backward
+// (with the gradient all-reduce of data-parallel runs overlapping it), optimiser update. The
+// first run is eager; later runs replay a captured CUDA graph on backends that capture.
 class Network;
+class GradientSync;
 class TrainingStep {
 public:
-    TrainingStep(Network& network, Optimizer& optimizer, bool allowCapture = true);
+    // gradientSync: null for one process; otherwise it reduces gradients across ranks.
+    TrainingStep(Network& network, Optimizer& optimizer, bool allowCapture = true,
+                 GradientSync* gradientSync = nullptr);
     ~TrainingStep();
     void run(float learningRate, std::uint32_t step);
     bool captured() const { return graph_ != nullptr; }
@@ -95,6 +98,7 @@ private:
     Network& network_;
     Optimizer& optimizer_;
     bool allowCapture_;
+    GradientSync* gradientSync_;
     int runs_ = 0;
     std::unique_ptr<StepGraph> graph_;
 };

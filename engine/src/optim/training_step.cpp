@@ -1,10 +1,13 @@
+#include "cnnstudio/distributed.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
 
 namespace cnnstudio {
 
-TrainingStep::TrainingStep(Network& network, Optimizer& optimizer, bool allowCapture)
-    : network_(network), optimizer_(optimizer), allowCapture_(allowCapture) {}
+TrainingStep::TrainingStep(Network& network, Optimizer& optimizer, bool allowCapture,
+                           GradientSync* gradientSync)
+    : network_(network), optimizer_(optimizer), allowCapture_(allowCapture),
+      gradientSync_(gradientSync) {}
 
 TrainingStep::~TrainingStep() = default;
 
@@ -12,6 +15,7 @@ void TrainingStep::record() {
     network_.forward(Phase::Training);
     network_.computeLoss();
     network_.backward();
+    if (gradientSync_) gradientSync_->finish();
     optimizer_.update(network_.stepScalars(), network_.parameters(), network_.gradients());
 }
 
