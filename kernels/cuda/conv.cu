@@ -77,15 +77,18 @@ __device__ __forceinline__ bool inputIndex(int position, int dilation, int exten
 }
 
 // The tile of a thread block of either convolution GEMM: blockIdx.z enumerates (split, group),
-// x and y the tiles of N and M; the split owns k in [kBegin, kEnd).
+// blockIdx.x the (N tile, M tile) pairs with the M tiles varying fastest, so that the blocks
+// that multiply the same B columns (im2col of the same pixels) run at the same time and share
+// them through L2; the split owns k in [kBegin, kEnd).
 struct GroupSplitBlock {
     int m0, n0, kBegin, kEnd, group, split;
     template <class Params>
     __device__ GroupSplitBlock(const Params& p, int tileM, int tileN) {
         group = int(blockIdx.z) % p.groups;
         split = int(blockIdx.z) / p.groups;
-        m0 = int(blockIdx.y) * tileM;
-        n0 = int(blockIdx.x) * tileN;
+        const int tilesM = (p.groupOutChannels + tileM - 1) / tileM;
+        m0 = int(blockIdx.x) % tilesM * tileM;
+        n0 = int(blockIdx.x) / tilesM * tileN;
         kBegin = split * p.kPerSplit;
         kEnd = min(p.gemmK, kBegin + p.kPerSplit);
     }
@@ -507,8 +510,10 @@ template <class Problem>
 void launchGemm(const char* name, const typename Problem::Params& params, int gemmM, int gemmN,
                 int gridZ, cudaStream_t stream) {
     const GemmLaunch shape = gemmShape(gemmM);
-    const dim3 grid(unsigned((gemmN + kTileN - 1) / kTileN),
-                    unsigned((gemmM + shape.tileM - 1) / shape.tileM), unsigned(gridZ));
+    const std::int64_t tiles = std::int64_t((gemmN + kTileN - 1) / kTileN) *
+                               ((gemmM + shape.tileM - 1) / shape.tileM);
+    requireOp(tiles < (std::int64_t(1) << 31), name, "the output has too many tiles for one grid");
+    const dim3 grid(unsigned(tiles), 1, unsigned(gridZ));
     if (shape.tileM == gemm::TileConfig<1>::kTileM)
         launchKernel(name, gemm::gemmKernel<Problem, 1>, grid, shape.threads, stream, params);
     else
