@@ -527,9 +527,10 @@ unsigned elementwiseBlocks(std::int64_t count, int multiprocessors) {
 // Byte offset of the next 256-byte boundary at or after `bytes` (scratch sub-buffers).
 std::size_t alignUp256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// Runs y = conv(x, w) (+ bias) through the implicit GEMM, splitting K when the output alone
-// does not fill the GPU. `dilation` is the input dilation (1 for a forward convolution).
-// Scratch: `scratch` must hold implicitConvScratchBytes(...) bytes.
+// y = conv(x, w) (+ bias) through the implicit GEMM, planned on the host: the kernel
+// parameters and how many parts K is split into when the output alone does not fill the GPU.
+// planImplicitConv's dilation is the input dilation (1 for a forward convolution); with
+// splits, runImplicitConv needs implicitConvScratchBytes(plan) of scratch for the partials.
 struct ImplicitConvPlan {
     ImplicitConvParams params;
     int gemmM, splits;
