@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "cnnstudio/backend.h"
@@ -81,7 +82,9 @@ inline void validatePool(const PoolGeometry& g, const char* op) {
 inline void validateBatchNorm(const BatchNormGeometry& g, const char* op) {
     requireOp(g.batch > 0 && g.channels > 0 && g.spatial > 0, op,
               "batch, channels and spatial size must be positive");
-    requireOp(g.epsilon > 0.0f, op, "epsilon must be positive");
+    requireOp(g.epsilon > 0.0f && g.epsilon < std::numeric_limits<float>::infinity(), op,
+              "epsilon must be a positive number");
+    requireOp(g.momentum >= 0.0f && g.momentum <= 1.0f, op, "momentum must lie in [0, 1]");
     requireIndexable(g.count(), op, "the input");
 }
 
