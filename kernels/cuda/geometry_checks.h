@@ -103,4 +103,17 @@ inline void validateLoss(const LossGeometry& g, const char* op) {
     requireIndexable(std::int64_t(g.batch) * g.classes, op, "the logits");
 }
 
+inline void validateSgd(const SgdSettings& s, const char* op) {
+    requireOp(s.momentum >= 0.0f, op, "SGD momentum must not be negative");
+    requireOp(s.weightDecay >= 0.0f, op, "weight decay must not be negative");
+    requireOp(!s.nesterov || s.momentum > 0.0f, op, "Nesterov momentum needs a positive momentum");
+}
+
+inline void validateAdam(const AdamSettings& s, const char* op) {
+    requireOp(s.beta1 >= 0.0f && s.beta1 < 1.0f && s.beta2 >= 0.0f && s.beta2 < 1.0f, op,
+              "Adam betas must lie in [0, 1)");
+    requireOp(s.epsilon > 0.0f, op, "Adam epsilon must be positive");
+    requireOp(s.weightDecay >= 0.0f, op, "weight decay must not be negative");
+}
+
 }  // namespace cnnstudio::kernels
