@@ -45,15 +45,16 @@ __global__ void finishStatisticsKernel(const double2* __restrict__ partials, int
     runningVar[c] = float((1.0 - momentum) * runningVar[c] + momentum * unbiased);
 }
 
+// y may be x and dx may be dy (in place): each element is read and written by one thread.
 // y = (x - mean[c]) * scale[c] + beta[c] with scale = invStd * gamma: the training forward
 // (mean, invStd = the batch statistics) and inference (the running ones, invStd computed
 // here when `invStdFromVariance`).
 template <bool Vectorised>
-__global__ void normalizeKernel(const float* __restrict__ x, const float* __restrict__ gamma,
+__global__ void normalizeKernel(const float* x, const float* __restrict__ gamma,
                                 const float* __restrict__ beta, const float* __restrict__ mean,
                                 const float* __restrict__ invStdOrVariance,
                                 bool invStdFromVariance, float epsilon, int channels,
-                                int spatial, int count, float* __restrict__ y) {
+                                int spatial, int count, float* y) {
     const int stride = gridDim.x * blockDim.x;
     auto coefficients = [&](int c, float& shift, float& scale) {
         const float spread = __ldg(invStdOrVariance + c);
@@ -96,14 +97,13 @@ __global__ void finishGradientsKernel(const double2* __restrict__ partials, int 
 // dx = gamma invStd (dy - dbeta / M - xhat dgamma / M); differentiates the normalisation
 // line of the training forward through mean and variance.
 template <bool Vectorised>
-__global__ void inputGradientKernel(const float* __restrict__ x, const float* __restrict__ dy,
+__global__ void inputGradientKernel(const float* x, const float* dy,
                                     const float* __restrict__ gamma,
                                     const float* __restrict__ savedMean,
                                     const float* __restrict__ savedInvStd,
                                     const float* __restrict__ dgamma,
                                     const float* __restrict__ dbeta, float valuesPerChannel,
-                                    int channels, int spatial, int count,
-                                    float* __restrict__ dx) {
+                                    int channels, int spatial, int count, float* dx) {
     const int stride = gridDim.x * blockDim.x;
     // dx = a * dy + b * x + d, per channel.
     auto coefficients = [&](int c, float& a, float& b, float& d) {

@@ -22,9 +22,11 @@
 //
 // Depthwise convolutions (one input channel per group) would be GEMMs with M or K of a few
 // elements, so they get direct kernels: one thread per output (forward) or input (backward
-// data) element, and one block per (filter, tap) for the filter gradient.
+// data) element, and blocks per (filter, part of the positions) that accumulate every tap at
+// once for the filter gradient.
 //
-// Tuned for: 3x3 stride 1, 64-256 channels, 48x48 to 12x12 maps, batch 256 (fer-cnn).
+// Built for: 3x3 stride 1, 64-256 channels, 48x48 to 12x12 maps, batch 256 (fer-cnn); the
+// GEMM core keeps 16 warps per SM with no spills (128 registers). Not yet timed on an H200.
 #include <cstdint>
 
 #include "cuda/block_reduce.cuh"
@@ -42,8 +44,8 @@ using gemm::kPad;
 using gemm::kTileK;
 using gemm::kTileN;
 
-// Loaders keep per-column window positions as two signed 16-bit halves of one register (the
-// GEMM's 64 accumulators leave little room). Image sizes, kernels and padding up to
+// Window positions and tap coordinates travel as two signed 16-bit halves of one int (one
+// shared-memory word per table column). Image sizes, kernels and padding up to
 // kMaxPackedExtent keep every window position inside 16 bits (checked on the host).
 constexpr int kMaxPackedExtent = 8192;
 __host__ __device__ __forceinline__ int packPair(int high, int low) {
@@ -75,15 +77,18 @@ __device__ __forceinline__ bool inputIndex(int position, int dilation, int exten
 }
 
 // The tile of a thread block of either convolution GEMM: blockIdx.z enumerates (split, group),
-// x and y the tiles of N and M; the split owns k in [kBegin, kEnd).
+// blockIdx.x the (N tile, M tile) pairs with the M tiles varying fastest, so that the blocks
+// that multiply the same B columns (im2col of the same pixels) run at the same time and share
+// them through L2; the split owns k in [kBegin, kEnd).
 struct GroupSplitBlock {
     int m0, n0, kBegin, kEnd, group, split;
     template <class Params>
     __device__ GroupSplitBlock(const Params& p, int tileM, int tileN) {
         group = int(blockIdx.z) % p.groups;
         split = int(blockIdx.z) / p.groups;
-        m0 = int(blockIdx.y) * tileM;
-        n0 = int(blockIdx.x) * tileN;
+        const int tilesM = (p.groupOutChannels + tileM - 1) / tileM;
+        m0 = int(blockIdx.x) % tilesM * tileM;
+        n0 = int(blockIdx.x) / tilesM * tileN;
         kBegin = split * p.kPerSplit;
         kEnd = min(p.gemmK, kBegin + p.kPerSplit);
     }
@@ -505,8 +510,10 @@ template <class Problem>
 void launchGemm(const char* name, const typename Problem::Params& params, int gemmM, int gemmN,
                 int gridZ, cudaStream_t stream) {
     const GemmLaunch shape = gemmShape(gemmM);
-    const dim3 grid(unsigned((gemmN + kTileN - 1) / kTileN),
-                    unsigned((gemmM + shape.tileM - 1) / shape.tileM), unsigned(gridZ));
+    const std::int64_t tiles = std::int64_t((gemmN + kTileN - 1) / kTileN) *
+                               ((gemmM + shape.tileM - 1) / shape.tileM);
+    requireOp(tiles < (std::int64_t(1) << 31), name, "the output has too many tiles for one grid");
+    const dim3 grid(unsigned(tiles), 1, unsigned(gridZ));
     if (shape.tileM == gemm::TileConfig<1>::kTileM)
         launchKernel(name, gemm::gemmKernel<Problem, 1>, grid, shape.threads, stream, params);
     else
@@ -520,9 +527,10 @@ unsigned elementwiseBlocks(std::int64_t count, int multiprocessors) {
 // Byte offset of the next 256-byte boundary at or after `bytes` (scratch sub-buffers).
 std::size_t alignUp256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// Runs y = conv(x, w) (+ bias) through the implicit GEMM, splitting K when the output alone
-// does not fill the GPU. `dilation` is the input dilation (1 for a forward convolution).
-// Scratch: `scratch` must hold implicitConvScratchBytes(...) bytes.
+// y = conv(x, w) (+ bias) through the implicit GEMM, planned on the host: the kernel
+// parameters and how many parts K is split into when the output alone does not fill the GPU.
+// planImplicitConv's dilation is the input dilation (1 for a forward convolution); with
+// splits, runImplicitConv needs implicitConvScratchBytes(plan) of scratch for the partials.
 struct ImplicitConvPlan {
     ImplicitConvParams params;
     int gemmM, splits;

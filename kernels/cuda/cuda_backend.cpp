@@ -304,6 +304,12 @@ std::string gpuUnavailableReason() {
         cudaGetLastError();
         return "no CUDA device found";
     }
+    if (status == cudaErrorInsufficientDriver) {
+        cudaGetLastError();
+        return "no usable NVIDIA driver (none installed, or one older than this build's CUDA "
+               "runtime " + std::to_string(CUDART_VERSION / 1000) + "." +
+               std::to_string(CUDART_VERSION % 1000 / 10) + ")";
+    }
     if (status != cudaSuccess) {
         cudaGetLastError();
         return std::string("the CUDA driver cannot be used: ") + cudaGetErrorString(status);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "cnnstudio/backend.h"
@@ -81,7 +82,9 @@ inline void validatePool(const PoolGeometry& g, const char* op) {
 inline void validateBatchNorm(const BatchNormGeometry& g, const char* op) {
     requireOp(g.batch > 0 && g.channels > 0 && g.spatial > 0, op,
               "batch, channels and spatial size must be positive");
-    requireOp(g.epsilon > 0.0f, op, "epsilon must be positive");
+    requireOp(g.epsilon > 0.0f && g.epsilon < std::numeric_limits<float>::infinity(), op,
+              "epsilon must be a positive number");
+    requireOp(g.momentum >= 0.0f && g.momentum <= 1.0f, op, "momentum must lie in [0, 1]");
     requireIndexable(g.count(), op, "the input");
 }
 
@@ -98,6 +101,19 @@ inline void validateLoss(const LossGeometry& g, const char* op) {
     requireOp(g.labelSmoothing >= 0.0f && g.labelSmoothing <= 1.0f, op,
               "label smoothing must lie in [0, 1]");
     requireIndexable(std::int64_t(g.batch) * g.classes, op, "the logits");
+}
+
+inline void validateSgd(const SgdSettings& s, const char* op) {
+    requireOp(s.momentum >= 0.0f, op, "SGD momentum must not be negative");
+    requireOp(s.weightDecay >= 0.0f, op, "weight decay must not be negative");
+    requireOp(!s.nesterov || s.momentum > 0.0f, op, "Nesterov momentum needs a positive momentum");
+}
+
+inline void validateAdam(const AdamSettings& s, const char* op) {
+    requireOp(s.beta1 >= 0.0f && s.beta1 < 1.0f && s.beta2 >= 0.0f && s.beta2 < 1.0f, op,
+              "Adam betas must lie in [0, 1)");
+    requireOp(s.epsilon > 0.0f, op, "Adam epsilon must be positive");
+    requireOp(s.weightDecay >= 0.0f, op, "weight decay must not be negative");
 }
 
 }  // namespace cnnstudio::kernels

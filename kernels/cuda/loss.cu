@@ -81,10 +81,10 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
 
 __global__ void __launch_bounds__(kLossThreads)
 softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
-                                  const float* __restrict__ probabilities,
+                                  const float* probabilities,
                                   const std::int32_t* __restrict__ labels,
                                   const float* __restrict__ classWeights,
-                                  float* __restrict__ dlogits) {
+                                  float* dlogits) {  // dlogits may be probabilities
     __shared__ float inverseWeightTotal;
     double weightTotal = 0.0;
     for (int i = threadIdx.x; i < batch; i += blockDim.x) {

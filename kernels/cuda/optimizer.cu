@@ -121,6 +121,7 @@ __global__ void adamKernel(AdamSettings settings, const StepScalars* __restrict_
 void CudaBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
                             const float* grads, float* velocity, std::size_t count) {
     constexpr const char* op = "sgdUpdate";
+    validateSgd(s, op);
     if (count == 0) return;
     requirePointer(step, op, "the step scalars");
     requirePointer(params, op, "params");
@@ -138,6 +139,7 @@ void CudaBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float
 void CudaBackend::adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
                              const float* grads, float* m, float* v, std::size_t count) {
     constexpr const char* op = "adamUpdate";
+    validateAdam(s, op);
     if (count == 0) return;
     requirePointer(step, op, "the step scalars");
     requirePointer(params, op, "params");
