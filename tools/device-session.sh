@@ -41,6 +41,13 @@ for step in "$@"; do
       --momentum 0.9 --weight-decay 5e-4 --schedule cosine --augment crop=2,flip --threads 16 \
       --run-dir "$out/run" --log-every 100 2>&1 | tail -25 | tee "$out/train.log"
     echo "wall time $(( $(date +%s) - start )) s" | tee -a "$out/train.log" ;;
+  train-gpus)
+    # the trainer itself on every GPU of this machine (it starts mpirun)
+    gpus=$(nvidia-smi -L | wc -l)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    "$bin/cnnstudio-train" --gpus "$gpus" --preset fer-cnn --dataset idx:.device/fashion-mnist \
+      --backend cudnn --precision bf16 --epochs 3 --batch 256 --optimizer sgd --lr 0.1 --momentum 0.9 \
+      --schedule cosine --run-dir "$out/run-gpus" --log-every 100 2>&1 | tail -8 ;;
   compare)
     # the same short run on the CPU and on the GPU: both should land at the same accuracy
     for backend in cpu cudnn; do
