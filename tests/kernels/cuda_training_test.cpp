@@ -1,7 +1,10 @@
-// Whole training steps on the cuda backend against the same steps on cpu-ref. TrainingStep
-// runs the first step eagerly, captures the second as a CUDA graph and replays it from then
-// on, so this pins the engine's use of every op in sequence and the replay of a captured step
-// whose learning rate and dropout masks change. Skips, saying why, without a CUDA device.
+// Whole training steps on the cuda backend. TrainingStep runs the first step eagerly,
+// captures the second as a CUDA graph and replays it from then on; the replays must give
+// bit for bit what eager steps give (the kernels are deterministic), with a learning rate and
+// dropout masks that change every step. Against cpu-ref the steps agree in norm only: over a
+// whole network a 1e-7 difference can flip a max-pool argmax or a ReLU and move single
+// gradients by a few percent, so elementwise limits would be flaky.
+// Skips, saying why, without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -26,7 +29,8 @@ struct TrainedRun {
 
 // Four SGD steps with momentum on one fixed batch; the learning rate changes every step.
 TrainedRun trainFourSteps(Backend& backend, const NetworkSpec& spec, int batch,
-                          const std::vector<float>& images, const std::vector<std::int32_t>& labels) {
+                          const std::vector<float>& images, const std::vector<std::int32_t>& labels,
+                          bool allowCapture) {
     Network network(spec, backend, batch, 7);
     network.input().fromHost(images);
     backend.upload(network.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
@@ -34,7 +38,7 @@ TrainedRun trainFourSteps(Backend& backend, const NetworkSpec& spec, int batch,
     config.learningRate = 0.02f;
     config.momentum = 0.9f;
     Optimizer optimizer(config, backend, network.parameterCount());
-    TrainingStep step(network, optimizer);
+    TrainingStep step(network, optimizer, allowCapture);
 
     TrainedRun run;
     run.initial.resize(network.parameterCount());
@@ -55,7 +59,7 @@ std::vector<float> difference(const std::vector<float>& after, const std::vector
     return delta;
 }
 
-TEST(CudaTraining, CapturedStepsFollowCpuRef) {
+TEST(CudaTraining, ReplayedStepsEqualEagerStepsAndFollowCpuRef) {
     if (std::string why = backendUnavailableReason("cuda"); !why.empty())
         GTEST_SKIP() << "no CUDA device: " << why;
     std::unique_ptr<Backend> cuda = createBackend("cuda");
@@ -71,15 +75,20 @@ TEST(CudaTraining, CapturedStepsFollowCpuRef) {
         const std::vector<float> images = random.uniforms(std::size_t(probe.input().count()));
         const std::vector<std::int32_t> labels = random.labels(std::size_t(batch), probe.classes());
 
-        const TrainedRun expected = trainFourSteps(*reference, spec, batch, images, labels);
-        const TrainedRun actual = trainFourSteps(*cuda, spec, batch, images, labels);
-        EXPECT_TRUE(actual.captured) << "the cuda backend replays captured steps";
-        EXPECT_TRUE(identical(actual.initial, expected.initial, "initial parameters"));
-        // Four steps of fp32 arithmetic in other orders on both sides.
-        EXPECT_TRUE(closeTo(actual.losses, expected.losses, 1e-3, "losses"));
-        EXPECT_TRUE(closeTo(difference(actual.final, actual.initial),
-                            difference(expected.final, expected.initial), 2e-3,
-                            "parameter changes over four steps"));
+        const TrainedRun eager = trainFourSteps(*cuda, spec, batch, images, labels, false);
+        const TrainedRun replayed = trainFourSteps(*cuda, spec, batch, images, labels, true);
+        EXPECT_FALSE(eager.captured);
+        EXPECT_TRUE(replayed.captured) << "the cuda backend replays captured steps";
+        EXPECT_TRUE(identical(replayed.losses, eager.losses, "losses of replayed steps"));
+        EXPECT_TRUE(identical(replayed.final, eager.final, "parameters after replayed steps"));
+
+        const TrainedRun onCpuRef = trainFourSteps(*reference, spec, batch, images, labels, true);
+        EXPECT_TRUE(identical(eager.initial, onCpuRef.initial, "initial parameters"));
+        EXPECT_LT(relativeError(eager.losses, onCpuRef.losses), 1e-2) << "losses";
+        EXPECT_LT(relativeError(difference(eager.final, eager.initial),
+                                difference(onCpuRef.final, onCpuRef.initial)),
+                  2e-2)
+            << "parameter changes over four steps";
     }
 }
 
