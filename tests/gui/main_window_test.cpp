@@ -82,7 +82,9 @@ private slots:
         window.controller()->setWorkerProgram(worker);
         window.newFromPreset("lenet5");
         cnnstudio::ui::RunSettings settings;
-        settings.epochs = 2;
+        // Enough epochs that Stop, sent after the first one, always lands before the run ends:
+        // on an idle machine a 128-image epoch takes well under a second.
+        settings.epochs = 20;
         settings.batchSize = 32;
         settings.limit = 128;
         settings.threads = 2;
@@ -109,10 +111,12 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(finished.size() + failed.size() >= 2, 300000);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
         QCOMPARE(finished.at(1).at(0).value<QJsonObject>().value("reason").toString(), QString("completed"));
-        QCOMPARE(live->epochs().size(), qsizetype(2));  // the replayed epoch and the resumed one
-        QCOMPARE(live->epochs().last().epoch, 2);
+        // The epochs before the stop, replayed from the run's events, and the resumed ones.
+        QCOMPARE(live->epochs().size(), qsizetype(settings.epochs));
+        QCOMPARE(live->epochs().last().epoch, settings.epochs);
         window.trainArea()->dashboard()->refreshNow();
-        QCOMPARE(window.trainArea()->dashboard()->curve(cnnstudio::ui::TrainingDashboard::Curve::EpochTrainLoss)->data()->size(), 2);
+        QCOMPARE(window.trainArea()->dashboard()->curve(cnnstudio::ui::TrainingDashboard::Curve::EpochTrainLoss)->data()->size(),
+                 settings.epochs);
     }
 };
 
