@@ -7,7 +7,8 @@ build=${1:?usage: tools/pack-device.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/.device
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
-for program in app/cnnstudio-bench app/cnnstudio-train tests/engine_tests tests/kernels_tests tests/mpi_tests; do
+for program in app/cnnstudio-bench app/cnnstudio-train tests/engine_tests tests/kernels_tests tests/mpi_tests \
+               bench/conv_bench bench/cpu_ops_bench; do
   [ -x "$build/$program" ] && cp "$build/$program" "$out/bin/"
 done
 cp "$build"/engine/libcnnengine.so "$build"/kernels/libcnnkernels.so "$build"/datasets/libcnndatasets.so "$out/lib/"
