@@ -109,8 +109,8 @@ SeparableConv2DLayer::SeparableConv2DLayer(Backend& backend, const NodeSpec& nod
     depthwise_ = convGeometry(in, middle, settings.kernel, settings.stride, settings.padding, in.channels);
     pointwise_ = convGeometry(middle, out, {1, 1}, {1, 1}, {0, 0}, 1);
     hasBias_ = settings.bias;
-    middle_ = Tensor(backend, middle);
-    middleGradient_ = Tensor(backend, middle);
+    middle_ = Tensor::activations(backend, middle);
+    middleGradient_ = Tensor::activations(backend, middle);
 }
 
 std::vector<BufferRequest> SeparableConv2DLayer::parameterRequests() const {

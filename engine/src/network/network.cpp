@@ -126,7 +126,7 @@ void Network::build(std::uint64_t seed) {
                                   : Initialisation::Glorot;
         node.layer = createLayer(backend_, nodeSpec, node.io.inputShapes, node.io.outputShape,
                                  init, mixBits(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))));
-        node.output = Tensor(backend_, node.io.outputShape);
+        node.output = Tensor::activations(backend_, node.io.outputShape);
         node.io.output = node.output.data();
     }
 
@@ -197,19 +197,20 @@ void Network::build(std::uint64_t seed) {
                 continue;
             }
             if (producer.outputGradient.empty())
-                producer.outputGradient = Tensor(backend_, producer.io.outputShape);
+                producer.outputGradient = Tensor::activations(backend_, producer.io.outputShape);
             if (!gradientStarted[producerIndex]) {
                 gradientStarted[producerIndex] = true;
                 node.gradientTargets.push_back(producer.outputGradient.data());
             } else {
-                Tensor scratch(backend_, producer.io.outputShape);
+                Tensor scratch = Tensor::activations(backend_, producer.io.outputShape);
                 node.gradientTargets.push_back(scratch.data());
                 node.accumulations.push_back({scratch, producer.outputGradient.data()});
             }
         }
     }
     Node& sink = *nodes_.back();
-    if (sink.outputGradient.empty()) sink.outputGradient = Tensor(backend_, sink.io.outputShape);
+    if (sink.outputGradient.empty())
+        sink.outputGradient = Tensor::activations(backend_, sink.io.outputShape);
 
     labelStorage_ = BackendBuffer<std::int32_t>(backend_, std::size_t(batch_));
     labels_ = labelStorage_.data();
