@@ -1,19 +1,21 @@
 // cuDNN convolution: x (N,C,H,W), w (K,C/groups,R,S), bias (K) -> y (N,K,P,Q), and its two
-// backward passes (dx from dy and w; dw and dbias from x and dy). NCHW throughout.
+// backward passes (dx from dy and w; dw and dbias from x and dy). fp32/tf32: NCHW throughout.
+// bf16: x, y, dx, dy are the backend's bf16 NHWC activations, read and written in place; the
+// fp32 KCRS weights are staged as a bf16 KRSC copy in the workspace before each call, dw comes
+// back through the same copy, and biases are added and reduced in fp32 registers.
 //
 // Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
-// cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs): the fastest, or with
-// BackendOptions::deterministic the fastest deterministic one. In bf16 precision the operands are converted to bf16 in
-// the backend's workspace before each call and the result converted back to fp32; the bias is
-// always added and reduced in fp32.
+// cudnnFind*AlgorithmEx on scratch outputs (never on the caller's): the fastest, or with
+// BackendOptions::deterministic the fastest deterministic one.
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cnnstudio/error.h"
-#include "cudnn/bf16_convert.h"
 #include "cuda/geometry_checks.h"
+#include "cuda/layout.h"
 #include "cudnn/cudnn_backend.h"
 #include "runtime/cuda_check.h"
 
@@ -43,7 +45,7 @@ private:
     std::size_t total_ = 0;
 };
 
-std::size_t bf16Bytes(std::int64_t count) { return std::size_t(count) * 2; }
+std::size_t bf16Bytes(std::int64_t count) { return std::size_t(count) * sizeof(__nv_bfloat16); }
 
 std::string describe(const ConvGeometry& g) {
     auto shape = [](int n, int c, int h, int w) {
@@ -85,43 +87,28 @@ ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned
     return {};
 }
 
-// Device memory for one benchmark: bf16 copies of the two operands (bf16 precision only), an
-// output the benchmark may overwrite, and the algorithms' workspace. Freed when the search ends
+// Device memory for one benchmark: room for the staged filter (bf16 only), an output the
+// benchmark may overwrite, and the algorithms' workspace. Freed when the search ends
 // (stream-ordered, after the synchronous benchmark).
 class AlgorithmSearch {
 public:
-    AlgorithmSearch(Backend& memory, cudaStream_t stream, bool bf16, const float* first,
-                    std::int64_t firstCount, const float* second, std::int64_t secondCount,
-                    std::int64_t outputCount, std::size_t workspaceLimit)
-        : memory_(memory), first_(first), second_(second), workspaceBytes_(workspaceLimit) {
+    AlgorithmSearch(Backend& memory, std::size_t filterRoomBytes, std::size_t outputBytes,
+                    std::size_t workspaceLimit)
+        : memory_(memory), workspaceBytes_(workspaceLimit) {
         ScratchLayout layout;
-        const std::size_t firstAt = bf16 ? layout.add(bf16Bytes(firstCount)) : 0;
-        const std::size_t secondAt = bf16 ? layout.add(bf16Bytes(secondCount)) : 0;
-        const std::size_t outputAt =
-            layout.add(bf16 ? bf16Bytes(outputCount) : std::size_t(outputCount) * sizeof(float));
+        const std::size_t filterAt = layout.add(filterRoomBytes);
+        const std::size_t outputAt = layout.add(outputBytes);
         const std::size_t workspaceAt = layout.add(workspaceLimit);
         base_ = static_cast<char*>(memory_.allocateBytes(layout.total()));
+        filterRoom_ = base_ + filterAt;
         output_ = base_ + outputAt;
         workspace_ = base_ + workspaceAt;
-        if (!bf16) return;
-        try {  // the destructor does not run if the constructor throws
-            narrowToBf16(first, reinterpret_cast<__nv_bfloat16*>(base_ + firstAt),
-                         std::size_t(firstCount), stream);
-            narrowToBf16(second, reinterpret_cast<__nv_bfloat16*>(base_ + secondAt),
-                         std::size_t(secondCount), stream);
-        } catch (...) {
-            memory_.freeBytes(base_);
-            throw;
-        }
-        first_ = base_ + firstAt;
-        second_ = base_ + secondAt;
     }
     ~AlgorithmSearch() { memory_.freeBytes(base_); }
     AlgorithmSearch(const AlgorithmSearch&) = delete;
     AlgorithmSearch& operator=(const AlgorithmSearch&) = delete;
 
-    const void* first() const { return first_; }
-    const void* second() const { return second_; }
+    void* filterRoom() const { return filterRoom_; }
     void* output() const { return output_; }
     void* workspace() const { return workspace_; }
     std::size_t workspaceBytes() const { return workspaceBytes_; }
@@ -129,8 +116,7 @@ public:
 private:
     Backend& memory_;
     char* base_ = nullptr;
-    const void* first_;
-    const void* second_;
+    void* filterRoom_ = nullptr;
     void* output_ = nullptr;
     void* workspace_ = nullptr;
     std::size_t workspaceBytes_;
@@ -144,14 +130,18 @@ ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const char* op) {
 
     validateConv(g, op);
     const cudnnDataType_t type = computeType();
+    const cudnnTensorFormat_t layout = activationLayout();
     ConvPlan plan;
-    plan.input = makeTensorDescriptor(type, g.batch, g.inChannels, g.inHeight, g.inWidth);
-    plan.output = makeTensorDescriptor(type, g.batch, g.outChannels, g.outHeight, g.outWidth);
-    plan.outputFloat =
-        makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outChannels, g.outHeight, g.outWidth);
-    plan.bias = makeTensorDescriptor(CUDNN_DATA_FLOAT, 1, g.outChannels, 1, 1);
+    plan.input = makeTensorDescriptor(type, g.batch, g.inChannels, g.inHeight, g.inWidth, layout);
+    plan.output =
+        makeTensorDescriptor(type, g.batch, g.outChannels, g.outHeight, g.outWidth, layout);
+    if (!storesBf16()) {  // bf16 adds and reduces biases with our channels-last kernels
+        plan.outputFloat =
+            makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outChannels, g.outHeight, g.outWidth);
+        plan.bias = makeTensorDescriptor(CUDNN_DATA_FLOAT, 1, g.outChannels, 1, 1);
+    }
     plan.filter = makeFilterDescriptor(type, g.outChannels, g.inChannels / g.groups,
-                                       g.kernelHeight, g.kernelWidth);
+                                       g.kernelHeight, g.kernelWidth, layout);
     plan.convolution = makeConvolutionDescriptor();
     // Accumulation is fp32 in every precision (bf16 inputs: cuDNN's "pseudo bf16" configuration).
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
@@ -186,10 +176,11 @@ void CudnnBackend::chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan,
         plan.forward =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
-                               w, g.weightCount(), g.outputCount(), searchWorkspaceLimit());
+        AlgorithmSearch search(*this, filterStagingBytes(g), activationBytes(g.outputCount()),
+                               searchWorkspaceLimit());
+        const void* filter = stageFilter(g, w, search.filterRoom());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            cudnn_, plan.input.get(), search.first(), plan.filter.get(), search.second(),
+            cudnn_, plan.input.get(), x, plan.filter.get(), filter,
             plan.convolution.get(), plan.output.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.forward =
@@ -212,11 +203,11 @@ void CudnnBackend::chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& 
         plan.backwardData =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, dy,
-                               g.outputCount(), w, g.weightCount(), g.inputCount(),
+        AlgorithmSearch search(*this, filterStagingBytes(g), activationBytes(g.inputCount()),
                                searchWorkspaceLimit());
+        const void* filter = stageFilter(g, w, search.filterRoom());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-            cudnn_, plan.filter.get(), search.second(), plan.output.get(), search.first(),
+            cudnn_, plan.filter.get(), filter, plan.output.get(), dy,
             plan.convolution.get(), plan.input.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.backwardData =
@@ -239,16 +230,32 @@ void CudnnBackend::chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan
         plan.backwardFilter =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
-                               dy, g.outputCount(), g.weightCount(), searchWorkspaceLimit());
+        AlgorithmSearch search(*this, 0, activationBytes(g.weightCount()), searchWorkspaceLimit());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            cudnn_, plan.input.get(), search.first(), plan.output.get(), search.second(),
+            cudnn_, plan.input.get(), x, plan.output.get(), dy,
             plan.convolution.get(), plan.filter.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.backwardFilter =
             pickAlgorithm(results, returned, search.workspaceBytes(), precision(), true, deterministic_);
     }
     recordChoice(g, "backward-filter", plan.backwardFilter);
+}
+
+std::size_t CudnnBackend::filterStagingBytes(const ConvGeometry& g) const {
+    return storesBf16() ? bf16Bytes(g.weightCount()) : 0;
+}
+
+const void* CudnnBackend::stageFilter(const ConvGeometry& g, const float* w, void* room) {
+    if (!storesBf16()) return w;
+    // (K, C/groups, R*S) fp32 -> (K, R*S, C/groups) bf16: KCRS to KRSC.
+    transposeImages(w, static_cast<__nv_bfloat16*>(room), g.outChannels, g.inChannels / g.groups,
+                    g.kernelHeight * g.kernelWidth, stream());
+    return room;
+}
+
+void CudnnBackend::unstageFilterGradient(const ConvGeometry& g, const void* room, float* dw) {
+    transposeImages(static_cast<const __nv_bfloat16*>(room), dw, g.outChannels,
+                    g.kernelHeight * g.kernelWidth, g.inChannels / g.groups, stream());
 }
 
 void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
@@ -258,32 +265,25 @@ void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const floa
     chooseForwardAlgorithm(g, plan, x, w);
     const ConvAlgorithmChoice& choice = plan.forward;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-    const float one = 1.0f, zero = 0.0f;
-    const auto algorithm = cudnnConvolutionFwdAlgo_t(choice.algorithm);
 
-    if (precision() != Precision::Bf16) {
-        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
-            cudnn_, &one, plan.input.get(), x, plan.filter.get(), w, plan.convolution.get(),
-            algorithm, scratch, choice.workspaceBytes, &zero, plan.output.get(), y));
-    } else {
-        ScratchLayout layout;
-        const std::size_t xAt = layout.add(bf16Bytes(g.inputCount()));
-        const std::size_t wAt = layout.add(bf16Bytes(g.weightCount()));
-        const std::size_t yAt = layout.add(bf16Bytes(g.outputCount()));
-        const std::size_t workAt = layout.add(choice.workspaceBytes);
-        char* scratch = static_cast<char*>(workspace(layout.total()));
-        toBf16(x, scratch + xAt, std::size_t(g.inputCount()));
-        toBf16(w, scratch + wAt, std::size_t(g.weightCount()));
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
-            cudnn_, &one, plan.input.get(), scratch + xAt, plan.filter.get(), scratch + wAt,
-            plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
-            plan.output.get(), scratch + yAt));
-        fromBf16(scratch + yAt, y, std::size_t(g.outputCount()));
-    }
-    if (bias != nullptr)
+    ScratchLayout layout;
+    const std::size_t filterAt = layout.add(filterStagingBytes(g));
+    const std::size_t workAt = layout.add(choice.workspaceBytes);
+    char* scratch = static_cast<char*>(workspace(layout.total()));
+    const void* filter = stageFilter(g, w, scratch + filterAt);
+    const float one = 1.0f, zero = 0.0f;
+    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
+        cudnn_, &one, plan.input.get(), x, plan.filter.get(), filter, plan.convolution.get(),
+        cudnnConvolutionFwdAlgo_t(choice.algorithm), scratch + workAt, choice.workspaceBytes,
+        &zero, plan.output.get(), y));
+    if (bias == nullptr) return;
+    if (storesBf16())
+        addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias,
+                                   std::int64_t(g.batch) * g.outHeight * g.outWidth,
+                                   g.outChannels, stream());
+    else
         CNNSTUDIO_CUDNN_CHECK(
-            cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.outputFloat.get(), y));
+            cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.output.get(), y));
 }
 
 void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
@@ -293,29 +293,17 @@ void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, cons
     chooseBackwardDataAlgorithm(g, plan, dy, w);
     const ConvAlgorithmChoice& choice = plan.backwardData;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-    const float one = 1.0f, zero = 0.0f;
-    const auto algorithm = cudnnConvolutionBwdDataAlgo_t(choice.algorithm);
 
-    if (precision() != Precision::Bf16) {
-        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardData(
-            cudnn_, &one, plan.filter.get(), w, plan.output.get(), dy, plan.convolution.get(),
-            algorithm, scratch, choice.workspaceBytes, &zero, plan.input.get(), dx));
-        return;
-    }
     ScratchLayout layout;
-    const std::size_t dyAt = layout.add(bf16Bytes(g.outputCount()));
-    const std::size_t wAt = layout.add(bf16Bytes(g.weightCount()));
-    const std::size_t dxAt = layout.add(bf16Bytes(g.inputCount()));
+    const std::size_t filterAt = layout.add(filterStagingBytes(g));
     const std::size_t workAt = layout.add(choice.workspaceBytes);
     char* scratch = static_cast<char*>(workspace(layout.total()));
-    toBf16(dy, scratch + dyAt, std::size_t(g.outputCount()));
-    toBf16(w, scratch + wAt, std::size_t(g.weightCount()));
+    const void* filter = stageFilter(g, w, scratch + filterAt);
+    const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardData(
-        cudnn_, &one, plan.filter.get(), scratch + wAt, plan.output.get(), scratch + dyAt,
-        plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
-        plan.input.get(), scratch + dxAt));
-    fromBf16(scratch + dxAt, dx, std::size_t(g.inputCount()));
+        cudnn_, &one, plan.filter.get(), filter, plan.output.get(), dy, plan.convolution.get(),
+        cudnnConvolutionBwdDataAlgo_t(choice.algorithm), scratch + workAt, choice.workspaceBytes,
+        &zero, plan.input.get(), dx));
 }
 
 void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
@@ -325,30 +313,27 @@ void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, con
     chooseBackwardFilterAlgorithm(g, plan, x, dy);
     const ConvAlgorithmChoice& choice = plan.backwardFilter;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-    const float one = 1.0f, zero = 0.0f;
-    const auto algorithm = cudnnConvolutionBwdFilterAlgo_t(choice.algorithm);
 
-    if (precision() != Precision::Bf16) {
-        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-            cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
-            algorithm, scratch, choice.workspaceBytes, &zero, plan.filter.get(), dw));
-    } else {
-        ScratchLayout layout;
-        const std::size_t xAt = layout.add(bf16Bytes(g.inputCount()));
-        const std::size_t dyAt = layout.add(bf16Bytes(g.outputCount()));
-        const std::size_t dwAt = layout.add(bf16Bytes(g.weightCount()));
-        const std::size_t workAt = layout.add(choice.workspaceBytes);
-        char* scratch = static_cast<char*>(workspace(layout.total()));
-        toBf16(x, scratch + xAt, std::size_t(g.inputCount()));
-        toBf16(dy, scratch + dyAt, std::size_t(g.outputCount()));
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-            cudnn_, &one, plan.input.get(), scratch + xAt, plan.output.get(), scratch + dyAt,
-            plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
-            plan.filter.get(), scratch + dwAt));
-        fromBf16(scratch + dwAt, dw, std::size_t(g.weightCount()));
-    }
-    if (dbias != nullptr)
+    const std::int64_t pixels = std::int64_t(g.batch) * g.outHeight * g.outWidth;
+    ScratchLayout layout;
+    const std::size_t gradientAt = layout.add(filterStagingBytes(g));
+    const std::size_t workAt = layout.add(choice.workspaceBytes);
+    const std::size_t sumsAt = layout.add(dbias != nullptr && storesBf16()
+                                              ? channelSumsChannelsLastWorkspaceBytes(pixels, g.outChannels)
+                                              : 0);
+    char* scratch = static_cast<char*>(workspace(layout.total()));
+    void* filterGradient = storesBf16() ? static_cast<void*>(scratch + gradientAt) : dw;
+    const float one = 1.0f, zero = 0.0f;
+    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
+        cudnnConvolutionBwdFilterAlgo_t(choice.algorithm), scratch + workAt,
+        choice.workspaceBytes, &zero, plan.filter.get(), filterGradient));
+    if (storesBf16()) unstageFilterGradient(g, filterGradient, dw);
+    if (dbias == nullptr) return;
+    if (storesBf16())
+        channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, pixels,
+                                g.outChannels, scratch + sumsAt, stream());
+    else
         CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.outputFloat.get(),
                                                            dy, &zero, plan.bias.get(), dbias));
 }

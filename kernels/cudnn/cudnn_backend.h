@@ -5,11 +5,13 @@
 // Precision (BackendOptions::precision):
 //   fp32  strict: TF32 is off everywhere (cuDNN FMA math, cuBLAS fp32 compute).
 //   tf32  convolutions and GEMMs on the tensor cores with TF32 inputs, fp32 accumulation.
-//   bf16  mixed: x and w are converted to bf16 in scratch memory for convolutions and GEMMs,
-//         which accumulate in fp32; every op still takes and returns fp32, and master weights
-//         stay fp32. Convolution results (y, dx, dw) are rounded to bf16 before widening, as
-//         under PyTorch's autocast; GEMMs write fp32 directly. Biases, pooling, batch norm and
-//         activations run in fp32.
+//   bf16  mixed: activations are stored bf16 and channels last (NHWC, activationFormat()), what
+//         the tensor cores read fastest; every op reads and writes them directly and computes
+//         in fp32 registers (convolutions and GEMMs accumulate in fp32). Weights, gradients and
+//         optimiser state stay fp32 (master weights): each convolution and GEMM converts its
+//         weights to a bf16 copy (KRSC for convolutions) in scratch memory, and weight
+//         gradients come back to fp32 the same way. Activations cross to and from fp32 NCHW
+//         only at the plan's edges: uploadActivations, downloadActivations, flatten.
 //
 // Steady state never allocates and never searches: the first call with a new geometry builds its
 // descriptors, benchmarks cuDNN's convolution algorithms (cudnnFind*AlgorithmEx on scratch
@@ -44,10 +46,10 @@ struct ConvAlgorithmChoice {
 
 // Everything cuDNN needs for one convolution geometry, built on its first use.
 struct ConvPlan {
-    TensorDescriptor input, output;  // x/dx and y/dy in the compute type (fp32 or bf16)
-    TensorDescriptor outputFloat;    // y/dy in fp32, for the bias
-    TensorDescriptor bias;           // (1, outChannels, 1, 1) fp32
-    FilterDescriptor filter;         // w/dw in the compute type
+    TensorDescriptor input, output;  // x/dx and y/dy as the backend stores activations
+    FilterDescriptor filter;         // w/dw in the compute type (KRSC with bf16)
+    TensorDescriptor outputFloat;    // y/dy in fp32, for the bias (fp32 and tf32 only)
+    TensorDescriptor bias;           // (1, outChannels, 1, 1) fp32 (fp32 and tf32 only)
     ConvolutionDescriptor convolution;
     ConvAlgorithmChoice forward, backwardData, backwardFilter;
 };
@@ -59,13 +61,15 @@ struct PoolPlan {
 
 struct BatchNormPlan {
     bool batchStatistics = false;  // more than one value per channel: cuDNN can train on it
-    TensorDescriptor data;        // (batch, channels, spatial, 1)
+    cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;  // _PERSISTENT for bf16 NHWC
+    TensorDescriptor data;        // (batch, channels, spatial, 1) in the activation format
     TensorDescriptor parameters;  // (1, channels, 1, 1), derived by cuDNN
+    std::size_t workspaceBytes = 0, reserveBytes = 0;  // of the *Ex calls (bf16 NHWC)
 };
 
 struct DensePlan {
-    TensorDescriptor output;  // y/dy as (batch, outFeatures, 1, 1), for the bias
-    TensorDescriptor bias;    // (1, outFeatures, 1, 1)
+    TensorDescriptor output;  // y/dy as (batch, outFeatures, 1, 1), for the bias (fp32 only)
+    TensorDescriptor bias;    // (1, outFeatures, 1, 1) (fp32 only)
 };
 
 struct ConvKey {
@@ -95,6 +99,15 @@ public:
 
     std::string name() const override;         // "cudnn"
     std::string description() const override;  // "NVIDIA H200 (device 0), cuDNN 9.14.0, tf32"
+    ActivationFormat activationFormat() const override;
+
+    // ---- activations in and out, flatten (layout.cpp) --------------------------------------
+    void uploadActivations(const TensorShape& shape, const float* hostSource,
+                           float* destination) override;
+    void downloadActivations(const TensorShape& shape, const float* source,
+                             float* hostDestination) override;
+    void flattenForward(const TensorShape& shape, const float* x, float* y) override;
+    void flattenBackward(const TensorShape& shape, const float* dy, float* dx) override;
 
     // ---- convolution (conv.cpp) -----------------------------------------------------------
     void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
@@ -140,10 +153,12 @@ public:
 
 private:
     // ---- shared helpers (cudnn_backend.cpp) ------------------------------------------------
+    bool storesBf16() const { return precision() == Precision::Bf16; }  // bf16 NHWC activations
+    cudnnTensorFormat_t activationLayout() const;  // CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC
     bool streamIsCapturing() const;
     // Device memory for cuDNN's algorithm benchmark; bounded by what is free on the device.
     std::size_t searchWorkspaceLimit() const;
-    // Converts `count` floats to bf16 at `destination` on the stream.
+    // Converts `count` floats to bf16 at `destination` on the stream, and back.
     void toBf16(const float* source, void* destination, std::size_t count);
     void fromBf16(const void* source, float* destination, std::size_t count);
     cudnnDataType_t computeType() const;       // CUDNN_DATA_FLOAT or CUDNN_DATA_BFLOAT16
@@ -160,16 +175,28 @@ private:
     void chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                        const float* dy);
     void recordChoice(const ConvGeometry& g, const char* direction, const ConvAlgorithmChoice& choice);
+    // The filter in the compute type and layout: w itself in fp32/tf32; in bf16 a KRSC bf16
+    // copy written to `room` (filterStagingBytes(g) bytes), which is returned.
+    std::size_t filterStagingBytes(const ConvGeometry& g) const;
+    const void* stageFilter(const ConvGeometry& g, const float* w, void* room);
+    // bf16: the KRSC bf16 filter gradient in `room` back to fp32 KCRS dw.
+    void unstageFilterGradient(const ConvGeometry& g, const void* room, float* dw);
 
     // ---- pooling, batch norm, activation ----------------------------------------------------
     PoolPlan& poolPlan(const PoolGeometry& g, const char* op);  // validate on first use
     BatchNormPlan& batchNormPlan(const BatchNormGeometry& g, const char* op);
+    // Batch-norm training on bf16 NHWC runs cuDNN's persistent kernels (the *Ex calls), which
+    // need a reserve buffer kept from forward to backward: one per layer, found by savedMean.
+    void* batchNormReserve(const BatchNormPlan& plan, const float* savedMean);
     cudnnActivationDescriptor_t reluDescriptor();
     cudnnTensorDescriptor_t flatDescriptor(std::size_t count);
 
     // ---- dense (dense.cpp) -----------------------------------------------------------------
     DensePlan& densePlan(const DenseGeometry& g, const char* op);  // validates on first use
     cublasComputeType_t gemmComputeType() const;
+    cudaDataType_t activationDataType() const;  // CUDA_R_32F or CUDA_R_16BF
+    // The weights in the activations' type: w itself, or a bf16 copy in the workspace.
+    const void* stageDenseWeights(const float* w, std::size_t count);
 
     bool deterministic_ = false;  // BackendOptions::deterministic
     cudnnHandle_t cudnn_ = nullptr;
@@ -179,6 +206,7 @@ private:
     std::unordered_map<ConvKey, ConvPlan, ConvKeyHash> convPlans_;
     std::unordered_map<PoolGeometry, PoolPlan, PoolGeometryHash> poolPlans_;
     std::unordered_map<BatchNormGeometry, BatchNormPlan, BatchNormGeometryHash> batchNormPlans_;
+    std::unordered_map<const float*, void*> batchNormReserves_;
     ActivationDescriptor reluDescriptor_;
     std::unordered_map<std::size_t, TensorDescriptor> flatDescriptors_;
     std::unordered_map<DenseGeometry, DensePlan, DenseGeometryHash> densePlans_;

@@ -1,6 +1,7 @@
 // cuDNN pooling: x (N,C,H,W) -> y (N,C,P,Q), max or average, and the backward pass dx from x, y
 // and dy. Max uses cuDNN's deterministic mode (overlapping windows give the same dx every run);
 // average divides by the number of non-padding elements, as the Backend interface defines.
+// x, y, dx, dy are the backend's activations (bf16 NHWC in bf16 precision).
 // The geometry rules (floor-rounded output, padding at most half the window) are the cuda
 // backend's, which are cuDNN's too.
 
@@ -15,8 +16,10 @@ PoolPlan& CudnnBackend::poolPlan(const PoolGeometry& g, const char* op) {
 
     validatePool(g, op);
     PoolPlan plan;
-    plan.input = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.channels, g.inHeight, g.inWidth);
-    plan.output = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.channels, g.outHeight, g.outWidth);
+    const cudnnDataType_t type = computeType();
+    const cudnnTensorFormat_t layout = activationLayout();
+    plan.input = makeTensorDescriptor(type, g.batch, g.channels, g.inHeight, g.inWidth, layout);
+    plan.output = makeTensorDescriptor(type, g.batch, g.channels, g.outHeight, g.outWidth, layout);
     plan.pooling = makePoolingDescriptor();
     const cudnnPoolingMode_t mode = g.kind == PoolKind::Max
                                         ? CUDNN_POOLING_MAX_DETERMINISTIC
