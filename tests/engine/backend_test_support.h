@@ -1,7 +1,8 @@
 // Helpers for tests that run Backend ops: seeded random inputs (the seed printed on failure),
 // tensors filled through Tensor::fromHost and read through toHost (so GPU backends work too),
-// NaN-poisoned outputs, raw backend buffers for labels and StepScalars, relative errors, and the
-// one table of tolerances per precision.
+// activation tensors in the backend's activation format, NaN-poisoned outputs, raw backend
+// buffers for labels and StepScalars, relative errors, and the one table of tolerances per
+// precision.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -94,6 +95,45 @@ inline Tensor poisonedTensor(Backend& backend, std::int64_t count) {
     return tensorFromHost(backend, nan);
 }
 
+// Activations (Tensor::activations): the backend keeps them in its activation format (bf16
+// channels-last on some GPU backends), so every one needs its true NCHW shape; fromHost and
+// toHost convert from and to fp32 NCHW.
+inline Tensor activationsFromHost(Backend& backend, TensorShape shape, std::span<const float> values) {
+    Tensor tensor = Tensor::activations(backend, shape);
+    tensor.fromHost(values);
+    return tensor;
+}
+
+// An activation output full of NaN (NaN in every activation format).
+inline Tensor poisonedActivations(Backend& backend, TensorShape shape) {
+    std::vector<float> nan(std::size_t(shape.count()), std::numeric_limits<float>::quiet_NaN());
+    return activationsFromHost(backend, shape, nan);
+}
+
+// `values` as the backend stores them: through its activation format and back. What an exact
+// op (a copy, a mask) must give on that backend when the reference computed `values` in fp32.
+inline std::vector<float> asStoredActivations(Backend& backend, TensorShape shape,
+                                              std::span<const float> values) {
+    return activationsFromHost(backend, shape, values).toHost();
+}
+
+// The activation shapes of each op's geometry (backend.h): images NCHW, dense rows (N, F, 1, 1).
+inline TensorShape convInputShape(const ConvGeometry& g) {
+    return {g.batch, g.inChannels, g.inHeight, g.inWidth};
+}
+inline TensorShape convOutputShape(const ConvGeometry& g) {
+    return {g.batch, g.outChannels, g.outHeight, g.outWidth};
+}
+inline TensorShape poolInputShape(const PoolGeometry& g) {
+    return {g.batch, g.channels, g.inHeight, g.inWidth};
+}
+inline TensorShape poolOutputShape(const PoolGeometry& g) {
+    return {g.batch, g.channels, g.outHeight, g.outWidth};
+}
+inline TensorShape batchNormShape(const BatchNormGeometry& g) { return {g.batch, g.channels, g.spatial, 1}; }
+inline TensorShape denseInputShape(const DenseGeometry& g) { return {g.batch, g.inFeatures, 1, 1}; }
+inline TensorShape denseOutputShape(const DenseGeometry& g) { return {g.batch, g.outFeatures, 1, 1}; }
+
 // Backend memory for what is not a float tensor (int32 labels, StepScalars), filled from the host.
 template <typename T>
 BackendBuffer<T> bufferFromHost(Backend& backend, std::span<const T> values) {
@@ -171,6 +211,8 @@ inline ::testing::AssertionResult identical(std::span<const float> out, std::spa
 }
 
 // ---- descriptions for SCOPED_TRACE --------------------------------------------------------
+inline std::string describe(const TensorShape& shape) { return "shape " + shape.toString(); }
+
 inline std::string describe(const ConvGeometry& g) {
     std::ostringstream text;
     text << "conv x(" << g.batch << "," << g.inChannels << "," << g.inHeight << "," << g.inWidth
