@@ -226,9 +226,11 @@ public:
     virtual void activationBackward(Activation kind, float alpha, const float* x, const float* y,
                                     const float* dy, float* dx, std::size_t count) = 0;
 
-    // ---- dropout: mask[i] = keep ? 1 / (1 - probability) : 0, keep decided by
-    //      dropoutKeeps(seed, step->step, i, probability) (ops/dropout_hash.h), the same on
-    //      every backend. The layer then multiplies by the mask.
+    // ---- dropout: mask[i] = keep ? 1 / (1 - probability) : 0 (an activation), keep decided by
+    //      dropoutKeeps(seed, step->step, i, probability) (ops/dropout_hash.h) for storage
+    //      position i, the same on every backend. (On a channels-last backend the mask of an
+    //      image tensor therefore drops other elements than on an NCHW one, with the same
+    //      statistics.) The layer then multiplies by the mask.
     virtual void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
                              float* mask, std::size_t count) = 0;
 
