@@ -68,7 +68,8 @@ public:
     float downloadLoss() const;
 
     // The flat buffers: trainable parameters and their gradients, and non-trained state
-    // (batch-norm running statistics).
+    // (batch-norm running statistics). Each slice starts on a 256-byte boundary; the padding
+    // between slices is zero, and counts include it.
     float* parameters() { return parameters_.data(); }
     float* gradients() { return gradients_.data(); }
     float* state() { return state_.empty() ? nullptr : state_.data(); }

@@ -36,6 +36,15 @@ struct Network::Node {
 
 namespace {
 
+// Every parameter and state slice starts on a 256-byte boundary, as a buffer of its own would:
+// vectorised kernels and cuDNN's persistent batch norm read gamma, beta and the running
+// statistics with wide loads. The padding between slices stays zero.
+constexpr std::size_t kSliceAlignment = 256 / sizeof(float);
+
+std::size_t alignSlice(std::size_t offset) {
+    return (offset + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
+}
+
 bool hasWeights(const std::string& type) {
     return type == "Conv2D" || type == "SeparableConv2D" || type == "Dense";
 }
@@ -143,6 +152,7 @@ void Network::build(std::uint64_t seed) {
         Node& node = **it;
         node.parameterOffset = parameterTotal;
         for (const BufferRequest& request : node.layer->parameterRequests()) {
+            parameterTotal = alignSlice(parameterTotal);
             ParameterInfo info{node.name + "." + request.suffix, parameterTotal, request.shape};
             parameterSlots.push_back({&node, request, parameterTotal});
             parameterInfo_.push_back(info);
@@ -150,6 +160,7 @@ void Network::build(std::uint64_t seed) {
         }
         node.parameterCount = parameterTotal - node.parameterOffset;
         for (const BufferRequest& request : node.layer->stateRequests()) {
+            stateTotal = alignSlice(stateTotal);
             ParameterInfo info{node.name + "." + request.suffix, stateTotal, request.shape};
             stateSlots.push_back({&node, request, stateTotal});
             stateInfo_.push_back(info);
