@@ -4,6 +4,11 @@
 // fp32 KCRS weights are staged as a bf16 KRSC copy in the workspace before each call, dw comes
 // back through the same copy, and biases are added and reduced in fp32 registers.
 //
+// Inference fusion (convBatchNormReluInference): the batch norm is folded into the weights and
+// a bias (fold_batch_norm.cu), then cuDNN's fused convolution-bias-activation writes
+// relu(conv + bias) in one pass, with the implicit-precomputed-GEMM algorithm (the one cuDNN
+// supports for a fused ReLU in every configuration).
+//
 // Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
 // cudnnFind*AlgorithmEx on scratch outputs (never on the caller's): the fastest, or with
 // BackendOptions::deterministic the fastest deterministic one.
@@ -16,6 +21,7 @@
 #include "cnnstudio/error.h"
 #include "cuda/geometry_checks.h"
 #include "cuda/layout.h"
+#include "cudnn/fold_batch_norm.h"
 #include "cudnn/cudnn_backend.h"
 #include "runtime/cuda_check.h"
 
@@ -336,6 +342,56 @@ void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, con
     else
         CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.outputFloat.get(),
                                                            dy, &zero, plan.bias.get(), dbias));
+}
+
+void CudnnBackend::convBatchNormReluInference(const ConvGeometry& g, const float* x,
+                                              const float* w, const float* bias,
+                                              const BatchNormGeometry& bn, const float* gamma,
+                                              const float* beta, const float* runningMean,
+                                              const float* runningVar, float* y) {
+    activateDevice();
+    ConvPlan& plan = convPlan(g, "convBatchNormReluInference");
+    validateBatchNorm(bn, "convBatchNormReluInference");
+    if (bn.batch != g.batch || bn.channels != g.outChannels ||
+        bn.spatial != g.outHeight * g.outWidth)
+        throw Error("batch norm (" + std::to_string(bn.batch) + "," + std::to_string(bn.channels) +
+                        "," + std::to_string(bn.spatial) + ") does not match the output of " +
+                        describe(g),
+                    "cudnn convBatchNormReluInference");
+    constexpr auto algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    if (!plan.fusedBias) {
+        plan.fusedBias = makeTensorDescriptor(computeType(), 1, g.outChannels, 1, 1);
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+            cudnn_, plan.input.get(), plan.filter.get(), plan.convolution.get(), plan.output.get(),
+            algorithm, &plan.fusedWorkspaceBytes));
+    }
+
+    const std::size_t perFilter = std::size_t(g.weightCount() / g.outChannels);
+    ScratchLayout layout;
+    const std::size_t weightAt = layout.add(std::size_t(g.weightCount()) * sizeof(float));
+    const std::size_t biasAt = layout.add(std::size_t(g.outChannels) * sizeof(float));
+    const std::size_t filterAt = layout.add(filterStagingBytes(g));
+    const std::size_t narrowBiasAt = layout.add(storesBf16() ? bf16Bytes(g.outChannels) : 0);
+    const std::size_t workAt = layout.add(plan.fusedWorkspaceBytes);
+    char* scratch = static_cast<char*>(workspace(layout.total()));
+    auto* foldedWeight = reinterpret_cast<float*>(scratch + weightAt);
+    auto* foldedBias = reinterpret_cast<float*>(scratch + biasAt);
+    foldBatchNormIntoConv({gamma, beta, runningMean, runningVar, bn.epsilon}, w, bias,
+                          g.outChannels, int(perFilter), foldedWeight, foldedBias,
+                          deviceProperties().multiProcessorCount, stream());
+    const void* filter = stageFilter(g, foldedWeight, scratch + filterAt);
+    const void* biasOperand = foldedBias;
+    if (storesBf16()) {
+        toBf16(foldedBias, scratch + narrowBiasAt, std::size_t(g.outChannels));
+        biasOperand = scratch + narrowBiasAt;
+    }
+    // alpha2 = 0: the z input (here y itself) does not contribute.
+    const float one = 1.0f, zero = 0.0f;
+    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(
+        cudnn_, &one, plan.input.get(), x, plan.filter.get(), filter, plan.convolution.get(),
+        algorithm, scratch + workAt, plan.fusedWorkspaceBytes, &zero, plan.output.get(), y,
+        plan.fusedBias.get(), biasOperand, reluDescriptor(), plan.output.get(), y));
 }
 
 }  // namespace cnnstudio::kernels

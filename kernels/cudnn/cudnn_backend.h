@@ -52,6 +52,8 @@ struct ConvPlan {
     TensorDescriptor bias;           // (1, outChannels, 1, 1) fp32 (fp32 and tf32 only)
     ConvolutionDescriptor convolution;
     ConvAlgorithmChoice forward, backwardData, backwardFilter;
+    TensorDescriptor fusedBias;  // (1, outChannels, 1, 1) in the compute type, once fused
+    std::size_t fusedWorkspaceBytes = 0;
 };
 
 struct PoolPlan {
@@ -116,6 +118,14 @@ public:
                           float* dx) override;
     void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
                             float* dbias) override;
+
+    // Inference: the batch norm folded into the weights and a bias, then cuDNN's fused
+    // convolution + bias + ReLU.
+    void convBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
+                                    const float* bias, const BatchNormGeometry& bn,
+                                    const float* gamma, const float* beta,
+                                    const float* runningMean, const float* runningVar,
+                                    float* y) override;
 
     // ---- pooling (pool.cpp) ---------------------------------------------------------------
     void poolForward(const PoolGeometry& g, const float* x, float* y) override;

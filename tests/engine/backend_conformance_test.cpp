@@ -317,6 +317,34 @@ TEST_P(BackendConformance, ConvBackwardFilterMatchesReference) {
     }
 }
 
+TEST_P(BackendConformance, ConvBatchNormReluInferenceMatchesTheThreeOps) {
+    SeededRandom random;
+    for (const ConvGeometry& g : convGeometriesToTest()) {
+        for (bool withBias : {true, false}) {
+            SCOPED_TRACE(describe(g) + (withBias ? " with bias" : " without bias"));
+            BatchNormGeometry bn;
+            bn.batch = g.batch, bn.channels = g.outChannels, bn.spatial = g.outHeight * g.outWidth;
+            const auto channels = std::size_t(g.outChannels);
+            TwinTensor x = activationInput(convInputShape(g), random.uniforms(std::size_t(g.inputCount())));
+            TwinTensor w = input(random.uniforms(std::size_t(g.weightCount())));
+            TwinTensor bias = input(random.uniforms(channels));
+            TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
+            TwinTensor beta = input(random.uniforms(channels));
+            TwinTensor runningMean = input(random.uniforms(channels));
+            TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+            TwinTensor y = poisonedActivations(convOutputShape(g));
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.convBatchNormReluInference(g, x.at(side), w.at(side),
+                                                   withBias ? bias.at(side) : nullptr, bn,
+                                                   gamma.at(side), beta.at(side),
+                                                   runningMean.at(side), runningVar.at(side),
+                                                   y.at(side));
+            });
+            expectClose(y, "relu(batchNorm(conv(x)))");
+        }
+    }
+}
+
 // ---- pooling -------------------------------------------------------------------------------
 
 TEST_P(BackendConformance, PoolForwardAndBackwardMatchReference) {

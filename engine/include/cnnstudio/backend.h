@@ -199,6 +199,17 @@ public:
     virtual void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                                     float* dw, float* dbias /* nullable */) = 0;
 
+    // ---- inference fusion: y = relu(batchNorm(conv(x) + bias)) with the running statistics;
+    //      bn describes the convolution's output. The network uses it for every Conv2D ->
+    //      BatchNorm2D -> ReLU chain at inference. Default: the three ops, in place in y; cudnn
+    //      folds the batch norm into the convolution and runs cuDNN's fused
+    //      convolution-bias-activation.
+    virtual void convBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
+                                            const float* bias /* nullable */,
+                                            const BatchNormGeometry& bn, const float* gamma,
+                                            const float* beta, const float* runningMean,
+                                            const float* runningVar, float* y);
+
     // ---- pooling -----------------------------------------------------------------------
     virtual void poolForward(const PoolGeometry& g, const float* x, float* y) = 0;
     virtual void poolBackward(const PoolGeometry& g, const float* x, const float* y,

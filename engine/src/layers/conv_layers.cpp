@@ -41,6 +41,9 @@ public:
               const std::vector<float*>& state) override;
     void forward(Phase phase, const LayerIo& io, const StepScalars* step) override;
     void backward(const LayerIo& io, const float* dy, const std::vector<float*>& dx) override;
+    std::optional<FusableConv> fusableConv() const override {
+        return FusableConv{geometry_, weight_, bias_};
+    }
 
 private:
     Backend& backend_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "cnnstudio/error.h"
@@ -32,6 +33,14 @@ struct Network::Node {
     };
     std::vector<Accumulation> accumulations;  // scratch gradients added after backward
     std::size_t parameterOffset = 0, parameterCount = 0;
+    // On a Conv2D that starts a Conv2D -> BatchNorm2D -> ReLU chain (each output read only by
+    // the next): inference runs the chain as one op into the ReLU's output.
+    struct InferenceFusion {
+        FusableConv conv;
+        FusableBatchNorm batchNorm;
+        int relu;  // index of the chain's last node
+    };
+    std::optional<InferenceFusion> inferenceFusion;
 };
 
 namespace {
@@ -194,6 +203,8 @@ void Network::build(std::uint64_t seed) {
         node->layer->bind(parameters, gradients, state);
     }
 
+    findInferenceFusions();
+
     // Where each backward writes its input gradients. Walking backwards, the first consumer
     // of a producer overwrites the producer's gradient; later ones write a scratch that is
     // then added in (backward ops overwrite, so fan-out sums are explicit).
@@ -252,9 +263,38 @@ void Network::setLossOptions(const LossOptions& options) {
     }
 }
 
+void Network::findInferenceFusions() {
+    auto soleConsumer = [&](const Node& node, const char* type) -> Node* {
+        if (node.consumers.size() != 1) return nullptr;
+        Node& next = *nodes_[node.consumers[0]];
+        return next.type == type ? &next : nullptr;
+    };
+    for (auto& node : nodes_) {
+        if (node->type != "Conv2D") continue;
+        Node* batchNorm = soleConsumer(*node, "BatchNorm2D");
+        Node* relu = batchNorm ? soleConsumer(*batchNorm, "ReLU") : nullptr;
+        if (relu == nullptr) continue;
+        node->inferenceFusion = Node::InferenceFusion{*node->layer->fusableConv(),
+                                                      *batchNorm->layer->fusableBatchNorm(),
+                                                      batchNorm->consumers[0]};
+    }
+}
+
 void Network::forward(Phase phase) {
-    for (std::size_t i = 1; i < nodes_.size(); ++i)
-        nodes_[i]->layer->forward(phase, nodes_[i]->io, stepScalars_);
+    for (std::size_t i = 1; i < nodes_.size(); ++i) {
+        Node& node = *nodes_[i];
+        if (phase == Phase::Inference && node.inferenceFusion) {
+            const Node::InferenceFusion& fusion = *node.inferenceFusion;
+            const FusableBatchNorm& bn = fusion.batchNorm;
+            backend_.convBatchNormReluInference(fusion.conv.geometry, node.io.inputs[0],
+                                                fusion.conv.weight, fusion.conv.bias, bn.geometry,
+                                                bn.gamma, bn.beta, bn.runningMean, bn.runningVar,
+                                                nodes_[fusion.relu]->output.data());
+            i = std::size_t(fusion.relu);  // the batch norm and the ReLU are done
+            continue;
+        }
+        node.layer->forward(phase, node.io, stepScalars_);
+    }
 }
 
 LossGeometry Network::lossGeometry() const {
