@@ -1,17 +1,20 @@
 // cuDNN convolution: x (N,C,H,W), w (K,C/groups,R,S), bias (K) -> y (N,K,P,Q), and its two
-// backward passes (dx from dy and w; dw and dbias from x and dy). fp32/tf32: NCHW throughout.
-// bf16: x, y, dx, dy are the backend's bf16 NHWC activations, read and written in place; the
-// fp32 KCRS weights are staged as a bf16 KRSC copy in the workspace before each call, dw comes
-// back through the same copy, and biases are added and reduced in fp32 registers.
+// backward passes (dx from dy and w; dw and dbias from x and dy).
+//
+// fp32/tf32: NCHW throughout, on the legacy API. Per geometry, on first use: descriptors, then
+// one algorithm per direction, benchmarked with cudnnFind*AlgorithmEx on scratch outputs (never
+// on the caller's): the fastest, or with BackendOptions::deterministic the fastest
+// deterministic one.
+//
+// bf16: x, y, dx, dy are the backend's bf16 NHWC activations, read and written in place, on the
+// graph API (ConvEngine, conv_engine.h), which reaches Hopper's warpgroup kernels. The fp32 KCRS
+// weights are staged as a bf16 KRSC copy in the workspace before each call, dw comes back
+// through the same copy, and biases are added and reduced in fp32 registers.
 //
 // Inference fusion (convBatchNormReluInference): the batch norm is folded into the weights and
 // a bias (fold_batch_norm.cu), then cuDNN's fused convolution-bias-activation writes
 // relu(conv + bias) in one pass, with the implicit-precomputed-GEMM algorithm (the one cuDNN
 // supports for a fused ReLU in every configuration).
-//
-// Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
-// cudnnFind*AlgorithmEx on scratch outputs (never on the caller's): the fastest, or with
-// BackendOptions::deterministic the fastest deterministic one.
 
 #include <algorithm>
 #include <cstdint>
@@ -21,8 +24,9 @@
 #include "cnnstudio/error.h"
 #include "cuda/geometry_checks.h"
 #include "cuda/layout.h"
-#include "cudnn/fold_batch_norm.h"
+#include "cudnn/conv_engine.h"
 #include "cudnn/cudnn_backend.h"
+#include "cudnn/fold_batch_norm.h"
 #include "runtime/cuda_check.h"
 
 namespace cnnstudio::kernels {
@@ -53,18 +57,6 @@ private:
 
 std::size_t bf16Bytes(std::int64_t count) { return std::size_t(count) * sizeof(__nv_bfloat16); }
 
-std::string describe(const ConvGeometry& g) {
-    auto shape = [](int n, int c, int h, int w) {
-        return "(" + std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(h) + "," +
-               std::to_string(w) + ")";
-    };
-    return "convolution " + shape(g.batch, g.inChannels, g.inHeight, g.inWidth) + " -> " +
-           shape(g.batch, g.outChannels, g.outHeight, g.outWidth) + ", kernel " +
-           std::to_string(g.kernelHeight) + "x" + std::to_string(g.kernelWidth) + ", stride " +
-           std::to_string(g.strideHeight) + "x" + std::to_string(g.strideWidth) + ", padding " +
-           std::to_string(g.padHeight) + "x" + std::to_string(g.padWidth) + ", groups " +
-           std::to_string(g.groups);
-}
 
 // The fastest usable result of a benchmark or heuristic query (both come sorted best first).
 // With `preferDeterministic`, deterministic algorithms come first: with them a run, and a resumed
@@ -161,7 +153,7 @@ ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const char* op) {
 void CudnnBackend::recordChoice(const ConvGeometry& g, const char* direction,
                                 const ConvAlgorithmChoice& choice) {
     if (!choice.chosen())
-        throw Error("cuDNN offers no " + std::string(direction) + " algorithm for " + describe(g) +
+        throw Error("cuDNN offers no " + std::string(direction) + " algorithm for " + describeConv(g) +
                         " in " + toString(precision()),
                     "cudnn backend", "try precision fp32 or backend 'cuda'");
     ++(choice.benchmarked ? stats_.algorithmSearches : stats_.heuristicChoices);
@@ -182,11 +174,9 @@ void CudnnBackend::chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan,
         plan.forward =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, filterStagingBytes(g), activationBytes(g.outputCount()),
-                               searchWorkspaceLimit());
-        const void* filter = stageFilter(g, w, search.filterRoom());
+        AlgorithmSearch search(*this, 0, activationBytes(g.outputCount()), searchWorkspaceLimit());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            cudnn_, plan.input.get(), x, plan.filter.get(), filter,
+            cudnn_, plan.input.get(), x, plan.filter.get(), w,
             plan.convolution.get(), plan.output.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.forward =
@@ -209,11 +199,9 @@ void CudnnBackend::chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& 
         plan.backwardData =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, filterStagingBytes(g), activationBytes(g.inputCount()),
-                               searchWorkspaceLimit());
-        const void* filter = stageFilter(g, w, search.filterRoom());
+        AlgorithmSearch search(*this, 0, activationBytes(g.inputCount()), searchWorkspaceLimit());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-            cudnn_, plan.filter.get(), filter, plan.output.get(), dy,
+            cudnn_, plan.filter.get(), w, plan.output.get(), dy,
             plan.convolution.get(), plan.input.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.backwardData =
@@ -264,30 +252,57 @@ void CudnnBackend::unstageFilterGradient(const ConvGeometry& g, const void* room
                     g.kernelHeight * g.kernelWidth, g.inChannels / g.groups, stream());
 }
 
+ConvEngine& CudnnBackend::convEngine(const ConvGeometry& g, ConvPlan& plan,
+                                     ConvDirection direction, ConvOperands operands,
+                                     const float* w) {
+    std::unique_ptr<ConvEngine>& engine = plan.engines[std::size_t(direction)];
+    if (engine && engine->chosen()) return *engine;
+    engine = std::make_unique<ConvEngine>(cudnn_, g, direction);
+    // Timing synchronises, which a capture forbids; then the heuristics' pick is taken and
+    // nothing is enqueued.
+    const bool timed = !streamIsCapturing();
+    const std::size_t limit = timed ? searchWorkspaceLimit() : kHeuristicWorkspaceLimit;
+    const std::size_t outputBytes = direction == ConvDirection::Forward ? bf16Bytes(g.outputCount())
+                                    : direction == ConvDirection::BackwardData
+                                        ? bf16Bytes(g.inputCount())
+                                        : bf16Bytes(g.weightCount());
+    const bool readsFilter = direction != ConvDirection::BackwardFilter;
+    AlgorithmSearch search(*this, timed && readsFilter ? filterStagingBytes(g) : 0,
+                           timed ? outputBytes : 0, timed ? limit : 0);
+    if (timed && readsFilter) operands.w = stageFilter(g, w, search.filterRoom());
+    const ConvEngineChoice choice = engine->choose(operands, search.output(), search.workspace(),
+                                                   limit, timed, deterministic_, stream());
+    ++(choice.timed ? stats_.algorithmSearches : stats_.heuristicChoices);
+    stats_.largestWorkspaceBytes = std::max(stats_.largestWorkspaceBytes, choice.workspaceBytes);
+    return *engine;
+}
+
 void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
                                const float* bias, float* y) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convForward");
+    const float one = 1.0f, zero = 0.0f;
+    if (storesBf16()) {
+        ConvEngine& engine = convEngine(g, plan, ConvDirection::Forward, {x, nullptr, nullptr, y}, w);
+        ScratchLayout layout;
+        const std::size_t filterAt = layout.add(filterStagingBytes(g));
+        const std::size_t workAt = layout.add(engine.workspaceBytes());
+        char* scratch = static_cast<char*>(workspace(layout.total()));
+        engine.run({x, stageFilter(g, w, scratch + filterAt), nullptr, y}, scratch + workAt);
+        if (bias != nullptr)
+            addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias,
+                                       std::int64_t(g.batch) * g.outHeight * g.outWidth,
+                                       g.outChannels, stream());
+        return;
+    }
     chooseForwardAlgorithm(g, plan, x, w);
     const ConvAlgorithmChoice& choice = plan.forward;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-
-    ScratchLayout layout;
-    const std::size_t filterAt = layout.add(filterStagingBytes(g));
-    const std::size_t workAt = layout.add(choice.workspaceBytes);
-    char* scratch = static_cast<char*>(workspace(layout.total()));
-    const void* filter = stageFilter(g, w, scratch + filterAt);
-    const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
-        cudnn_, &one, plan.input.get(), x, plan.filter.get(), filter, plan.convolution.get(),
-        cudnnConvolutionFwdAlgo_t(choice.algorithm), scratch + workAt, choice.workspaceBytes,
-        &zero, plan.output.get(), y));
-    if (bias == nullptr) return;
-    if (storesBf16())
-        addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias,
-                                   std::int64_t(g.batch) * g.outHeight * g.outWidth,
-                                   g.outChannels, stream());
-    else
+        cudnn_, &one, plan.input.get(), x, plan.filter.get(), w, plan.convolution.get(),
+        cudnnConvolutionFwdAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
+        choice.workspaceBytes, &zero, plan.output.get(), y));
+    if (bias != nullptr)
         CNNSTUDIO_CUDNN_CHECK(
             cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.output.get(), y));
 }
@@ -296,50 +311,56 @@ void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, cons
                                     float* dx) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convBackwardData");
+    if (storesBf16()) {
+        ConvEngine& engine =
+            convEngine(g, plan, ConvDirection::BackwardData, {nullptr, nullptr, dy, dx}, w);
+        ScratchLayout layout;
+        const std::size_t filterAt = layout.add(filterStagingBytes(g));
+        const std::size_t workAt = layout.add(engine.workspaceBytes());
+        char* scratch = static_cast<char*>(workspace(layout.total()));
+        engine.run({nullptr, stageFilter(g, w, scratch + filterAt), dy, dx}, scratch + workAt);
+        return;
+    }
     chooseBackwardDataAlgorithm(g, plan, dy, w);
     const ConvAlgorithmChoice& choice = plan.backwardData;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-
-    ScratchLayout layout;
-    const std::size_t filterAt = layout.add(filterStagingBytes(g));
-    const std::size_t workAt = layout.add(choice.workspaceBytes);
-    char* scratch = static_cast<char*>(workspace(layout.total()));
-    const void* filter = stageFilter(g, w, scratch + filterAt);
     const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardData(
-        cudnn_, &one, plan.filter.get(), filter, plan.output.get(), dy, plan.convolution.get(),
-        cudnnConvolutionBwdDataAlgo_t(choice.algorithm), scratch + workAt, choice.workspaceBytes,
-        &zero, plan.input.get(), dx));
+        cudnn_, &one, plan.filter.get(), w, plan.output.get(), dy, plan.convolution.get(),
+        cudnnConvolutionBwdDataAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
+        choice.workspaceBytes, &zero, plan.input.get(), dx));
 }
 
 void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                                       float* dw, float* dbias) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convBackwardFilter");
+    const float one = 1.0f, zero = 0.0f;
+    if (storesBf16()) {
+        ConvEngine& engine =
+            convEngine(g, plan, ConvDirection::BackwardFilter, {x, nullptr, dy, nullptr}, nullptr);
+        const std::int64_t pixels = std::int64_t(g.batch) * g.outHeight * g.outWidth;
+        ScratchLayout layout;
+        const std::size_t gradientAt = layout.add(filterStagingBytes(g));
+        const std::size_t workAt = layout.add(engine.workspaceBytes());
+        const std::size_t sumsAt = layout.add(
+            dbias != nullptr ? channelSumsChannelsLastWorkspaceBytes(pixels, g.outChannels) : 0);
+        char* scratch = static_cast<char*>(workspace(layout.total()));
+        engine.run({x, nullptr, dy, scratch + gradientAt}, scratch + workAt);
+        unstageFilterGradient(g, scratch + gradientAt, dw);
+        if (dbias != nullptr)
+            channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, pixels,
+                                    g.outChannels, scratch + sumsAt, stream());
+        return;
+    }
     chooseBackwardFilterAlgorithm(g, plan, x, dy);
     const ConvAlgorithmChoice& choice = plan.backwardFilter;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-
-    const std::int64_t pixels = std::int64_t(g.batch) * g.outHeight * g.outWidth;
-    ScratchLayout layout;
-    const std::size_t gradientAt = layout.add(filterStagingBytes(g));
-    const std::size_t workAt = layout.add(choice.workspaceBytes);
-    const std::size_t sumsAt = layout.add(dbias != nullptr && storesBf16()
-                                              ? channelSumsChannelsLastWorkspaceBytes(pixels, g.outChannels)
-                                              : 0);
-    char* scratch = static_cast<char*>(workspace(layout.total()));
-    void* filterGradient = storesBf16() ? static_cast<void*>(scratch + gradientAt) : dw;
-    const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
         cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
-        cudnnConvolutionBwdFilterAlgo_t(choice.algorithm), scratch + workAt,
-        choice.workspaceBytes, &zero, plan.filter.get(), filterGradient));
-    if (storesBf16()) unstageFilterGradient(g, filterGradient, dw);
-    if (dbias == nullptr) return;
-    if (storesBf16())
-        channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, pixels,
-                                g.outChannels, scratch + sumsAt, stream());
-    else
+        cudnnConvolutionBwdFilterAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
+        choice.workspaceBytes, &zero, plan.filter.get(), dw));
+    if (dbias != nullptr)
         CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.outputFloat.get(),
                                                            dy, &zero, plan.bias.get(), dbias));
 }
@@ -356,7 +377,7 @@ void CudnnBackend::convBatchNormReluInference(const ConvGeometry& g, const float
         bn.spatial != g.outHeight * g.outWidth)
         throw Error("batch norm (" + std::to_string(bn.batch) + "," + std::to_string(bn.channels) +
                         "," + std::to_string(bn.spatial) + ") does not match the output of " +
-                        describe(g),
+                        describeConv(g),
                     "cudnn convBatchNormReluInference");
     constexpr auto algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));

@@ -21,7 +21,9 @@
 // dense.cpp) holds that op's plans and calls.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -31,6 +33,7 @@
 
 #include "cnnstudio/kernels/cudnn_stats.h"
 #include "cuda/cuda_backend.h"
+#include "cudnn/conv_engine.h"
 #include "cudnn/cudnn_descriptors.h"
 
 namespace cnnstudio::kernels {
@@ -52,6 +55,8 @@ struct ConvPlan {
     TensorDescriptor bias;           // (1, outChannels, 1, 1) fp32 (fp32 and tf32 only)
     ConvolutionDescriptor convolution;
     ConvAlgorithmChoice forward, backwardData, backwardFilter;
+    // bf16: one graph-API engine per direction (ConvDirection order), chosen on first use.
+    std::array<std::unique_ptr<ConvEngine>, 3> engines;
     TensorDescriptor fusedBias;  // (1, outChannels, 1, 1) in the compute type, once fused
     std::size_t fusedWorkspaceBytes = 0;
 };
@@ -176,8 +181,8 @@ private:
 
     // ---- convolution (conv.cpp) ------------------------------------------------------------
     ConvPlan& convPlan(const ConvGeometry& g, const char* op);  // validates on first use
-    // On the first call for a plan: benchmark (or, during capture, ask the heuristics) and
-    // cache the algorithm. x, w, dy are the caller's fp32 operands.
+    // fp32/tf32, on the first call for a plan: benchmark (or, during capture, ask the
+    // heuristics) and cache the algorithm. x, w, dy are the caller's operands.
     void chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                 const float* w);
     void chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* dy,
@@ -185,6 +190,10 @@ private:
     void chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                        const float* dy);
     void recordChoice(const ConvGeometry& g, const char* direction, const ConvAlgorithmChoice& choice);
+    // bf16: the plan's graph-API engine for `direction`, chosen on first use by timing on
+    // `operands` (w is staged from the fp32 `w` for the directions that read it).
+    ConvEngine& convEngine(const ConvGeometry& g, ConvPlan& plan, ConvDirection direction,
+                           ConvOperands operands, const float* w);
     // The filter in the compute type and layout: w itself in fp32/tf32; in bf16 a KRSC bf16
     // copy written to `room` (filterStagingBytes(g) bytes), which is returned.
     std::size_t filterStagingBytes(const ConvGeometry& g) const;

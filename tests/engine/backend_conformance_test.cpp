@@ -127,8 +127,8 @@ protected:
         tested_->synchronize();
     }
 
-    void expectClose(const TwinTensor& twin, const std::string& what) {
-        EXPECT_TRUE(closeTo(twin.tested.toHost(), twin.reference.toHost(), tolerance_, what));
+    void expectClose(const TwinTensor& twin, const std::string& what, double scale = 0.0) {
+        EXPECT_TRUE(closeTo(twin.tested.toHost(), twin.reference.toHost(), tolerance_, what, scale));
     }
     // Activations are compared with the reference's values as the tested backend stores them
     // (rounded to bf16 there, say): an exact op moves stored values without changing them.
@@ -583,8 +583,11 @@ TEST_P(BackendConformance, DenseForwardAndBackwardMatchReference) {
             });
             expectClose(y, "y");
             expectClose(dx, "dx");
-            expectClose(dw, "dw");
-            if (withBias) expectClose(dbias, "dbias");
+            // dw and dbias sum over the batch: with a few samples the terms (uniform in [-1, 1],
+            // products of rms 1/3) may nearly cancel, so errors are measured on their scale.
+            const double sumScale = std::sqrt(double(g.batch)) / 3.0;
+            expectClose(dw, "dw", sumScale);
+            if (withBias) expectClose(dbias, "dbias", std::sqrt(double(g.batch) / 3.0));
         }
     }
 }

@@ -165,17 +165,21 @@ inline double relativeError(std::span<const float> out, std::span<const float> r
 // kLocalErrorFactor * tolerance * rms(ref): the norm alone would let one wrong element (a
 // border pixel, say) hide among many right ones. Otherwise says how far off, how many elements
 // are non-finite and where the largest difference is.
+// `scale`: the typical size of the values when ref may be far smaller — a sum whose terms
+// nearly cancel (a weight gradient over a few samples) is only as exact as its terms; errors
+// are then measured against max(rms(ref), scale).
 inline constexpr double kLocalErrorFactor = 10.0;
 
 inline ::testing::AssertionResult closeTo(std::span<const float> out, std::span<const float> ref,
-                                          double tolerance, const std::string& what) {
+                                          double tolerance, const std::string& what,
+                                          double scale = 0.0) {
     if (out.size() != ref.size())
         return ::testing::AssertionFailure() << what << ": " << out.size() << " values, expected "
                                              << ref.size();
     if (out.empty()) return ::testing::AssertionSuccess();
     double squares = 0.0;
     for (float value : ref) squares += double(value) * double(value);
-    const double rms = std::sqrt(squares / double(ref.size()));
+    const double rms = std::max(std::sqrt(squares / double(ref.size())), scale);
     const double localLimit = kLocalErrorFactor * tolerance * (rms > 0.0 ? rms : 1.0);
 
     std::size_t nonFinite = 0, worst = 0;
@@ -186,7 +190,9 @@ inline ::testing::AssertionResult closeTo(std::span<const float> out, std::span<
                                                    : std::numeric_limits<double>::infinity();
         if (delta > worstDelta) worstDelta = delta, worst = i;
     }
-    const double error = relativeError(out, ref);
+    double error = relativeError(out, ref);
+    if (scale > 0.0 && squares < double(ref.size()) * scale * scale)  // measured against scale
+        error *= squares > 0.0 ? std::sqrt(squares / double(ref.size())) / scale : 1.0 / scale;
     if (error < tolerance && worstDelta <= localLimit) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure()
            << what << ": relative error " << error << " (tolerance " << tolerance << ") over "
