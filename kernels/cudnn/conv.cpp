@@ -9,7 +9,11 @@
 // bf16: x, y, dx, dy are the backend's bf16 NHWC activations, read and written in place, on the
 // graph API (ConvEngine, conv_engine.h), which reaches Hopper's warpgroup kernels. The fp32 KCRS
 // weights are staged as a bf16 KRSC copy in the workspace before each call, dw comes back
-// through the same copy, and biases are added and reduced in fp32 registers.
+// through the same copy, and biases are added and reduced in fp32 registers. Tensor-core
+// engines need whole 16-byte channel vectors (8 bf16): an ungrouped convolution with fewer or
+// ragged input channels (the network's input layer: 1 grey or 3 colour channels) runs on
+// zero-padded copies of x, w (and dx, dw) kept with its plan — on the H200 that turned the
+// fer-cnn input layer from cuDNN's generic NHWC kernels (0.5 ms a step) into tensor-core ones.
 //
 // Inference fusion (convBatchNormReluInference): the batch norm is folded into the weights and
 // a bias (fold_batch_norm.cu), then cuDNN's fused convolution-bias-activation writes
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/error.h"
 #include "cuda/geometry_checks.h"
 #include "cuda/layout.h"
@@ -56,6 +61,11 @@ private:
 };
 
 std::size_t bf16Bytes(std::int64_t count) { return std::size_t(count) * sizeof(__nv_bfloat16); }
+
+// Ungrouped convolutions with ragged input channels run on padded copies (ChannelPadding).
+bool needsChannelPadding(const ConvGeometry& g) {
+    return g.groups == 1 && g.inChannels % ChannelPadding::kChannelVector != 0;
+}
 
 
 // The fastest usable result of a benchmark or heuristic query (both come sorted best first).
@@ -147,6 +157,7 @@ ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const char* op) {
         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan.convolution.get(), g.groups));
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    if (storesBf16() && needsChannelPadding(g)) plan.padding = std::make_unique<ChannelPadding>(*this, g);
     return convPlans_.emplace(key, std::move(plan)).first->second;
 }
 
@@ -252,24 +263,59 @@ void CudnnBackend::unstageFilterGradient(const ConvGeometry& g, const void* room
                     g.kernelHeight * g.kernelWidth, g.inChannels / g.groups, stream());
 }
 
+ChannelPadding::ChannelPadding(Backend& memory, const ConvGeometry& g)
+    : geometry(g) {
+    geometry.inChannels = (g.inChannels + kChannelVector - 1) / kChannelVector * kChannelVector;
+    input = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.inputCount()));
+    filter = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.weightCount()));
+}
+
+void* ChannelPadding::inputGradient(Backend& memory) {
+    if (inputGradient_.count() == 0)
+        inputGradient_ = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.inputCount()));
+    return inputGradient_.data();
+}
+
+const void* CudnnBackend::padInput(const ConvGeometry& g, ConvPlan& plan, const float* x) {
+    ChannelPadding* padding = plan.padding.get();
+    if (!padding) return x;
+    CNNSTUDIO_CUDA_CHECK(
+        cudaMemsetAsync(padding->input.data(), 0, padding->input.bytes(), stream()));
+    copyChannels(g.batch, g.inHeight * g.inWidth, g.inChannels, x, g.inChannels, 0,
+                 reinterpret_cast<float*>(padding->input.data()), padding->geometry.inChannels, 0);
+    return padding->input.data();
+}
+
+const void* CudnnBackend::padFilter(const ConvGeometry& g, ConvPlan& plan, const void* staged) {
+    ChannelPadding* padding = plan.padding.get();
+    if (!padding) return staged;
+    CNNSTUDIO_CUDA_CHECK(
+        cudaMemsetAsync(padding->filter.data(), 0, padding->filter.bytes(), stream()));
+    copyChannels(g.outChannels, g.kernelHeight * g.kernelWidth, g.inChannels,
+                 static_cast<const float*>(staged), g.inChannels, 0,
+                 reinterpret_cast<float*>(padding->filter.data()), padding->geometry.inChannels, 0);
+    return padding->filter.data();
+}
+
 ConvEngine& CudnnBackend::convEngine(const ConvGeometry& g, ConvPlan& plan,
                                      ConvDirection direction, ConvOperands operands,
                                      const float* w) {
     std::unique_ptr<ConvEngine>& engine = plan.engines[std::size_t(direction)];
     if (engine && engine->chosen()) return *engine;
-    engine = std::make_unique<ConvEngine>(cudnn_, g, direction);
+    const ConvGeometry& run = plan.padding ? plan.padding->geometry : g;
+    engine = std::make_unique<ConvEngine>(cudnn_, run, direction);
     // Timing synchronises, which a capture forbids; then the heuristics' pick is taken and
     // nothing is enqueued.
     const bool timed = !streamIsCapturing();
     const std::size_t limit = timed ? searchWorkspaceLimit() : kHeuristicWorkspaceLimit;
-    const std::size_t outputBytes = direction == ConvDirection::Forward ? bf16Bytes(g.outputCount())
+    const std::size_t outputBytes = direction == ConvDirection::Forward ? bf16Bytes(run.outputCount())
                                     : direction == ConvDirection::BackwardData
-                                        ? bf16Bytes(g.inputCount())
-                                        : bf16Bytes(g.weightCount());
+                                        ? bf16Bytes(run.inputCount())
+                                        : bf16Bytes(run.weightCount());
     const bool readsFilter = direction != ConvDirection::BackwardFilter;
     AlgorithmSearch search(*this, timed && readsFilter ? filterStagingBytes(g) : 0,
                            timed ? outputBytes : 0, timed ? limit : 0);
-    if (timed && readsFilter) operands.w = stageFilter(g, w, search.filterRoom());
+    if (timed && readsFilter) operands.w = padFilter(g, plan, stageFilter(g, w, search.filterRoom()));
     const ConvEngineChoice choice = engine->choose(operands, search.output(), search.workspace(),
                                                    limit, timed, deterministic_, stream());
     ++(choice.timed ? stats_.algorithmSearches : stats_.heuristicChoices);
@@ -283,12 +329,15 @@ void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const floa
     ConvPlan& plan = convPlan(g, "convForward");
     const float one = 1.0f, zero = 0.0f;
     if (storesBf16()) {
-        ConvEngine& engine = convEngine(g, plan, ConvDirection::Forward, {x, nullptr, nullptr, y}, w);
+        const void* input = padInput(g, plan, x);
+        ConvEngine& engine =
+            convEngine(g, plan, ConvDirection::Forward, {input, nullptr, nullptr, y}, w);
         ScratchLayout layout;
         const std::size_t filterAt = layout.add(filterStagingBytes(g));
         const std::size_t workAt = layout.add(engine.workspaceBytes());
         char* scratch = static_cast<char*>(workspace(layout.total()));
-        engine.run({x, stageFilter(g, w, scratch + filterAt), nullptr, y}, scratch + workAt);
+        const void* filter = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
+        engine.run({input, filter, nullptr, y}, scratch + workAt);
         if (bias != nullptr)
             addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias,
                                        std::int64_t(g.batch) * g.outHeight * g.outWidth,
@@ -312,13 +361,20 @@ void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, cons
     activateDevice();
     ConvPlan& plan = convPlan(g, "convBackwardData");
     if (storesBf16()) {
+        ChannelPadding* padding = plan.padding.get();
+        void* gradient = padding ? padding->inputGradient(*this) : static_cast<void*>(dx);
         ConvEngine& engine =
-            convEngine(g, plan, ConvDirection::BackwardData, {nullptr, nullptr, dy, dx}, w);
+            convEngine(g, plan, ConvDirection::BackwardData, {nullptr, nullptr, dy, gradient}, w);
         ScratchLayout layout;
         const std::size_t filterAt = layout.add(filterStagingBytes(g));
         const std::size_t workAt = layout.add(engine.workspaceBytes());
         char* scratch = static_cast<char*>(workspace(layout.total()));
-        engine.run({nullptr, stageFilter(g, w, scratch + filterAt), dy, dx}, scratch + workAt);
+        const void* filter = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
+        engine.run({nullptr, filter, dy, gradient}, scratch + workAt);
+        if (padding)  // the real channels of the padded dx
+            copyChannels(g.batch, g.inHeight * g.inWidth, g.inChannels,
+                         static_cast<const float*>(gradient), padding->geometry.inChannels, 0, dx,
+                         g.inChannels, 0);
         return;
     }
     chooseBackwardDataAlgorithm(g, plan, dy, w);
@@ -337,16 +393,25 @@ void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, con
     ConvPlan& plan = convPlan(g, "convBackwardFilter");
     const float one = 1.0f, zero = 0.0f;
     if (storesBf16()) {
+        const void* input = padInput(g, plan, x);
         ConvEngine& engine =
-            convEngine(g, plan, ConvDirection::BackwardFilter, {x, nullptr, dy, nullptr}, nullptr);
+            convEngine(g, plan, ConvDirection::BackwardFilter, {input, nullptr, dy, nullptr}, nullptr);
+        ChannelPadding* padding = plan.padding.get();
         const std::int64_t pixels = std::int64_t(g.batch) * g.outHeight * g.outWidth;
         ScratchLayout layout;
         const std::size_t gradientAt = layout.add(filterStagingBytes(g));
+        const std::size_t paddedAt =
+            layout.add(padding ? bf16Bytes(padding->geometry.weightCount()) : 0);
         const std::size_t workAt = layout.add(engine.workspaceBytes());
         const std::size_t sumsAt = layout.add(
             dbias != nullptr ? channelSumsChannelsLastWorkspaceBytes(pixels, g.outChannels) : 0);
         char* scratch = static_cast<char*>(workspace(layout.total()));
-        engine.run({x, nullptr, dy, scratch + gradientAt}, scratch + workAt);
+        char* gradient = scratch + (padding ? paddedAt : gradientAt);
+        engine.run({input, nullptr, dy, gradient}, scratch + workAt);
+        if (padding)  // the real channels of the padded KRSC dw
+            copyChannels(g.outChannels, g.kernelHeight * g.kernelWidth, g.inChannels,
+                         reinterpret_cast<const float*>(gradient), padding->geometry.inChannels, 0,
+                         reinterpret_cast<float*>(scratch + gradientAt), g.inChannels, 0);
         unstageFilterGradient(g, scratch + gradientAt, dw);
         if (dbias != nullptr)
             channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, pixels,

@@ -29,7 +29,10 @@
 #include <unordered_map>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cudnn.h>
+
+#include "cnnstudio/backend_buffer.h"
 
 #include "cnnstudio/kernels/cudnn_stats.h"
 #include "cuda/cuda_backend.h"
@@ -47,6 +50,20 @@ struct ConvAlgorithmChoice {
     bool chosen() const { return algorithm >= 0; }
 };
 
+// bf16: zero-padded copies for a convolution whose input channels do not fill whole 16-byte
+// vectors (conv.cpp): x and w (and, once needed, dx) with inChannels rounded up to 8.
+struct ChannelPadding {
+    static constexpr int kChannelVector = 8;  // bf16 channels in 16 bytes
+    ChannelPadding(Backend& memory, const ConvGeometry& g);
+    void* inputGradient(Backend& memory);  // allocated on first use
+
+    ConvGeometry geometry;  // the padded convolution the engines run
+    BackendBuffer<__nv_bfloat16> input, filter;
+
+private:
+    BackendBuffer<__nv_bfloat16> inputGradient_;
+};
+
 // Everything cuDNN needs for one convolution geometry, built on its first use.
 struct ConvPlan {
     TensorDescriptor input, output;  // x/dx and y/dy as the backend stores activations
@@ -57,6 +74,7 @@ struct ConvPlan {
     ConvAlgorithmChoice forward, backwardData, backwardFilter;
     // bf16: one graph-API engine per direction (ConvDirection order), chosen on first use.
     std::array<std::unique_ptr<ConvEngine>, 3> engines;
+    std::unique_ptr<ChannelPadding> padding;  // bf16, input channels not a multiple of 8
     TensorDescriptor fusedBias;  // (1, outChannels, 1, 1) in the compute type, once fused
     std::size_t fusedWorkspaceBytes = 0;
 };
@@ -194,6 +212,10 @@ private:
     // `operands` (w is staged from the fp32 `w` for the directions that read it).
     ConvEngine& convEngine(const ConvGeometry& g, ConvPlan& plan, ConvDirection direction,
                            ConvOperands operands, const float* w);
+    // bf16 with plan.padding: x, or a staged KRSC filter, copied into the zero-padded buffers,
+    // which are returned; otherwise the argument itself.
+    const void* padInput(const ConvGeometry& g, ConvPlan& plan, const float* x);
+    const void* padFilter(const ConvGeometry& g, ConvPlan& plan, const void* staged);
     // The filter in the compute type and layout: w itself in fp32/tf32; in bf16 a KRSC bf16
     // copy written to `room` (filterStagingBytes(g) bytes), which is returned.
     std::size_t filterStagingBytes(const ConvGeometry& g) const;
