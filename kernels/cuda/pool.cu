@@ -13,6 +13,11 @@
 // zero fill): it visits the at most ceil(kh/sh) x ceil(kw/sw) windows covering the element.
 // Channels-last, consecutive threads take consecutive channels of one pixel, so every access
 // of a warp is contiguous.
+// Tiling windows (stride = kernel, no padding, the windows cover the image exactly: fer-cnn's
+// 2x2 pools) on bf16 channels-last data with whole 16-byte channel vectors take a faster path:
+// one thread per output pixel and 8 channels, each input read once, and a backward that
+// scatters (each input element lies in exactly one window: dy to the argmax, zero elsewhere).
+// On the H200 the gather kernels took 1.4 ms of a fer-cnn bf16 step at batch 256.
 #include <cmath>
 
 #include "cuda/activation_storage.cuh"
@@ -151,6 +156,98 @@ __global__ void poolBackwardKernel(PoolParams p, const T* __restrict__ x,
     }
 }
 
+constexpr int kVector = 8;  // bf16 channels in one 16-byte access
+using ChannelVector = Packed<__nv_bfloat16, kVector>;
+
+bool tilesExactly(const PoolGeometry& g) {
+    return g.strideHeight == g.kernelHeight && g.strideWidth == g.kernelWidth &&
+           g.padHeight == 0 && g.padWidth == 0 && g.inHeight == g.outHeight * g.kernelHeight &&
+           g.inWidth == g.outWidth * g.kernelWidth && g.channels % kVector == 0;
+}
+
+// The first input element (top-left of the window) and the output element of thread i's
+// 8-channel vector, in elements.
+struct TiledWindow {
+    int input, output;
+};
+
+__device__ __forceinline__ TiledWindow tiledWindowOf(const PoolParams& p, int i) {
+    const int vectors = p.channels / kVector;
+    const int channel = (i % vectors) * kVector, pixel = i / vectors;
+    const int outColumn = pixel % p.outWidth, rest = pixel / p.outWidth;
+    const int outRow = rest % p.outHeight, image = rest / p.outHeight;
+    const int row = outRow * p.kernelHeight, column = outColumn * p.kernelWidth;
+    return {((image * p.inHeight + row) * p.inWidth + column) * p.channels + channel,
+            pixel * p.channels + channel};
+}
+
+template <bool IsMax>
+__global__ void tiledPoolForwardKernel(PoolParams p, const __nv_bfloat16* __restrict__ x,
+                                       __nv_bfloat16* __restrict__ y) {
+    const int count = p.batch * p.outHeight * p.outWidth * (p.channels / kVector);
+    const int rowStride = p.inWidth * p.channels;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        const TiledWindow window = tiledWindowOf(p, i);
+        float result[kVector];
+        for (int h = 0; h < p.kernelHeight; ++h)
+            for (int w = 0; w < p.kernelWidth; ++w) {
+                const ChannelVector values =
+                    ChannelVector::load(x + window.input + h * rowStride + w * p.channels);
+                for (int lane = 0; lane < kVector; ++lane) {
+                    const float value = values.get(lane);
+                    if (h == 0 && w == 0)
+                        result[lane] = value;
+                    else if constexpr (IsMax)  // first maximum kept; a NaN wins and stays
+                        result[lane] = value > result[lane] || (isnan(value) && !isnan(result[lane]))
+                                           ? value
+                                           : result[lane];
+                    else
+                        result[lane] += value;
+                }
+            }
+        ChannelVector out;
+        const float scale = IsMax ? 1.0f : 1.0f / float(p.kernelHeight * p.kernelWidth);
+        for (int lane = 0; lane < kVector; ++lane) out.set(lane, result[lane] * scale);
+        out.store(y + window.output);
+    }
+}
+
+template <bool IsMax>
+__global__ void tiledPoolBackwardKernel(PoolParams p, const __nv_bfloat16* __restrict__ x,
+                                        const __nv_bfloat16* __restrict__ dy,
+                                        __nv_bfloat16* __restrict__ dx) {
+    const int count = p.batch * p.outHeight * p.outWidth * (p.channels / kVector);
+    const int rowStride = p.inWidth * p.channels, area = p.kernelHeight * p.kernelWidth;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        const TiledWindow window = tiledWindowOf(p, i);
+        const ChannelVector gradient = ChannelVector::load(dy + window.output);
+        int argmax[kVector] = {};  // window position (h * kernelWidth + w) per lane
+        if constexpr (IsMax) {
+            float best[kVector];
+            for (int position = 0; position < area; ++position) {
+                const int h = position / p.kernelWidth, w = position - h * p.kernelWidth;
+                const ChannelVector values =
+                    ChannelVector::load(x + window.input + h * rowStride + w * p.channels);
+                for (int lane = 0; lane < kVector; ++lane) {
+                    const float value = values.get(lane);
+                    if (position == 0 || value > best[lane] || (isnan(value) && !isnan(best[lane]))) {
+                        best[lane] = value;
+                        argmax[lane] = position;
+                    }
+                }
+            }
+        }
+        for (int position = 0; position < area; ++position) {
+            const int h = position / p.kernelWidth, w = position - h * p.kernelWidth;
+            ChannelVector out;
+            for (int lane = 0; lane < kVector; ++lane)
+                out.set(lane, IsMax ? (argmax[lane] == position ? gradient.get(lane) : 0.0f)
+                                    : gradient.get(lane) / float(area));
+            out.store(dx + window.input + h * rowStride + w * p.channels);
+        }
+    }
+}
+
 template <class T, bool ChannelsLast>
 void launchPoolForward(const PoolGeometry& g, const T* x, T* y, int multiprocessors,
                        cudaStream_t stream) {
@@ -173,6 +270,20 @@ void launchPoolBackward(const PoolGeometry& g, const T* x, const T* dy, T* dx,
     else
         launchKernel("average pool backward", poolBackwardKernel<T, ChannelsLast, false>, blocks,
                      256, stream, poolParams(g), x, dy, dx);
+}
+
+// One thread per output pixel and channel vector; `maxKernel` or `averageKernel` by g.kind.
+template <class MaxKernel, class AverageKernel, class... Pointers>
+void launchTiledPool(const PoolGeometry& g, int multiprocessors, cudaStream_t stream,
+                     MaxKernel maxKernel, AverageKernel averageKernel, Pointers... pointers) {
+    const std::size_t threads = std::size_t(g.outputCount() / kVector);
+    const unsigned blocks = gridStrideBlocks(threads, 256, multiprocessors);
+    if (g.kind == PoolKind::Max)
+        launchKernel("max pool (tiling windows)", maxKernel, blocks, 256, stream, poolParams(g),
+                     pointers...);
+    else
+        launchKernel("average pool (tiling windows)", averageKernel, blocks, 256, stream,
+                     poolParams(g), pointers...);
 }
 
 const __nv_bfloat16* asBf16(const float* stored) {
@@ -201,10 +312,14 @@ void CudaBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
     requirePointer(y, "poolForward", "y");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
-    if (poolsBf16ChannelsLast(activationFormat(), "poolForward"))
-        launchPoolForward<__nv_bfloat16, true>(g, asBf16(x), asBf16(y), sms, stream());
-    else
+    const bool aligned = isAligned(x, 16) && isAligned(y, 16);
+    if (!poolsBf16ChannelsLast(activationFormat(), "poolForward"))
         launchPoolForward<float, false>(g, x, y, sms, stream());
+    else if (tilesExactly(g) && aligned)
+        launchTiledPool(g, sms, stream(), tiledPoolForwardKernel<true>,
+                        tiledPoolForwardKernel<false>, asBf16(x), asBf16(y));
+    else
+        launchPoolForward<__nv_bfloat16, true>(g, asBf16(x), asBf16(y), sms, stream());
 }
 
 void CudaBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
@@ -215,10 +330,14 @@ void CudaBackend::poolBackward(const PoolGeometry& g, const float* x, const floa
     requirePointer(dx, "poolBackward", "dx");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
-    if (poolsBf16ChannelsLast(activationFormat(), "poolBackward"))
-        launchPoolBackward<__nv_bfloat16, true>(g, asBf16(x), asBf16(dy), asBf16(dx), sms, stream());
-    else
+    const bool aligned = isAligned(x, 16) && isAligned(dy, 16) && isAligned(dx, 16);
+    if (!poolsBf16ChannelsLast(activationFormat(), "poolBackward"))
         launchPoolBackward<float, false>(g, x, dy, dx, sms, stream());
+    else if (tilesExactly(g) && aligned)
+        launchTiledPool(g, sms, stream(), tiledPoolBackwardKernel<true>,
+                        tiledPoolBackwardKernel<false>, asBf16(x), asBf16(dy), asBf16(dx));
+    else
+        launchPoolBackward<__nv_bfloat16, true>(g, asBf16(x), asBf16(dy), asBf16(dx), sms, stream());
 }
 
 }  // namespace cnnstudio::kernels

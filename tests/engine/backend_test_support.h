@@ -340,6 +340,8 @@ inline std::vector<PoolGeometry> poolGeometriesToTest(PoolKind kind) {
         poolGeometry(kind, 2, 3, 7, 7, 2, 2, 2, 2, 0, 0),    // odd size: the last row is dropped
         poolGeometry(kind, 2, 5, 5, 5, 5, 5, 1, 1, 0, 0),    // global pooling to 1x1
         poolGeometry(kind, 2, 2, 9, 8, 3, 2, 2, 1, 1, 0),    // rectangular kernel and stride
+        poolGeometry(kind, 2, 16, 12, 12, 2, 2, 2, 2, 0, 0), // tiling windows, 8-channel vectors
+        poolGeometry(kind, 1, 8, 9, 6, 3, 2, 3, 2, 0, 0),    // tiling rectangular windows
     };
 }
 
