@@ -1,72 +1,30 @@
 // cuDNN convolution: x (N,C,H,W), w (K,C/groups,R,S), bias (K) -> y (N,K,P,Q), and its two
 // backward passes (dx from dy and w; dw and dbias from x and dy).
 //
-// fp32/tf32: NCHW throughout, on the legacy API. Per geometry, on first use: descriptors, then
-// one algorithm per direction, benchmarked with cudnnFind*AlgorithmEx on scratch outputs (never
-// on the caller's): the fastest, or with BackendOptions::deterministic the fastest
-// deterministic one.
+// fp32/tf32 (this file): NCHW throughout, on the legacy API. Per geometry, on first use:
+// descriptors, then one algorithm per direction, benchmarked with cudnnFind*AlgorithmEx on
+// scratch outputs (never on the caller's): the fastest, or with BackendOptions::deterministic
+// the fastest deterministic one. bf16: conv_channels_last.cpp.
 //
-// bf16: x, y, dx, dy are the backend's bf16 NHWC activations, read and written in place, on the
-// graph API (ConvEngine, conv_engine.h), which reaches Hopper's warpgroup kernels. The fp32 KCRS
-// weights are staged as a bf16 KRSC copy in the workspace before each call, dw comes back
-// through the same copy, and biases are added and reduced in fp32 registers. Tensor-core
-// engines need whole 16-byte channel vectors (8 bf16): an ungrouped convolution with fewer or
-// ragged input channels (the network's input layer: 1 grey or 3 colour channels) runs on
-// zero-padded copies of x, w (and dx, dw) kept with its plan — on the H200 that turned the
-// fer-cnn input layer from cuDNN's generic NHWC kernels (0.5 ms a step) into tensor-core ones.
-//
-// Inference fusion (convBatchNormReluInference): the batch norm is folded into the weights and
-// a bias (fold_batch_norm.cu), then cuDNN's fused convolution-bias-activation writes
-// relu(conv + bias) in one pass, with the implicit-precomputed-GEMM algorithm (the one cuDNN
-// supports for a fused ReLU in every configuration).
+// Inference fusion (convBatchNormReluInference, every precision): the batch norm is folded into
+// the weights and a bias (fold_batch_norm.cu), then cuDNN's fused convolution-bias-activation
+// writes relu(conv + bias) in one pass, with the implicit-precomputed-GEMM algorithm (the one
+// cuDNN supports for a fused ReLU in every configuration).
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/error.h"
 #include "cuda/geometry_checks.h"
-#include "cuda/layout.h"
-#include "cudnn/conv_engine.h"
+#include "cudnn/conv_scratch.h"
 #include "cudnn/cudnn_backend.h"
 #include "cudnn/fold_batch_norm.h"
 #include "runtime/cuda_check.h"
 
 namespace cnnstudio::kernels {
 namespace {
-
-// Algorithms chosen by heuristics during capture may not need more workspace than this.
-constexpr std::size_t kHeuristicWorkspaceLimit = std::size_t(256) << 20;
-
-constexpr std::size_t kScratchAlignment = 256;
-
-std::size_t alignUp(std::size_t bytes) {
-    return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-}
-
-// Carves one workspace request into aligned regions: offsets first, then one allocation.
-class ScratchLayout {
-public:
-    std::size_t add(std::size_t bytes) {
-        const std::size_t offset = total_;
-        total_ += alignUp(bytes);
-        return offset;
-    }
-    std::size_t total() const { return total_; }
-
-private:
-    std::size_t total_ = 0;
-};
-
-std::size_t bf16Bytes(std::int64_t count) { return std::size_t(count) * sizeof(__nv_bfloat16); }
-
-// Ungrouped convolutions with ragged input channels run on padded copies (ChannelPadding).
-bool needsChannelPadding(const ConvGeometry& g) {
-    return g.groups == 1 && g.inChannels % ChannelPadding::kChannelVector != 0;
-}
-
 
 // The fastest usable result of a benchmark or heuristic query (both come sorted best first).
 // With `preferDeterministic`, deterministic algorithms come first: with them a run, and a resumed
@@ -95,40 +53,10 @@ ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned
     return {};
 }
 
-// Device memory for one benchmark: room for the staged filter (bf16 only), an output the
-// benchmark may overwrite, and the algorithms' workspace. Freed when the search ends
-// (stream-ordered, after the synchronous benchmark).
-class AlgorithmSearch {
-public:
-    AlgorithmSearch(Backend& memory, std::size_t filterRoomBytes, std::size_t outputBytes,
-                    std::size_t workspaceLimit)
-        : memory_(memory), workspaceBytes_(workspaceLimit) {
-        ScratchLayout layout;
-        const std::size_t filterAt = layout.add(filterRoomBytes);
-        const std::size_t outputAt = layout.add(outputBytes);
-        const std::size_t workspaceAt = layout.add(workspaceLimit);
-        base_ = static_cast<char*>(memory_.allocateBytes(layout.total()));
-        filterRoom_ = base_ + filterAt;
-        output_ = base_ + outputAt;
-        workspace_ = base_ + workspaceAt;
-    }
-    ~AlgorithmSearch() { memory_.freeBytes(base_); }
-    AlgorithmSearch(const AlgorithmSearch&) = delete;
-    AlgorithmSearch& operator=(const AlgorithmSearch&) = delete;
-
-    void* filterRoom() const { return filterRoom_; }
-    void* output() const { return output_; }
-    void* workspace() const { return workspace_; }
-    std::size_t workspaceBytes() const { return workspaceBytes_; }
-
-private:
-    Backend& memory_;
-    char* base_ = nullptr;
-    void* filterRoom_ = nullptr;
-    void* output_ = nullptr;
-    void* workspace_ = nullptr;
-    std::size_t workspaceBytes_;
-};
+// Ungrouped convolutions with ragged input channels run on padded copies (ChannelPadding).
+bool needsChannelPadding(const ConvGeometry& g) {
+    return g.groups == 1 && g.inChannels % ChannelPadding::kChannelVector != 0;
+}
 
 }  // namespace
 
@@ -246,102 +174,13 @@ void CudnnBackend::chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan
     recordChoice(g, "backward-filter", plan.backwardFilter);
 }
 
-std::size_t CudnnBackend::filterStagingBytes(const ConvGeometry& g) const {
-    return storesBf16() ? bf16Bytes(g.weightCount()) : 0;
-}
-
-const void* CudnnBackend::stageFilter(const ConvGeometry& g, const float* w, void* room) {
-    if (!storesBf16()) return w;
-    // (K, C/groups, R*S) fp32 -> (K, R*S, C/groups) bf16: KCRS to KRSC.
-    transposeImages(w, static_cast<__nv_bfloat16*>(room), g.outChannels, g.inChannels / g.groups,
-                    g.kernelHeight * g.kernelWidth, stream());
-    return room;
-}
-
-void CudnnBackend::unstageFilterGradient(const ConvGeometry& g, const void* room, float* dw) {
-    transposeImages(static_cast<const __nv_bfloat16*>(room), dw, g.outChannels,
-                    g.kernelHeight * g.kernelWidth, g.inChannels / g.groups, stream());
-}
-
-ChannelPadding::ChannelPadding(Backend& memory, const ConvGeometry& g)
-    : geometry(g) {
-    geometry.inChannels = (g.inChannels + kChannelVector - 1) / kChannelVector * kChannelVector;
-    input = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.inputCount()));
-    filter = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.weightCount()));
-}
-
-void* ChannelPadding::inputGradient(Backend& memory) {
-    if (inputGradient_.count() == 0)
-        inputGradient_ = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.inputCount()));
-    return inputGradient_.data();
-}
-
-const void* CudnnBackend::padInput(const ConvGeometry& g, ConvPlan& plan, const float* x) {
-    ChannelPadding* padding = plan.padding.get();
-    if (!padding) return x;
-    CNNSTUDIO_CUDA_CHECK(
-        cudaMemsetAsync(padding->input.data(), 0, padding->input.bytes(), stream()));
-    copyChannels(g.batch, g.inHeight * g.inWidth, g.inChannels, x, g.inChannels, 0,
-                 reinterpret_cast<float*>(padding->input.data()), padding->geometry.inChannels, 0);
-    return padding->input.data();
-}
-
-const void* CudnnBackend::padFilter(const ConvGeometry& g, ConvPlan& plan, const void* staged) {
-    ChannelPadding* padding = plan.padding.get();
-    if (!padding) return staged;
-    CNNSTUDIO_CUDA_CHECK(
-        cudaMemsetAsync(padding->filter.data(), 0, padding->filter.bytes(), stream()));
-    copyChannels(g.outChannels, g.kernelHeight * g.kernelWidth, g.inChannels,
-                 static_cast<const float*>(staged), g.inChannels, 0,
-                 reinterpret_cast<float*>(padding->filter.data()), padding->geometry.inChannels, 0);
-    return padding->filter.data();
-}
-
-ConvEngine& CudnnBackend::convEngine(const ConvGeometry& g, ConvPlan& plan,
-                                     ConvDirection direction, ConvOperands operands,
-                                     const float* w) {
-    std::unique_ptr<ConvEngine>& engine = plan.engines[std::size_t(direction)];
-    if (engine && engine->chosen()) return *engine;
-    const ConvGeometry& run = plan.padding ? plan.padding->geometry : g;
-    engine = std::make_unique<ConvEngine>(cudnn_, run, direction);
-    // Timing synchronises, which a capture forbids; then the heuristics' pick is taken and
-    // nothing is enqueued.
-    const bool timed = !streamIsCapturing();
-    const std::size_t limit = timed ? searchWorkspaceLimit() : kHeuristicWorkspaceLimit;
-    const std::size_t outputBytes = direction == ConvDirection::Forward ? bf16Bytes(run.outputCount())
-                                    : direction == ConvDirection::BackwardData
-                                        ? bf16Bytes(run.inputCount())
-                                        : bf16Bytes(run.weightCount());
-    const bool readsFilter = direction != ConvDirection::BackwardFilter;
-    AlgorithmSearch search(*this, timed && readsFilter ? filterStagingBytes(g) : 0,
-                           timed ? outputBytes : 0, timed ? limit : 0);
-    if (timed && readsFilter) operands.w = padFilter(g, plan, stageFilter(g, w, search.filterRoom()));
-    const ConvEngineChoice choice = engine->choose(operands, search.output(), search.workspace(),
-                                                   limit, timed, deterministic_, stream());
-    ++(choice.timed ? stats_.algorithmSearches : stats_.heuristicChoices);
-    stats_.largestWorkspaceBytes = std::max(stats_.largestWorkspaceBytes, choice.workspaceBytes);
-    return *engine;
-}
-
 void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
                                const float* bias, float* y) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convForward");
     const float one = 1.0f, zero = 0.0f;
     if (storesBf16()) {
-        const void* input = padInput(g, plan, x);
-        ConvEngine& engine =
-            convEngine(g, plan, ConvDirection::Forward, {input, nullptr, nullptr, y}, w);
-        ScratchLayout layout;
-        const std::size_t filterAt = layout.add(filterStagingBytes(g));
-        const std::size_t workAt = layout.add(engine.workspaceBytes());
-        char* scratch = static_cast<char*>(workspace(layout.total()));
-        const void* filter = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
-        engine.run({input, filter, nullptr, y}, scratch + workAt);
-        if (bias != nullptr)
-            addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias,
-                                       std::int64_t(g.batch) * g.outHeight * g.outWidth,
-                                       g.outChannels, stream());
+        convForwardChannelsLast(g, plan, x, w, bias, y);
         return;
     }
     chooseForwardAlgorithm(g, plan, x, w);
@@ -361,20 +200,7 @@ void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, cons
     activateDevice();
     ConvPlan& plan = convPlan(g, "convBackwardData");
     if (storesBf16()) {
-        ChannelPadding* padding = plan.padding.get();
-        void* gradient = padding ? padding->inputGradient(*this) : static_cast<void*>(dx);
-        ConvEngine& engine =
-            convEngine(g, plan, ConvDirection::BackwardData, {nullptr, nullptr, dy, gradient}, w);
-        ScratchLayout layout;
-        const std::size_t filterAt = layout.add(filterStagingBytes(g));
-        const std::size_t workAt = layout.add(engine.workspaceBytes());
-        char* scratch = static_cast<char*>(workspace(layout.total()));
-        const void* filter = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
-        engine.run({nullptr, filter, dy, gradient}, scratch + workAt);
-        if (padding)  // the real channels of the padded dx
-            copyChannels(g.batch, g.inHeight * g.inWidth, g.inChannels,
-                         static_cast<const float*>(gradient), padding->geometry.inChannels, 0, dx,
-                         g.inChannels, 0);
+        convBackwardDataChannelsLast(g, plan, dy, w, dx);
         return;
     }
     chooseBackwardDataAlgorithm(g, plan, dy, w);
@@ -393,29 +219,7 @@ void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, con
     ConvPlan& plan = convPlan(g, "convBackwardFilter");
     const float one = 1.0f, zero = 0.0f;
     if (storesBf16()) {
-        const void* input = padInput(g, plan, x);
-        ConvEngine& engine =
-            convEngine(g, plan, ConvDirection::BackwardFilter, {input, nullptr, dy, nullptr}, nullptr);
-        ChannelPadding* padding = plan.padding.get();
-        const std::int64_t pixels = std::int64_t(g.batch) * g.outHeight * g.outWidth;
-        ScratchLayout layout;
-        const std::size_t gradientAt = layout.add(filterStagingBytes(g));
-        const std::size_t paddedAt =
-            layout.add(padding ? bf16Bytes(padding->geometry.weightCount()) : 0);
-        const std::size_t workAt = layout.add(engine.workspaceBytes());
-        const std::size_t sumsAt = layout.add(
-            dbias != nullptr ? channelSumsChannelsLastWorkspaceBytes(pixels, g.outChannels) : 0);
-        char* scratch = static_cast<char*>(workspace(layout.total()));
-        char* gradient = scratch + (padding ? paddedAt : gradientAt);
-        engine.run({input, nullptr, dy, gradient}, scratch + workAt);
-        if (padding)  // the real channels of the padded KRSC dw
-            copyChannels(g.outChannels, g.kernelHeight * g.kernelWidth, g.inChannels,
-                         reinterpret_cast<const float*>(gradient), padding->geometry.inChannels, 0,
-                         reinterpret_cast<float*>(scratch + gradientAt), g.inChannels, 0);
-        unstageFilterGradient(g, scratch + gradientAt, dw);
-        if (dbias != nullptr)
-            channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, pixels,
-                                    g.outChannels, scratch + sumsAt, stream());
+        convBackwardFilterChannelsLast(g, plan, x, dy, dw, dbias);
         return;
     }
     chooseBackwardFilterAlgorithm(g, plan, x, dy);

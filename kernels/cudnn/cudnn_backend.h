@@ -208,7 +208,14 @@ private:
     void chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                        const float* dy);
     void recordChoice(const ConvGeometry& g, const char* direction, const ConvAlgorithmChoice& choice);
-    // bf16: the plan's graph-API engine for `direction`, chosen on first use by timing on
+    // ---- bf16 channels-last convolution (conv_channels_last.cpp) ----------------------------
+    void convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* x,
+                                 const float* w, const float* bias, float* y);
+    void convBackwardDataChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* dy,
+                                      const float* w, float* dx);
+    void convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* x,
+                                        const float* dy, float* dw, float* dbias);
+    // The plan's graph-API engine for `direction`, chosen on first use by timing on
     // `operands` (w is staged from the fp32 `w` for the directions that read it).
     ConvEngine& convEngine(const ConvGeometry& g, ConvPlan& plan, ConvDirection direction,
                            ConvOperands operands, const float* w);
