@@ -1,21 +1,21 @@
-// Activations over `count` floats, elementwise:
+// Activations over `count` elements, elementwise:
 //   relu   y = max(x, 0)                        dx = x > 0 ? dy : 0
 //   leaky  y = x > 0 ? x : alpha x              dx = x > 0 ? dy : alpha dy
 //   elu    y = x > 0 ? x : alpha (exp(x) - 1)   dx = x > 0 ? dy : alpha exp(x) dy
-// (the backward reads x, so it is exact whether or not y was computed in place). Grid-stride,
-// float4 when every pointer is 16-byte aligned, the count % 4 tail one by one.
+// (the backward reads x, so it is exact whether or not y was computed in place). x, y, dy, dx
+// are activations: fp32 or bf16 as Backend::activationFormat says (bf16 widened to fp32, the
+// result rounded to nearest). Grid-stride, 16-byte packs (4 floats or 8 bf16) when every
+// pointer is 16-byte aligned, the remaining tail one by one.
 #include <cstdint>
+#include <string>
 
+#include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/geometry_checks.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
 namespace {
-
-bool isAligned16(const void* pointer) {
-    return (reinterpret_cast<std::uintptr_t>(pointer) & 15u) == 0;
-}
 
 template <Activation Kind>
 __device__ __forceinline__ float activate(float x, float alpha) {
@@ -33,64 +33,99 @@ __device__ __forceinline__ float activateGrad(float x, float dy, float alpha) {
 }
 
 // y may alias x (in place): each element is read before it is written by the same thread.
-template <Activation Kind, bool Vectorised>
-__global__ void activationForwardKernel(float alpha, const float* x, float* y, std::size_t count) {
+template <class T, Activation Kind, bool Vectorised>
+__global__ void activationForwardKernel(float alpha, const T* x, T* y, std::size_t count) {
     const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
     const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     std::size_t tail = 0;
     if constexpr (Vectorised) {
-        const float4* x4 = reinterpret_cast<const float4*>(x);
-        float4* y4 = reinterpret_cast<float4*>(y);
-        for (std::size_t i = first; i < count / 4; i += stride) {
-            const float4 v = x4[i];
-            y4[i] = float4{activate<Kind>(v.x, alpha), activate<Kind>(v.y, alpha),
-                           activate<Kind>(v.z, alpha), activate<Kind>(v.w, alpha)};
+        constexpr int kPack = kPerAccess16<T>;
+        using Pack = Packed<T, kPack>;
+        for (std::size_t i = first; i < count / kPack; i += stride) {
+            const Pack v = Pack::load(x + i * kPack);
+            Pack out;
+#pragma unroll
+            for (int k = 0; k < kPack; ++k) out.set(k, activate<Kind>(v.get(k), alpha));
+            out.store(y + i * kPack);
         }
-        tail = count / 4 * 4;
+        tail = count / kPack * kPack;
     }
-    for (std::size_t i = tail + first; i < count; i += stride) y[i] = activate<Kind>(x[i], alpha);
+    for (std::size_t i = tail + first; i < count; i += stride)
+        y[i] = fromFloat<T>(activate<Kind>(toFloat(x[i]), alpha));
 }
 
-template <Activation Kind, bool Vectorised>
-__global__ void activationBackwardKernel(float alpha, const float* x, const float* dy, float* dx,
+template <class T, Activation Kind, bool Vectorised>
+__global__ void activationBackwardKernel(float alpha, const T* x, const T* dy, T* dx,
                                          std::size_t count) {
     const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
     const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     std::size_t tail = 0;
     if constexpr (Vectorised) {
-        const float4* x4 = reinterpret_cast<const float4*>(x);
-        const float4* dy4 = reinterpret_cast<const float4*>(dy);
-        float4* dx4 = reinterpret_cast<float4*>(dx);
-        for (std::size_t i = first; i < count / 4; i += stride) {
-            const float4 v = x4[i], g = dy4[i];
-            dx4[i] = float4{activateGrad<Kind>(v.x, g.x, alpha), activateGrad<Kind>(v.y, g.y, alpha),
-                            activateGrad<Kind>(v.z, g.z, alpha), activateGrad<Kind>(v.w, g.w, alpha)};
+        constexpr int kPack = kPerAccess16<T>;
+        using Pack = Packed<T, kPack>;
+        for (std::size_t i = first; i < count / kPack; i += stride) {
+            const Pack v = Pack::load(x + i * kPack), g = Pack::load(dy + i * kPack);
+            Pack out;
+#pragma unroll
+            for (int k = 0; k < kPack; ++k)
+                out.set(k, activateGrad<Kind>(v.get(k), g.get(k), alpha));
+            out.store(dx + i * kPack);
         }
-        tail = count / 4 * 4;
+        tail = count / kPack * kPack;
     }
     for (std::size_t i = tail + first; i < count; i += stride)
-        dx[i] = activateGrad<Kind>(x[i], dy[i], alpha);
+        dx[i] = fromFloat<T>(activateGrad<Kind>(toFloat(x[i]), toFloat(dy[i]), alpha));
 }
 
-template <Activation Kind>
-void launchForward(cudaStream_t stream, int multiprocessors, float alpha, const float* x,
-                   float* y, std::size_t count) {
-    const bool vectorised = isAligned16(x) && isAligned16(y);
-    const unsigned blocks = gridStrideBlocks(vectorised ? count / 4 + 1 : count, 256, multiprocessors);
+template <class T, Activation Kind>
+void launchForward(cudaStream_t stream, int multiprocessors, float alpha, const T* x, T* y,
+                   std::size_t count) {
+    const bool vectorised = isAligned(x, 16) && isAligned(y, 16);
+    const unsigned blocks = gridStrideBlocks(vectorised ? count / kPerAccess16<T> + 1 : count,
+                                             256, multiprocessors);
     launchKernel("activation forward",
-                 vectorised ? activationForwardKernel<Kind, true> : activationForwardKernel<Kind, false>,
+                 vectorised ? activationForwardKernel<T, Kind, true>
+                            : activationForwardKernel<T, Kind, false>,
                  blocks, 256, stream, alpha, x, y, count);
 }
 
-template <Activation Kind>
-void launchBackward(cudaStream_t stream, int multiprocessors, float alpha, const float* x,
-                    const float* dy, float* dx, std::size_t count) {
-    const bool vectorised = isAligned16(x) && isAligned16(dy) && isAligned16(dx);
-    const unsigned blocks = gridStrideBlocks(vectorised ? count / 4 + 1 : count, 256, multiprocessors);
+template <class T, Activation Kind>
+void launchBackward(cudaStream_t stream, int multiprocessors, float alpha, const T* x,
+                    const T* dy, T* dx, std::size_t count) {
+    const bool vectorised = isAligned(x, 16) && isAligned(dy, 16) && isAligned(dx, 16);
+    const unsigned blocks = gridStrideBlocks(vectorised ? count / kPerAccess16<T> + 1 : count,
+                                             256, multiprocessors);
     launchKernel("activation backward",
-                 vectorised ? activationBackwardKernel<Kind, true>
-                            : activationBackwardKernel<Kind, false>,
+                 vectorised ? activationBackwardKernel<T, Kind, true>
+                            : activationBackwardKernel<T, Kind, false>,
                  blocks, 256, stream, alpha, x, dy, dx, count);
+}
+
+template <class T>
+void dispatchForward(Activation kind, cudaStream_t stream, int sms, float alpha, const T* x, T* y,
+                     std::size_t count) {
+    switch (kind) {
+    case Activation::Relu:
+        return launchForward<T, Activation::Relu>(stream, sms, alpha, x, y, count);
+    case Activation::LeakyRelu:
+        return launchForward<T, Activation::LeakyRelu>(stream, sms, alpha, x, y, count);
+    case Activation::Elu: return launchForward<T, Activation::Elu>(stream, sms, alpha, x, y, count);
+    }
+    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationForward");
+}
+
+template <class T>
+void dispatchBackward(Activation kind, cudaStream_t stream, int sms, float alpha, const T* x,
+                      const T* dy, T* dx, std::size_t count) {
+    switch (kind) {
+    case Activation::Relu:
+        return launchBackward<T, Activation::Relu>(stream, sms, alpha, x, dy, dx, count);
+    case Activation::LeakyRelu:
+        return launchBackward<T, Activation::LeakyRelu>(stream, sms, alpha, x, dy, dx, count);
+    case Activation::Elu:
+        return launchBackward<T, Activation::Elu>(stream, sms, alpha, x, dy, dx, count);
+    }
+    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationBackward");
 }
 
 }  // namespace
@@ -102,13 +137,11 @@ void CudaBackend::activationForward(Activation kind, float alpha, const float* x
     requirePointer(y, "activationForward", "y");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
-    switch (kind) {
-    case Activation::Relu: return launchForward<Activation::Relu>(stream(), sms, alpha, x, y, count);
-    case Activation::LeakyRelu:
-        return launchForward<Activation::LeakyRelu>(stream(), sms, alpha, x, y, count);
-    case Activation::Elu: return launchForward<Activation::Elu>(stream(), sms, alpha, x, y, count);
-    }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationForward");
+    if (activationFormat().bf16)
+        dispatchForward(kind, stream(), sms, alpha, reinterpret_cast<const __nv_bfloat16*>(x),
+                        reinterpret_cast<__nv_bfloat16*>(y), count);
+    else
+        dispatchForward(kind, stream(), sms, alpha, x, y, count);
 }
 
 void CudaBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
@@ -119,15 +152,12 @@ void CudaBackend::activationBackward(Activation kind, float alpha, const float* 
     requirePointer(dx, "activationBackward", "dx");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
-    switch (kind) {
-    case Activation::Relu:
-        return launchBackward<Activation::Relu>(stream(), sms, alpha, x, dy, dx, count);
-    case Activation::LeakyRelu:
-        return launchBackward<Activation::LeakyRelu>(stream(), sms, alpha, x, dy, dx, count);
-    case Activation::Elu:
-        return launchBackward<Activation::Elu>(stream(), sms, alpha, x, dy, dx, count);
-    }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationBackward");
+    if (activationFormat().bf16)
+        dispatchBackward(kind, stream(), sms, alpha, reinterpret_cast<const __nv_bfloat16*>(x),
+                         reinterpret_cast<const __nv_bfloat16*>(dy),
+                         reinterpret_cast<__nv_bfloat16*>(dx), count);
+    else
+        dispatchBackward(kind, stream(), sms, alpha, x, dy, dx, count);
 }
 
 }  // namespace cnnstudio::kernels

@@ -1,10 +1,18 @@
 // Channel copy for concatenation and its backward: for every image n, channels
-// [srcOffset, srcOffset + channels) of src (N, srcChannels, S) go to channels
-// [dstOffset, dstOffset + channels) of dst (N, dstChannels, S). Each image's block of
-// channels * S floats is contiguous in both tensors, so the copy is N rows of one length:
-// grid-stride over N * channels * S, float4 when every offset and pointer is 16-byte aligned.
+// [srcOffset, srcOffset + channels) of src go to channels [dstOffset, dstOffset + channels) of
+// dst. Elements are activations, fp32 or bf16, in the layout Backend::activationFormat says:
+//   NCHW           src (N, srcChannels, S), dst (N, dstChannels, S): each image's block of
+//                  channels * S elements is contiguous, so the copy is N rows of channels * S
+//   channels-last  src (N, S, srcChannels), dst (N, S, dstChannels), N * S rows of
+//                  `channels` elements: with row = n S + s, for c < channels,
+//                  dst[row * dstChannels + dstOffset + c] = src[row * srcChannels + srcOffset + c]
+// Either way a strided copy of rows: grid-stride over rows * rowLength, in 16-byte units when
+// every row stride, start and length is a whole number of them and both pointers are 16-byte
+// aligned, otherwise element by element (the copy moves bits: no conversion).
 #include <cstdint>
+#include <string>
 
+#include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/geometry_checks.h"
 #include "runtime/launch.cuh"
@@ -12,7 +20,8 @@
 namespace cnnstudio::kernels {
 namespace {
 
-// Unit: float (Vectorised false) or float4; every length and offset is in units.
+// Unit: one element (float, __nv_bfloat16) or a 16-byte int4; every length and offset is in
+// units. rows * rowLength and every index fit in int (requireIndexable bounds the tensors).
 template <class Unit>
 __global__ void copyRowsKernel(const Unit* __restrict__ src, int srcRowStride, int srcStart,
                                Unit* __restrict__ dst, int dstRowStride, int dstStart,
@@ -21,6 +30,33 @@ __global__ void copyRowsKernel(const Unit* __restrict__ src, int srcRowStride, i
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
         const int row = i / rowLength, offset = i - row * rowLength;
         dst[row * dstRowStride + dstStart + offset] = src[row * srcRowStride + srcStart + offset];
+    }
+}
+
+// A strided row copy, in elements of Element.
+struct RowCopy {
+    int srcRowStride, srcStart, dstRowStride, dstStart, rowLength, rows;
+};
+
+template <class Element>
+void launchRowCopy(cudaStream_t stream, int multiprocessors, const Element* src, Element* dst,
+                   const RowCopy& c) {
+    constexpr int kUnit = kPerAccess16<Element>;
+    const bool vectorised = c.srcRowStride % kUnit == 0 && c.srcStart % kUnit == 0 &&
+                            c.dstRowStride % kUnit == 0 && c.dstStart % kUnit == 0 &&
+                            c.rowLength % kUnit == 0 && isAligned(src, 16) && isAligned(dst, 16);
+    if (vectorised) {
+        launchKernel("copy channels", copyRowsKernel<int4>,
+                     gridStrideBlocks(std::size_t(c.rows) * (c.rowLength / kUnit), 256,
+                                      multiprocessors),
+                     256, stream, reinterpret_cast<const int4*>(src), c.srcRowStride / kUnit,
+                     c.srcStart / kUnit, reinterpret_cast<int4*>(dst), c.dstRowStride / kUnit,
+                     c.dstStart / kUnit, c.rowLength / kUnit, c.rows);
+    } else {
+        launchKernel("copy channels", copyRowsKernel<Element>,
+                     gridStrideBlocks(std::size_t(c.rows) * c.rowLength, 256, multiprocessors),
+                     256, stream, src, c.srcRowStride, c.srcStart, dst, c.dstRowStride,
+                     c.dstStart, c.rowLength, c.rows);
     }
 }
 
@@ -45,24 +81,18 @@ void CudaBackend::copyChannels(int batch, int spatial, int channels, const float
     requirePointer(src, op, "src");
     requirePointer(dst, op, "dst");
     activateDevice();
+    const ActivationFormat format = activationFormat();
+    const RowCopy copy =
+        format.channelsLast
+            ? RowCopy{srcChannels, srcOffset, dstChannels, dstOffset, channels, batch * spatial}
+            : RowCopy{srcChannels * spatial, srcOffset * spatial, dstChannels * spatial,
+                      dstOffset * spatial, channels * spatial, batch};
     const int sms = deviceProperties().multiProcessorCount;
-    const bool vectorised = spatial % 4 == 0 &&
-                            (reinterpret_cast<std::uintptr_t>(src) & 15u) == 0 &&
-                            (reinterpret_cast<std::uintptr_t>(dst) & 15u) == 0;
-    if (vectorised) {
-        const int unitSpatial = spatial / 4;
-        launchKernel("copy channels", copyRowsKernel<float4>,
-                     gridStrideBlocks(std::size_t(batch) * channels * unitSpatial, 256, sms), 256,
-                     stream(), reinterpret_cast<const float4*>(src), srcChannels * unitSpatial,
-                     srcOffset * unitSpatial, reinterpret_cast<float4*>(dst),
-                     dstChannels * unitSpatial, dstOffset * unitSpatial, channels * unitSpatial,
-                     batch);
-    } else {
-        launchKernel("copy channels", copyRowsKernel<float>,
-                     gridStrideBlocks(std::size_t(batch) * channels * spatial, 256, sms), 256,
-                     stream(), src, srcChannels * spatial, srcOffset * spatial, dst,
-                     dstChannels * spatial, dstOffset * spatial, channels * spatial, batch);
-    }
+    if (format.bf16)
+        launchRowCopy(stream(), sms, reinterpret_cast<const __nv_bfloat16*>(src),
+                      reinterpret_cast<__nv_bfloat16*>(dst), copy);
+    else
+        launchRowCopy(stream(), sms, src, dst, copy);
 }
 
 }  // namespace cnnstudio::kernels

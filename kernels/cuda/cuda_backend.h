@@ -3,6 +3,13 @@
 // the ops where cuDNN is faster; the rest, the memory pool, the stream and step capture it
 // inherits.
 //
+// Activation format: this backend keeps activations fp32 NCHW (the default activationFormat()).
+// The ops a subclass inherits — axpy, add, multiply, activations, dropoutMask, the loss and
+// copyChannels — read activationFormat() and also run on bf16 and on channels-last storage
+// (math in fp32 registers, results rounded to bf16); pooling runs on fp32 NCHW and on bf16
+// channels-last; conv, batch norm and dense read fp32 NCHW only, so a subclass with another
+// format overrides them. layout.h has the conversions between the formats.
+//
 // Threading and ordering: one non-blocking stream per backend; every op is enqueued on it and
 // returns without waiting for the device (only download() and synchronize() wait), so a whole
 // training step can be captured as one CUDA graph. Memory comes from a stream-ordered pool

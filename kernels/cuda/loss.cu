@@ -1,5 +1,7 @@
 // Softmax cross-entropy over logits (B, K) and int32 labels (B), optional class weights (K),
-// label smoothing e:
+// label smoothing e. Logits and their gradient dz are activations (fp32, or bf16 when
+// Backend::activationFormat says so: read widened to fp32, written rounded to nearest);
+// probabilities p, weights and the loss are fp32. Per element:
 //   p[i][k]  = exp(z[i][k] - max_k z[i]) / sum_k exp(z[i][k] - max_k z[i])
 //   q[i][k]  = (1 - e) [k == y_i] + e / K
 //   loss_i   = -sum_k q[i][k] log p[i][k]
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda/activation_storage.cuh"
 #include "cuda/block_reduce.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/geometry_checks.h"
@@ -36,29 +39,31 @@ __device__ __forceinline__ float warpAllSum(float value) {
     return value;
 }
 
+template <class T>
 __global__ void __launch_bounds__(kLossThreads)
 softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
-                                 const float* __restrict__ logits,
+                                 const T* __restrict__ logits,
                                  const std::int32_t* __restrict__ labels,
                                  const float* __restrict__ classWeights,
                                  float* __restrict__ probabilities, float* __restrict__ loss) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     double weightedLoss = 0.0, weightTotal = 0.0;  // meaningful in lane 0
     for (int i = warp; i < batch; i += warps) {
-        const float* row = logits + std::int64_t(i) * classes;
+        const T* row = logits + std::int64_t(i) * classes;
         float rowMax = -INFINITY;
-        for (int k = lane; k < classes; k += 32) rowMax = fmaxf(rowMax, row[k]);
+        for (int k = lane; k < classes; k += 32) rowMax = fmaxf(rowMax, toFloat(row[k]));
         rowMax = warpMax(rowMax);
         float expSum = 0.0f, logitSum = 0.0f;
         for (int k = lane; k < classes; k += 32) {
-            expSum += expf(row[k] - rowMax);
-            logitSum += row[k];
+            const float logit = toFloat(row[k]);
+            expSum += expf(logit - rowMax);
+            logitSum += logit;
         }
         expSum = warpAllSum(expSum);
         logitSum = warpAllSum(logitSum);
         const float logNormaliser = rowMax + logf(expSum);
         for (int k = lane; k < classes; k += 32)
-            probabilities[std::int64_t(i) * classes + k] = expf(row[k] - logNormaliser);
+            probabilities[std::int64_t(i) * classes + k] = expf(toFloat(row[k]) - logNormaliser);
         if (lane == 0) {
             const int label = labels[i];
             if (label < 0 || label >= classes) {
@@ -66,7 +71,7 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
                 continue;
             }
             // sum_k log p_k = sum_k z_k - K log-normaliser
-            const float logLabel = row[label] - logNormaliser;
+            const float logLabel = toFloat(row[label]) - logNormaliser;
             const float logSum = logitSum - float(classes) * logNormaliser;
             const float sampleLoss =
                 -((1.0f - smoothing) * logLabel + smoothing / float(classes) * logSum);
@@ -79,12 +84,14 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
     if (threadIdx.x == 0) *loss = float(totals.x / totals.y);
 }
 
+// dlogits may be probabilities when T is float (each element is read, then written, by one
+// thread); a bf16 dlogits must not overlap them (its elements straddle other threads' floats).
+template <class T>
 __global__ void __launch_bounds__(kLossThreads)
 softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
                                   const float* probabilities,
                                   const std::int32_t* __restrict__ labels,
-                                  const float* __restrict__ classWeights,
-                                  float* dlogits) {  // dlogits may be probabilities
+                                  const float* __restrict__ classWeights, T* dlogits) {
     __shared__ float inverseWeightTotal;
     double weightTotal = 0.0;
     for (int i = threadIdx.x; i < batch; i += blockDim.x) {
@@ -100,12 +107,12 @@ softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
         const int i = e / classes, k = e - i * classes;
         const int label = labels[i];
         if (label < 0 || label >= classes) {
-            dlogits[e] = NAN;
+            dlogits[e] = fromFloat<T>(NAN);
             continue;
         }
         const float target = (k == label ? 1.0f - smoothing : 0.0f) + offTarget;
         const float weight = classWeights ? classWeights[label] : 1.0f;
-        dlogits[e] = weight * inverseWeightTotal * (probabilities[e] - target);
+        dlogits[e] = fromFloat<T>(weight * inverseWeightTotal * (probabilities[e] - target));
     }
 }
 
@@ -122,9 +129,16 @@ void CudaBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float*
     requirePointer(probabilities, op, "probabilities");
     requirePointer(loss, op, "loss");
     activateDevice();
-    launchKernel("softmax cross-entropy forward", softmaxCrossEntropyForwardKernel, 1,
-                 kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, logits, labels,
-                 classWeights, probabilities, loss);
+    if (activationFormat().bf16)
+        launchKernel("softmax cross-entropy forward",
+                     softmaxCrossEntropyForwardKernel<__nv_bfloat16>, 1, kLossThreads, stream(),
+                     g.batch, g.classes, g.labelSmoothing,
+                     reinterpret_cast<const __nv_bfloat16*>(logits), labels, classWeights,
+                     probabilities, loss);
+    else
+        launchKernel("softmax cross-entropy forward", softmaxCrossEntropyForwardKernel<float>, 1,
+                     kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, logits, labels,
+                     classWeights, probabilities, loss);
 }
 
 void CudaBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
@@ -135,10 +149,19 @@ void CudaBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float
     requirePointer(probabilities, op, "probabilities");
     requirePointer(labels, op, "labels");
     requirePointer(dlogits, op, "dlogits");
+    const bool bf16 = activationFormat().bf16;
+    requireOp(!bf16 || static_cast<const void*>(dlogits) != probabilities, op,
+              "bf16 dlogits cannot be computed in place over the fp32 probabilities");
     activateDevice();
-    launchKernel("softmax cross-entropy backward", softmaxCrossEntropyBackwardKernel, 1,
-                 kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, probabilities,
-                 labels, classWeights, dlogits);
+    if (bf16)
+        launchKernel("softmax cross-entropy backward",
+                     softmaxCrossEntropyBackwardKernel<__nv_bfloat16>, 1, kLossThreads, stream(),
+                     g.batch, g.classes, g.labelSmoothing, probabilities, labels, classWeights,
+                     reinterpret_cast<__nv_bfloat16*>(dlogits));
+    else
+        launchKernel("softmax cross-entropy backward", softmaxCrossEntropyBackwardKernel<float>,
+                     1, kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing,
+                     probabilities, labels, classWeights, dlogits);
 }
 
 }  // namespace cnnstudio::kernels

@@ -1,7 +1,8 @@
 // cuDNN relu, elementwise over `count` floats, forward and backward. Leaky relu (cuDNN has none)
 // and ELU stay ours: cuDNN 9.14's ELU backward ignores alpha below zero (it gave dy (y + 1) for
 // dy (y + alpha), found by the conformance suite on an H200, 2026-11-30). Counts beyond a cuDNN
-// tensor dimension (2^31 - 1) stay ours too.
+// tensor dimension (2^31 - 1) stay ours too, and so do bf16 activations (our kernels read and
+// write bf16 directly).
 
 #include <climits>
 
@@ -10,8 +11,8 @@
 namespace cnnstudio::kernels {
 namespace {
 
-bool cudnnRuns(Activation kind, std::size_t count) {
-    return kind == Activation::Relu && count > 0 && count <= std::size_t(INT_MAX);
+bool cudnnRuns(Activation kind, std::size_t count, const ActivationFormat& format) {
+    return kind == Activation::Relu && count > 0 && count <= std::size_t(INT_MAX) && !format.bf16;
 }
 
 }  // namespace
@@ -32,7 +33,7 @@ cudnnTensorDescriptor_t CudnnBackend::flatDescriptor(std::size_t count) {
 
 void CudnnBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
                                      std::size_t count) {
-    if (!cudnnRuns(kind, count)) {
+    if (!cudnnRuns(kind, count, activationFormat())) {
         CudaBackend::activationForward(kind, alpha, x, y, count);
         return;
     }
@@ -46,7 +47,7 @@ void CudnnBackend::activationForward(Activation kind, float alpha, const float* 
 void CudnnBackend::activationBackward(Activation kind, float alpha, const float* x,
                                       const float* y, const float* dy, float* dx,
                                       std::size_t count) {
-    if (!cudnnRuns(kind, count)) {
+    if (!cudnnRuns(kind, count, activationFormat())) {
         CudaBackend::activationBackward(kind, alpha, x, y, dy, dx, count);
         return;
     }

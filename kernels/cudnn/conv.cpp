@@ -1,62 +1,30 @@
 // cuDNN convolution: x (N,C,H,W), w (K,C/groups,R,S), bias (K) -> y (N,K,P,Q), and its two
-// backward passes (dx from dy and w; dw and dbias from x and dy). NCHW throughout.
+// backward passes (dx from dy and w; dw and dbias from x and dy).
 //
-// Per geometry, on first use: descriptors, then one algorithm per direction, benchmarked with
-// cudnnFind*AlgorithmEx on scratch buffers (never on the caller's outputs): the fastest, or with
-// BackendOptions::deterministic the fastest deterministic one. In bf16 precision the operands are converted to bf16 in
-// the backend's workspace before each call and the result converted back to fp32; the bias is
-// always added and reduced in fp32.
+// fp32/tf32 (this file): NCHW throughout, on the legacy API. Per geometry, on first use:
+// descriptors, then one algorithm per direction, benchmarked with cudnnFind*AlgorithmEx on
+// scratch outputs (never on the caller's): the fastest, or with BackendOptions::deterministic
+// the fastest deterministic one. bf16: conv_channels_last.cpp.
+//
+// Inference fusion (convBatchNormReluInference, every precision): the batch norm is folded into
+// the weights and a bias (fold_batch_norm.cu), then cuDNN's fused convolution-bias-activation
+// writes relu(conv + bias) in one pass, with the implicit-precomputed-GEMM algorithm (the one
+// cuDNN supports for a fused ReLU in every configuration).
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cnnstudio/error.h"
-#include "cudnn/bf16_convert.h"
 #include "cuda/geometry_checks.h"
+#include "cudnn/conv_scratch.h"
 #include "cudnn/cudnn_backend.h"
+#include "cudnn/fold_batch_norm.h"
 #include "runtime/cuda_check.h"
 
 namespace cnnstudio::kernels {
 namespace {
-
-// Algorithms chosen by heuristics during capture may not need more workspace than this.
-constexpr std::size_t kHeuristicWorkspaceLimit = std::size_t(256) << 20;
-
-constexpr std::size_t kScratchAlignment = 256;
-
-std::size_t alignUp(std::size_t bytes) {
-    return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-}
-
-// Carves one workspace request into aligned regions: offsets first, then one allocation.
-class ScratchLayout {
-public:
-    std::size_t add(std::size_t bytes) {
-        const std::size_t offset = total_;
-        total_ += alignUp(bytes);
-        return offset;
-    }
-    std::size_t total() const { return total_; }
-
-private:
-    std::size_t total_ = 0;
-};
-
-std::size_t bf16Bytes(std::int64_t count) { return std::size_t(count) * 2; }
-
-std::string describe(const ConvGeometry& g) {
-    auto shape = [](int n, int c, int h, int w) {
-        return "(" + std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(h) + "," +
-               std::to_string(w) + ")";
-    };
-    return "convolution " + shape(g.batch, g.inChannels, g.inHeight, g.inWidth) + " -> " +
-           shape(g.batch, g.outChannels, g.outHeight, g.outWidth) + ", kernel " +
-           std::to_string(g.kernelHeight) + "x" + std::to_string(g.kernelWidth) + ", stride " +
-           std::to_string(g.strideHeight) + "x" + std::to_string(g.strideWidth) + ", padding " +
-           std::to_string(g.padHeight) + "x" + std::to_string(g.padWidth) + ", groups " +
-           std::to_string(g.groups);
-}
 
 // The fastest usable result of a benchmark or heuristic query (both come sorted best first).
 // With `preferDeterministic`, deterministic algorithms come first: with them a run, and a resumed
@@ -85,56 +53,10 @@ ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned
     return {};
 }
 
-// Device memory for one benchmark: bf16 copies of the two operands (bf16 precision only), an
-// output the benchmark may overwrite, and the algorithms' workspace. Freed when the search ends
-// (stream-ordered, after the synchronous benchmark).
-class AlgorithmSearch {
-public:
-    AlgorithmSearch(Backend& memory, cudaStream_t stream, bool bf16, const float* first,
-                    std::int64_t firstCount, const float* second, std::int64_t secondCount,
-                    std::int64_t outputCount, std::size_t workspaceLimit)
-        : memory_(memory), first_(first), second_(second), workspaceBytes_(workspaceLimit) {
-        ScratchLayout layout;
-        const std::size_t firstAt = bf16 ? layout.add(bf16Bytes(firstCount)) : 0;
-        const std::size_t secondAt = bf16 ? layout.add(bf16Bytes(secondCount)) : 0;
-        const std::size_t outputAt =
-            layout.add(bf16 ? bf16Bytes(outputCount) : std::size_t(outputCount) * sizeof(float));
-        const std::size_t workspaceAt = layout.add(workspaceLimit);
-        base_ = static_cast<char*>(memory_.allocateBytes(layout.total()));
-        output_ = base_ + outputAt;
-        workspace_ = base_ + workspaceAt;
-        if (!bf16) return;
-        try {  // the destructor does not run if the constructor throws
-            narrowToBf16(first, reinterpret_cast<__nv_bfloat16*>(base_ + firstAt),
-                         std::size_t(firstCount), stream);
-            narrowToBf16(second, reinterpret_cast<__nv_bfloat16*>(base_ + secondAt),
-                         std::size_t(secondCount), stream);
-        } catch (...) {
-            memory_.freeBytes(base_);
-            throw;
-        }
-        first_ = base_ + firstAt;
-        second_ = base_ + secondAt;
-    }
-    ~AlgorithmSearch() { memory_.freeBytes(base_); }
-    AlgorithmSearch(const AlgorithmSearch&) = delete;
-    AlgorithmSearch& operator=(const AlgorithmSearch&) = delete;
-
-    const void* first() const { return first_; }
-    const void* second() const { return second_; }
-    void* output() const { return output_; }
-    void* workspace() const { return workspace_; }
-    std::size_t workspaceBytes() const { return workspaceBytes_; }
-
-private:
-    Backend& memory_;
-    char* base_ = nullptr;
-    const void* first_;
-    const void* second_;
-    void* output_ = nullptr;
-    void* workspace_ = nullptr;
-    std::size_t workspaceBytes_;
-};
+// Ungrouped convolutions with ragged input channels run on padded copies (ChannelPadding).
+bool needsChannelPadding(const ConvGeometry& g) {
+    return g.groups == 1 && g.inChannels % ChannelPadding::kChannelVector != 0;
+}
 
 }  // namespace
 
@@ -144,14 +66,18 @@ ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const char* op) {
 
     validateConv(g, op);
     const cudnnDataType_t type = computeType();
+    const cudnnTensorFormat_t layout = activationLayout();
     ConvPlan plan;
-    plan.input = makeTensorDescriptor(type, g.batch, g.inChannels, g.inHeight, g.inWidth);
-    plan.output = makeTensorDescriptor(type, g.batch, g.outChannels, g.outHeight, g.outWidth);
-    plan.outputFloat =
-        makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outChannels, g.outHeight, g.outWidth);
-    plan.bias = makeTensorDescriptor(CUDNN_DATA_FLOAT, 1, g.outChannels, 1, 1);
+    plan.input = makeTensorDescriptor(type, g.batch, g.inChannels, g.inHeight, g.inWidth, layout);
+    plan.output =
+        makeTensorDescriptor(type, g.batch, g.outChannels, g.outHeight, g.outWidth, layout);
+    if (!storesBf16()) {  // bf16 adds and reduces biases with our channels-last kernels
+        plan.outputFloat =
+            makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outChannels, g.outHeight, g.outWidth);
+        plan.bias = makeTensorDescriptor(CUDNN_DATA_FLOAT, 1, g.outChannels, 1, 1);
+    }
     plan.filter = makeFilterDescriptor(type, g.outChannels, g.inChannels / g.groups,
-                                       g.kernelHeight, g.kernelWidth);
+                                       g.kernelHeight, g.kernelWidth, layout);
     plan.convolution = makeConvolutionDescriptor();
     // Accumulation is fp32 in every precision (bf16 inputs: cuDNN's "pseudo bf16" configuration).
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
@@ -159,13 +85,14 @@ ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const char* op) {
         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan.convolution.get(), g.groups));
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    if (storesBf16() && needsChannelPadding(g)) plan.padding = std::make_unique<ChannelPadding>(*this, g);
     return convPlans_.emplace(key, std::move(plan)).first->second;
 }
 
 void CudnnBackend::recordChoice(const ConvGeometry& g, const char* direction,
                                 const ConvAlgorithmChoice& choice) {
     if (!choice.chosen())
-        throw Error("cuDNN offers no " + std::string(direction) + " algorithm for " + describe(g) +
+        throw Error("cuDNN offers no " + std::string(direction) + " algorithm for " + describeConv(g) +
                         " in " + toString(precision()),
                     "cudnn backend", "try precision fp32 or backend 'cuda'");
     ++(choice.benchmarked ? stats_.algorithmSearches : stats_.heuristicChoices);
@@ -186,10 +113,9 @@ void CudnnBackend::chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan,
         plan.forward =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
-                               w, g.weightCount(), g.outputCount(), searchWorkspaceLimit());
+        AlgorithmSearch search(*this, 0, activationBytes(g.outputCount()), searchWorkspaceLimit());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            cudnn_, plan.input.get(), search.first(), plan.filter.get(), search.second(),
+            cudnn_, plan.input.get(), x, plan.filter.get(), w,
             plan.convolution.get(), plan.output.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.forward =
@@ -212,11 +138,9 @@ void CudnnBackend::chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& 
         plan.backwardData =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, dy,
-                               g.outputCount(), w, g.weightCount(), g.inputCount(),
-                               searchWorkspaceLimit());
+        AlgorithmSearch search(*this, 0, activationBytes(g.inputCount()), searchWorkspaceLimit());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-            cudnn_, plan.filter.get(), search.second(), plan.output.get(), search.first(),
+            cudnn_, plan.filter.get(), w, plan.output.get(), dy,
             plan.convolution.get(), plan.input.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.backwardData =
@@ -239,10 +163,9 @@ void CudnnBackend::chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan
         plan.backwardFilter =
             pickAlgorithm(results, returned, kHeuristicWorkspaceLimit, precision(), false, deterministic_);
     } else {
-        AlgorithmSearch search(*this, stream(), precision() == Precision::Bf16, x, g.inputCount(),
-                               dy, g.outputCount(), g.weightCount(), searchWorkspaceLimit());
+        AlgorithmSearch search(*this, 0, activationBytes(g.weightCount()), searchWorkspaceLimit());
         CNNSTUDIO_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            cudnn_, plan.input.get(), search.first(), plan.output.get(), search.second(),
+            cudnn_, plan.input.get(), x, plan.output.get(), dy,
             plan.convolution.get(), plan.filter.get(), search.output(), requested, &returned,
             results.data(), search.workspace(), search.workspaceBytes()));
         plan.backwardFilter =
@@ -255,102 +178,110 @@ void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const floa
                                const float* bias, float* y) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convForward");
+    const float one = 1.0f, zero = 0.0f;
+    if (storesBf16()) {
+        convForwardChannelsLast(g, plan, x, w, bias, y);
+        return;
+    }
     chooseForwardAlgorithm(g, plan, x, w);
     const ConvAlgorithmChoice& choice = plan.forward;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-    const float one = 1.0f, zero = 0.0f;
-    const auto algorithm = cudnnConvolutionFwdAlgo_t(choice.algorithm);
-
-    if (precision() != Precision::Bf16) {
-        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
-            cudnn_, &one, plan.input.get(), x, plan.filter.get(), w, plan.convolution.get(),
-            algorithm, scratch, choice.workspaceBytes, &zero, plan.output.get(), y));
-    } else {
-        ScratchLayout layout;
-        const std::size_t xAt = layout.add(bf16Bytes(g.inputCount()));
-        const std::size_t wAt = layout.add(bf16Bytes(g.weightCount()));
-        const std::size_t yAt = layout.add(bf16Bytes(g.outputCount()));
-        const std::size_t workAt = layout.add(choice.workspaceBytes);
-        char* scratch = static_cast<char*>(workspace(layout.total()));
-        toBf16(x, scratch + xAt, std::size_t(g.inputCount()));
-        toBf16(w, scratch + wAt, std::size_t(g.weightCount()));
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
-            cudnn_, &one, plan.input.get(), scratch + xAt, plan.filter.get(), scratch + wAt,
-            plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
-            plan.output.get(), scratch + yAt));
-        fromBf16(scratch + yAt, y, std::size_t(g.outputCount()));
-    }
+    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionForward(
+        cudnn_, &one, plan.input.get(), x, plan.filter.get(), w, plan.convolution.get(),
+        cudnnConvolutionFwdAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
+        choice.workspaceBytes, &zero, plan.output.get(), y));
     if (bias != nullptr)
         CNNSTUDIO_CUDNN_CHECK(
-            cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.outputFloat.get(), y));
+            cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.output.get(), y));
 }
 
 void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
                                     float* dx) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convBackwardData");
+    if (storesBf16()) {
+        convBackwardDataChannelsLast(g, plan, dy, w, dx);
+        return;
+    }
     chooseBackwardDataAlgorithm(g, plan, dy, w);
     const ConvAlgorithmChoice& choice = plan.backwardData;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
     const float one = 1.0f, zero = 0.0f;
-    const auto algorithm = cudnnConvolutionBwdDataAlgo_t(choice.algorithm);
-
-    if (precision() != Precision::Bf16) {
-        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardData(
-            cudnn_, &one, plan.filter.get(), w, plan.output.get(), dy, plan.convolution.get(),
-            algorithm, scratch, choice.workspaceBytes, &zero, plan.input.get(), dx));
-        return;
-    }
-    ScratchLayout layout;
-    const std::size_t dyAt = layout.add(bf16Bytes(g.outputCount()));
-    const std::size_t wAt = layout.add(bf16Bytes(g.weightCount()));
-    const std::size_t dxAt = layout.add(bf16Bytes(g.inputCount()));
-    const std::size_t workAt = layout.add(choice.workspaceBytes);
-    char* scratch = static_cast<char*>(workspace(layout.total()));
-    toBf16(dy, scratch + dyAt, std::size_t(g.outputCount()));
-    toBf16(w, scratch + wAt, std::size_t(g.weightCount()));
     CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardData(
-        cudnn_, &one, plan.filter.get(), scratch + wAt, plan.output.get(), scratch + dyAt,
-        plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
-        plan.input.get(), scratch + dxAt));
-    fromBf16(scratch + dxAt, dx, std::size_t(g.inputCount()));
+        cudnn_, &one, plan.filter.get(), w, plan.output.get(), dy, plan.convolution.get(),
+        cudnnConvolutionBwdDataAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
+        choice.workspaceBytes, &zero, plan.input.get(), dx));
 }
 
 void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                                       float* dw, float* dbias) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convBackwardFilter");
+    const float one = 1.0f, zero = 0.0f;
+    if (storesBf16()) {
+        convBackwardFilterChannelsLast(g, plan, x, dy, dw, dbias);
+        return;
+    }
     chooseBackwardFilterAlgorithm(g, plan, x, dy);
     const ConvAlgorithmChoice& choice = plan.backwardFilter;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-    const float one = 1.0f, zero = 0.0f;
-    const auto algorithm = cudnnConvolutionBwdFilterAlgo_t(choice.algorithm);
-
-    if (precision() != Precision::Bf16) {
-        void* scratch = choice.workspaceBytes > 0 ? workspace(choice.workspaceBytes) : nullptr;
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-            cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
-            algorithm, scratch, choice.workspaceBytes, &zero, plan.filter.get(), dw));
-    } else {
-        ScratchLayout layout;
-        const std::size_t xAt = layout.add(bf16Bytes(g.inputCount()));
-        const std::size_t dyAt = layout.add(bf16Bytes(g.outputCount()));
-        const std::size_t dwAt = layout.add(bf16Bytes(g.weightCount()));
-        const std::size_t workAt = layout.add(choice.workspaceBytes);
-        char* scratch = static_cast<char*>(workspace(layout.total()));
-        toBf16(x, scratch + xAt, std::size_t(g.inputCount()));
-        toBf16(dy, scratch + dyAt, std::size_t(g.outputCount()));
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-            cudnn_, &one, plan.input.get(), scratch + xAt, plan.output.get(), scratch + dyAt,
-            plan.convolution.get(), algorithm, scratch + workAt, choice.workspaceBytes, &zero,
-            plan.filter.get(), scratch + dwAt));
-        fromBf16(scratch + dwAt, dw, std::size_t(g.weightCount()));
-    }
+    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
+        cudnnConvolutionBwdFilterAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
+        choice.workspaceBytes, &zero, plan.filter.get(), dw));
     if (dbias != nullptr)
         CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.outputFloat.get(),
                                                            dy, &zero, plan.bias.get(), dbias));
+}
+
+void CudnnBackend::convBatchNormReluInference(const ConvGeometry& g, const float* x,
+                                              const float* w, const float* bias,
+                                              const BatchNormGeometry& bn, const float* gamma,
+                                              const float* beta, const float* runningMean,
+                                              const float* runningVar, float* y) {
+    activateDevice();
+    ConvPlan& plan = convPlan(g, "convBatchNormReluInference");
+    validateBatchNorm(bn, "convBatchNormReluInference");
+    if (bn.batch != g.batch || bn.channels != g.outChannels ||
+        bn.spatial != g.outHeight * g.outWidth)
+        throw Error("batch norm (" + std::to_string(bn.batch) + "," + std::to_string(bn.channels) +
+                        "," + std::to_string(bn.spatial) + ") does not match the output of " +
+                        describeConv(g),
+                    "cudnn convBatchNormReluInference");
+    constexpr auto algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
+    if (!plan.fusedBias) {
+        plan.fusedBias = makeTensorDescriptor(computeType(), 1, g.outChannels, 1, 1);
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+            cudnn_, plan.input.get(), plan.filter.get(), plan.convolution.get(), plan.output.get(),
+            algorithm, &plan.fusedWorkspaceBytes));
+    }
+
+    const std::size_t perFilter = std::size_t(g.weightCount() / g.outChannels);
+    ScratchLayout layout;
+    const std::size_t weightAt = layout.add(std::size_t(g.weightCount()) * sizeof(float));
+    const std::size_t biasAt = layout.add(std::size_t(g.outChannels) * sizeof(float));
+    const std::size_t filterAt = layout.add(filterStagingBytes(g));
+    const std::size_t narrowBiasAt = layout.add(storesBf16() ? bf16Bytes(g.outChannels) : 0);
+    const std::size_t workAt = layout.add(plan.fusedWorkspaceBytes);
+    char* scratch = static_cast<char*>(workspace(layout.total()));
+    auto* foldedWeight = reinterpret_cast<float*>(scratch + weightAt);
+    auto* foldedBias = reinterpret_cast<float*>(scratch + biasAt);
+    foldBatchNormIntoConv({gamma, beta, runningMean, runningVar, bn.epsilon}, w, bias,
+                          g.outChannels, int(perFilter), foldedWeight, foldedBias,
+                          deviceProperties().multiProcessorCount, stream());
+    const void* filter = stageFilter(g, foldedWeight, scratch + filterAt);
+    const void* biasOperand = foldedBias;
+    if (storesBf16()) {
+        toBf16(foldedBias, scratch + narrowBiasAt, std::size_t(g.outChannels));
+        biasOperand = scratch + narrowBiasAt;
+    }
+    // alpha2 = 0: the z input (here y itself) does not contribute.
+    const float one = 1.0f, zero = 0.0f;
+    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(
+        cudnn_, &one, plan.input.get(), x, plan.filter.get(), filter, plan.convolution.get(),
+        algorithm, scratch + workAt, plan.fusedWorkspaceBytes, &zero, plan.output.get(), y,
+        plan.fusedBias.get(), biasOperand, reluDescriptor(), plan.output.get(), y));
 }
 
 }  // namespace cnnstudio::kernels

@@ -1,5 +1,5 @@
 // CudnnBackend set-up: handles bound to the backend's stream, math modes per precision, the
-// factory, and helpers shared by the op files (capture state, bf16 staging, plan-cache hashes).
+// factory, and helpers shared by the op files (capture state, bf16 conversion, plan-cache hashes).
 
 #include "cudnn/cudnn_backend.h"
 
@@ -95,6 +95,7 @@ CudnnBackend::~CudnnBackend() {
     convPlans_.clear();
     poolPlans_.clear();
     batchNormPlans_.clear();
+    for (auto& [savedMean, reserve] : batchNormReserves_) freeBytes(reserve);
     densePlans_.clear();
     reluDescriptor_.reset();
     flatDescriptors_.clear();

@@ -5,11 +5,13 @@
 // Precision (BackendOptions::precision):
 //   fp32  strict: TF32 is off everywhere (cuDNN FMA math, cuBLAS fp32 compute).
 //   tf32  convolutions and GEMMs on the tensor cores with TF32 inputs, fp32 accumulation.
-//   bf16  mixed: x and w are converted to bf16 in scratch memory for convolutions and GEMMs,
-//         which accumulate in fp32; every op still takes and returns fp32, and master weights
-//         stay fp32. Convolution results (y, dx, dw) are rounded to bf16 before widening, as
-//         under PyTorch's autocast; GEMMs write fp32 directly. Biases, pooling, batch norm and
-//         activations run in fp32.
+//   bf16  mixed: activations are stored bf16 and channels last (NHWC, activationFormat()), what
+//         the tensor cores read fastest; every op reads and writes them directly and computes
+//         in fp32 registers (convolutions and GEMMs accumulate in fp32). Weights, gradients and
+//         optimiser state stay fp32 (master weights): each convolution and GEMM converts its
+//         weights to a bf16 copy (KRSC for convolutions) in scratch memory, and weight
+//         gradients come back to fp32 the same way. Activations cross to and from fp32 NCHW
+//         only at the plan's edges: uploadActivations, downloadActivations, flatten.
 //
 // Steady state never allocates and never searches: the first call with a new geometry builds its
 // descriptors, benchmarks cuDNN's convolution algorithms (cudnnFind*AlgorithmEx on scratch
@@ -19,16 +21,22 @@
 // dense.cpp) holds that op's plans and calls.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cudnn.h>
+
+#include "cnnstudio/backend_buffer.h"
 
 #include "cnnstudio/kernels/cudnn_stats.h"
 #include "cuda/cuda_backend.h"
+#include "cudnn/conv_engine.h"
 #include "cudnn/cudnn_descriptors.h"
 
 namespace cnnstudio::kernels {
@@ -42,14 +50,33 @@ struct ConvAlgorithmChoice {
     bool chosen() const { return algorithm >= 0; }
 };
 
+// bf16: zero-padded copies for a convolution whose input channels do not fill whole 16-byte
+// vectors (conv.cpp): x and w (and, once needed, dx) with inChannels rounded up to 8.
+struct ChannelPadding {
+    static constexpr int kChannelVector = 8;  // bf16 channels in 16 bytes
+    ChannelPadding(Backend& memory, const ConvGeometry& g);
+    void* inputGradient(Backend& memory);  // allocated on first use
+
+    ConvGeometry geometry;  // the padded convolution the engines run
+    BackendBuffer<__nv_bfloat16> input, filter;
+
+private:
+    BackendBuffer<__nv_bfloat16> inputGradient_;
+};
+
 // Everything cuDNN needs for one convolution geometry, built on its first use.
 struct ConvPlan {
-    TensorDescriptor input, output;  // x/dx and y/dy in the compute type (fp32 or bf16)
-    TensorDescriptor outputFloat;    // y/dy in fp32, for the bias
-    TensorDescriptor bias;           // (1, outChannels, 1, 1) fp32
-    FilterDescriptor filter;         // w/dw in the compute type
+    TensorDescriptor input, output;  // x/dx and y/dy as the backend stores activations
+    FilterDescriptor filter;         // w/dw in the compute type (KRSC with bf16)
+    TensorDescriptor outputFloat;    // y/dy in fp32, for the bias (fp32 and tf32 only)
+    TensorDescriptor bias;           // (1, outChannels, 1, 1) fp32 (fp32 and tf32 only)
     ConvolutionDescriptor convolution;
     ConvAlgorithmChoice forward, backwardData, backwardFilter;
+    // bf16: one graph-API engine per direction (ConvDirection order), chosen on first use.
+    std::array<std::unique_ptr<ConvEngine>, 3> engines;
+    std::unique_ptr<ChannelPadding> padding;  // bf16, input channels not a multiple of 8
+    TensorDescriptor fusedBias;  // (1, outChannels, 1, 1) in the compute type, once fused
+    std::size_t fusedWorkspaceBytes = 0;
 };
 
 struct PoolPlan {
@@ -59,13 +86,15 @@ struct PoolPlan {
 
 struct BatchNormPlan {
     bool batchStatistics = false;  // more than one value per channel: cuDNN can train on it
-    TensorDescriptor data;        // (batch, channels, spatial, 1)
+    cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;  // _PERSISTENT for bf16 NHWC
+    TensorDescriptor data;        // (batch, channels, spatial, 1) in the activation format
     TensorDescriptor parameters;  // (1, channels, 1, 1), derived by cuDNN
+    std::size_t workspaceBytes = 0, reserveBytes = 0;  // of the *Ex calls (bf16 NHWC)
 };
 
 struct DensePlan {
-    TensorDescriptor output;  // y/dy as (batch, outFeatures, 1, 1), for the bias
-    TensorDescriptor bias;    // (1, outFeatures, 1, 1)
+    TensorDescriptor output;  // y/dy as (batch, outFeatures, 1, 1), for the bias (fp32 only)
+    TensorDescriptor bias;    // (1, outFeatures, 1, 1) (fp32 only)
 };
 
 struct ConvKey {
@@ -95,6 +124,15 @@ public:
 
     std::string name() const override;         // "cudnn"
     std::string description() const override;  // "NVIDIA H200 (device 0), cuDNN 9.14.0, tf32"
+    ActivationFormat activationFormat() const override;
+
+    // ---- activations in and out, flatten (layout.cpp) --------------------------------------
+    void uploadActivations(const TensorShape& shape, const float* hostSource,
+                           float* destination) override;
+    void downloadActivations(const TensorShape& shape, const float* source,
+                             float* hostDestination) override;
+    void flattenForward(const TensorShape& shape, const float* x, float* y) override;
+    void flattenBackward(const TensorShape& shape, const float* dy, float* dx) override;
 
     // ---- convolution (conv.cpp) -----------------------------------------------------------
     void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
@@ -103,6 +141,14 @@ public:
                           float* dx) override;
     void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
                             float* dbias) override;
+
+    // Inference: the batch norm folded into the weights and a bias, then cuDNN's fused
+    // convolution + bias + ReLU.
+    void convBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
+                                    const float* bias, const BatchNormGeometry& bn,
+                                    const float* gamma, const float* beta,
+                                    const float* runningMean, const float* runningVar,
+                                    float* y) override;
 
     // ---- pooling (pool.cpp) ---------------------------------------------------------------
     void poolForward(const PoolGeometry& g, const float* x, float* y) override;
@@ -140,10 +186,12 @@ public:
 
 private:
     // ---- shared helpers (cudnn_backend.cpp) ------------------------------------------------
+    bool storesBf16() const { return precision() == Precision::Bf16; }  // bf16 NHWC activations
+    cudnnTensorFormat_t activationLayout() const;  // CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC
     bool streamIsCapturing() const;
     // Device memory for cuDNN's algorithm benchmark; bounded by what is free on the device.
     std::size_t searchWorkspaceLimit() const;
-    // Converts `count` floats to bf16 at `destination` on the stream.
+    // Converts `count` floats to bf16 at `destination` on the stream, and back.
     void toBf16(const float* source, void* destination, std::size_t count);
     void fromBf16(const void* source, float* destination, std::size_t count);
     cudnnDataType_t computeType() const;       // CUDNN_DATA_FLOAT or CUDNN_DATA_BFLOAT16
@@ -151,8 +199,8 @@ private:
 
     // ---- convolution (conv.cpp) ------------------------------------------------------------
     ConvPlan& convPlan(const ConvGeometry& g, const char* op);  // validates on first use
-    // On the first call for a plan: benchmark (or, during capture, ask the heuristics) and
-    // cache the algorithm. x, w, dy are the caller's fp32 operands.
+    // fp32/tf32, on the first call for a plan: benchmark (or, during capture, ask the
+    // heuristics) and cache the algorithm. x, w, dy are the caller's operands.
     void chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                 const float* w);
     void chooseBackwardDataAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* dy,
@@ -160,16 +208,43 @@ private:
     void chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                        const float* dy);
     void recordChoice(const ConvGeometry& g, const char* direction, const ConvAlgorithmChoice& choice);
+    // ---- bf16 channels-last convolution (conv_channels_last.cpp) ----------------------------
+    void convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* x,
+                                 const float* w, const float* bias, float* y);
+    void convBackwardDataChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* dy,
+                                      const float* w, float* dx);
+    void convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* x,
+                                        const float* dy, float* dw, float* dbias);
+    // The plan's graph-API engine for `direction`, chosen on first use by timing on
+    // `operands` (w is staged from the fp32 `w` for the directions that read it).
+    ConvEngine& convEngine(const ConvGeometry& g, ConvPlan& plan, ConvDirection direction,
+                           ConvOperands operands, const float* w);
+    // bf16 with plan.padding: x, or a staged KRSC filter, copied into the zero-padded buffers,
+    // which are returned; otherwise the argument itself.
+    const void* padInput(const ConvGeometry& g, ConvPlan& plan, const float* x);
+    const void* padFilter(const ConvGeometry& g, ConvPlan& plan, const void* staged);
+    // The filter in the compute type and layout: w itself in fp32/tf32; in bf16 a KRSC bf16
+    // copy written to `room` (filterStagingBytes(g) bytes), which is returned.
+    std::size_t filterStagingBytes(const ConvGeometry& g) const;
+    const void* stageFilter(const ConvGeometry& g, const float* w, void* room);
+    // bf16: the KRSC bf16 filter gradient in `room` back to fp32 KCRS dw.
+    void unstageFilterGradient(const ConvGeometry& g, const void* room, float* dw);
 
     // ---- pooling, batch norm, activation ----------------------------------------------------
     PoolPlan& poolPlan(const PoolGeometry& g, const char* op);  // validate on first use
     BatchNormPlan& batchNormPlan(const BatchNormGeometry& g, const char* op);
+    // Batch-norm training on bf16 NHWC runs cuDNN's persistent kernels (the *Ex calls), which
+    // need a reserve buffer kept from forward to backward: one per layer, found by savedMean.
+    void* batchNormReserve(const BatchNormPlan& plan, const float* savedMean);
     cudnnActivationDescriptor_t reluDescriptor();
     cudnnTensorDescriptor_t flatDescriptor(std::size_t count);
 
     // ---- dense (dense.cpp) -----------------------------------------------------------------
     DensePlan& densePlan(const DenseGeometry& g, const char* op);  // validates on first use
     cublasComputeType_t gemmComputeType() const;
+    cudaDataType_t activationDataType() const;  // CUDA_R_32F or CUDA_R_16BF
+    // The weights in the activations' type: w itself, or a bf16 copy in the workspace.
+    const void* stageDenseWeights(const float* w, std::size_t count);
 
     bool deterministic_ = false;  // BackendOptions::deterministic
     cudnnHandle_t cudnn_ = nullptr;
@@ -179,6 +254,7 @@ private:
     std::unordered_map<ConvKey, ConvPlan, ConvKeyHash> convPlans_;
     std::unordered_map<PoolGeometry, PoolPlan, PoolGeometryHash> poolPlans_;
     std::unordered_map<BatchNormGeometry, BatchNormPlan, BatchNormGeometryHash> batchNormPlans_;
+    std::unordered_map<const float*, void*> batchNormReserves_;
     ActivationDescriptor reluDescriptor_;
     std::unordered_map<std::size_t, TensorDescriptor> flatDescriptors_;
     std::unordered_map<DenseGeometry, DensePlan, DenseGeometryHash> densePlans_;

@@ -33,21 +33,24 @@ using ConvolutionDescriptor = std::unique_ptr<cudnnConvolutionStruct, Convolutio
 using PoolingDescriptor = std::unique_ptr<cudnnPoolingStruct, PoolingDescriptorDeleter>;
 using ActivationDescriptor = std::unique_ptr<cudnnActivationStruct, ActivationDescriptorDeleter>;
 
-// A packed NCHW tensor of `type`.
-inline TensorDescriptor makeTensorDescriptor(cudnnDataType_t type, int n, int c, int h, int w) {
+// A packed tensor (n, c, h, w) of `type`, stored NCHW or, with CUDNN_TENSOR_NHWC, channels last.
+inline TensorDescriptor makeTensorDescriptor(cudnnDataType_t type, int n, int c, int h, int w,
+                                             cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW) {
     cudnnTensorDescriptor_t raw = nullptr;
     CNNSTUDIO_CUDNN_CHECK(cudnnCreateTensorDescriptor(&raw));
     TensorDescriptor descriptor(raw);
-    CNNSTUDIO_CUDNN_CHECK(cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, type, n, c, h, w));
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetTensor4dDescriptor(raw, format, type, n, c, h, w));
     return descriptor;
 }
 
-// Filters (k, c, r, s) in KCRS order, which is PyTorch's (out, in/groups, kh, kw).
-inline FilterDescriptor makeFilterDescriptor(cudnnDataType_t type, int k, int c, int r, int s) {
+// Filters (k, c, r, s): KCRS order, which is PyTorch's (out, in/groups, kh, kw), or with
+// CUDNN_TENSOR_NHWC the channels-last KRSC.
+inline FilterDescriptor makeFilterDescriptor(cudnnDataType_t type, int k, int c, int r, int s,
+                                             cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW) {
     cudnnFilterDescriptor_t raw = nullptr;
     CNNSTUDIO_CUDNN_CHECK(cudnnCreateFilterDescriptor(&raw));
     FilterDescriptor descriptor(raw);
-    CNNSTUDIO_CUDNN_CHECK(cudnnSetFilter4dDescriptor(raw, type, CUDNN_TENSOR_NCHW, k, c, r, s));
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetFilter4dDescriptor(raw, type, format, k, c, r, s));
     return descriptor;
 }
 

@@ -7,22 +7,19 @@
 // product). The bias is added and reduced by cuDNN in fp32 ((N,O,1,1) against (1,O,1,1)).
 //
 // Precision: fp32 computes in fp32 (no TF32), tf32 lets cuBLAS round inputs to TF32 on the
-// tensor cores, bf16 converts the two operands to bf16 in the workspace and accumulates and
-// writes fp32.
+// tensor cores. bf16: x, y, dx, dy are the backend's bf16 activations (a 2-D tensor's layout is
+// the same channels-last or not); the fp32 weights are converted to a bf16 copy in the
+// workspace, GEMMs accumulate in fp32, dw is written in fp32 and biases are added and reduced
+// by our channels-last kernels in fp32 registers.
 
 #include <cuda_bf16.h>
 
 #include "cuda/geometry_checks.h"
+#include "cuda/layout.h"
 #include "cudnn/cudnn_backend.h"
 
 namespace cnnstudio::kernels {
 namespace {
-
-constexpr std::size_t kScratchAlignment = 256;
-
-std::size_t alignUp(std::size_t bytes) {
-    return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-}
 
 std::size_t bf16Bytes(std::size_t count) { return count * sizeof(__nv_bfloat16); }
 
@@ -32,8 +29,10 @@ DensePlan& CudnnBackend::densePlan(const DenseGeometry& g, const char* op) {
     if (auto found = densePlans_.find(g); found != densePlans_.end()) return found->second;
     validateDense(g, op);
     DensePlan plan;
-    plan.output = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outFeatures, 1, 1);
-    plan.bias = makeTensorDescriptor(CUDNN_DATA_FLOAT, 1, g.outFeatures, 1, 1);
+    if (!storesBf16()) {  // bf16 adds and reduces biases with our channels-last kernels
+        plan.output = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outFeatures, 1, 1);
+        plan.bias = makeTensorDescriptor(CUDNN_DATA_FLOAT, 1, g.outFeatures, 1, 1);
+    }
     return densePlans_.emplace(g, std::move(plan)).first->second;
 }
 
@@ -41,30 +40,34 @@ cublasComputeType_t CudnnBackend::gemmComputeType() const {
     return precision() == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
+cudaDataType_t CudnnBackend::activationDataType() const {
+    return storesBf16() ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+const void* CudnnBackend::stageDenseWeights(const float* w, std::size_t count) {
+    if (!storesBf16()) return w;
+    void* room = workspace(bf16Bytes(count));
+    toBf16(w, room, count);
+    return room;
+}
+
 void CudnnBackend::denseForward(const DenseGeometry& g, const float* x, const float* w,
                                 const float* bias, float* y) {
     activateDevice();
     const DensePlan& plan = densePlan(g, "denseForward");
-    const std::size_t xCount = std::size_t(g.batch) * g.inFeatures;
-    const std::size_t wCount = std::size_t(g.outFeatures) * g.inFeatures;
-    const void* a = w;
-    const void* b = x;
-    cudaDataType_t operandType = CUDA_R_32F;
-    if (precision() == Precision::Bf16) {
-        char* scratch = static_cast<char*>(workspace(alignUp(bf16Bytes(wCount)) + bf16Bytes(xCount)));
-        toBf16(w, scratch, wCount);
-        toBf16(x, scratch + alignUp(bf16Bytes(wCount)), xCount);
-        a = scratch;
-        b = scratch + alignUp(bf16Bytes(wCount));
-        operandType = CUDA_R_16BF;
-    }
+    const void* weights = stageDenseWeights(w, std::size_t(g.outFeatures) * g.inFeatures);
+    const cudaDataType_t type = activationDataType();
     // y^T (O x N) = W^T (O x F) * X (F x N), with W = w read column-major as (F x O).
     const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, g.outFeatures, g.batch,
-                                        g.inFeatures, &one, a, operandType, g.inFeatures, b,
-                                        operandType, g.inFeatures, &zero, y, CUDA_R_32F,
-                                        g.outFeatures, gemmComputeType(), CUBLAS_GEMM_DEFAULT));
-    if (bias != nullptr)
+                                        g.inFeatures, &one, weights, type, g.inFeatures, x, type,
+                                        g.inFeatures, &zero, y, type, g.outFeatures,
+                                        gemmComputeType(), CUBLAS_GEMM_DEFAULT));
+    if (bias == nullptr) return;
+    if (storesBf16())
+        addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias, g.batch,
+                                   g.outFeatures, stream());
+    else
         CNNSTUDIO_CUDNN_CHECK(
             cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.output.get(), y));
 }
@@ -73,53 +76,37 @@ void CudnnBackend::denseBackwardData(const DenseGeometry& g, const float* dy, co
                                      float* dx) {
     activateDevice();
     densePlan(g, "denseBackwardData");
-    const std::size_t dyCount = std::size_t(g.batch) * g.outFeatures;
-    const std::size_t wCount = std::size_t(g.outFeatures) * g.inFeatures;
-    const void* a = w;
-    const void* b = dy;
-    cudaDataType_t operandType = CUDA_R_32F;
-    if (precision() == Precision::Bf16) {
-        char* scratch = static_cast<char*>(workspace(alignUp(bf16Bytes(wCount)) + bf16Bytes(dyCount)));
-        toBf16(w, scratch, wCount);
-        toBf16(dy, scratch + alignUp(bf16Bytes(wCount)), dyCount);
-        a = scratch;
-        b = scratch + alignUp(bf16Bytes(wCount));
-        operandType = CUDA_R_16BF;
-    }
+    const void* weights = stageDenseWeights(w, std::size_t(g.outFeatures) * g.inFeatures);
+    const cudaDataType_t type = activationDataType();
     // dx^T (F x N) = W (F x O) * dY (O x N), with dY = dy read column-major.
     const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, g.inFeatures, g.batch,
-                                        g.outFeatures, &one, a, operandType, g.inFeatures, b,
-                                        operandType, g.outFeatures, &zero, dx, CUDA_R_32F,
-                                        g.inFeatures, gemmComputeType(), CUBLAS_GEMM_DEFAULT));
+                                        g.outFeatures, &one, weights, type, g.inFeatures, dy,
+                                        type, g.outFeatures, &zero, dx, type, g.inFeatures,
+                                        gemmComputeType(), CUBLAS_GEMM_DEFAULT));
 }
 
 void CudnnBackend::denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
                                         float* dw, float* dbias) {
     activateDevice();
     const DensePlan& plan = densePlan(g, "denseBackwardWeights");
-    const std::size_t xCount = std::size_t(g.batch) * g.inFeatures;
-    const std::size_t dyCount = std::size_t(g.batch) * g.outFeatures;
-    const void* a = x;
-    const void* b = dy;
-    cudaDataType_t operandType = CUDA_R_32F;
-    if (precision() == Precision::Bf16) {
-        char* scratch = static_cast<char*>(workspace(alignUp(bf16Bytes(xCount)) + bf16Bytes(dyCount)));
-        toBf16(x, scratch, xCount);
-        toBf16(dy, scratch + alignUp(bf16Bytes(xCount)), dyCount);
-        a = scratch;
-        b = scratch + alignUp(bf16Bytes(xCount));
-        operandType = CUDA_R_16BF;
-    }
-    // dw^T (F x O) = X (F x N) * dY^T (N x O), with X = x and dY = dy read column-major.
+    const cudaDataType_t type = activationDataType();
+    // dw^T (F x O) = X (F x N) * dY^T (N x O), with X = x and dY = dy read column-major; dw is
+    // fp32 whatever the activations are.
     const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_T, g.inFeatures,
-                                        g.outFeatures, g.batch, &one, a, operandType, g.inFeatures,
-                                        b, operandType, g.outFeatures, &zero, dw, CUDA_R_32F,
-                                        g.inFeatures, gemmComputeType(), CUBLAS_GEMM_DEFAULT));
-    if (dbias != nullptr)
+                                        g.outFeatures, g.batch, &one, x, type, g.inFeatures, dy,
+                                        type, g.outFeatures, &zero, dw, CUDA_R_32F, g.inFeatures,
+                                        gemmComputeType(), CUBLAS_GEMM_DEFAULT));
+    if (dbias == nullptr) return;
+    if (storesBf16()) {
+        const std::size_t sumsBytes = channelSumsChannelsLastWorkspaceBytes(g.batch, g.outFeatures);
+        channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, g.batch,
+                                g.outFeatures, workspace(sumsBytes), stream());
+    } else {
         CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.output.get(), dy,
                                                            &zero, plan.bias.get(), dbias));
+    }
 }
 
 }  // namespace cnnstudio::kernels

@@ -1,7 +1,8 @@
 // Helpers for tests that run Backend ops: seeded random inputs (the seed printed on failure),
 // tensors filled through Tensor::fromHost and read through toHost (so GPU backends work too),
-// NaN-poisoned outputs, raw backend buffers for labels and StepScalars, relative errors, and the
-// one table of tolerances per precision.
+// activation tensors in the backend's activation format, NaN-poisoned outputs, raw backend
+// buffers for labels and StepScalars, relative errors, and the one table of tolerances per
+// precision.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -94,6 +95,45 @@ inline Tensor poisonedTensor(Backend& backend, std::int64_t count) {
     return tensorFromHost(backend, nan);
 }
 
+// Activations (Tensor::activations): the backend keeps them in its activation format (bf16
+// channels-last on some GPU backends), so every one needs its true NCHW shape; fromHost and
+// toHost convert from and to fp32 NCHW.
+inline Tensor activationsFromHost(Backend& backend, TensorShape shape, std::span<const float> values) {
+    Tensor tensor = Tensor::activations(backend, shape);
+    tensor.fromHost(values);
+    return tensor;
+}
+
+// An activation output full of NaN (NaN in every activation format).
+inline Tensor poisonedActivations(Backend& backend, TensorShape shape) {
+    std::vector<float> nan(std::size_t(shape.count()), std::numeric_limits<float>::quiet_NaN());
+    return activationsFromHost(backend, shape, nan);
+}
+
+// `values` as the backend stores them: through its activation format and back. What an exact
+// op (a copy, a mask) must give on that backend when the reference computed `values` in fp32.
+inline std::vector<float> asStoredActivations(Backend& backend, TensorShape shape,
+                                              std::span<const float> values) {
+    return activationsFromHost(backend, shape, values).toHost();
+}
+
+// The activation shapes of each op's geometry (backend.h): images NCHW, dense rows (N, F, 1, 1).
+inline TensorShape convInputShape(const ConvGeometry& g) {
+    return {g.batch, g.inChannels, g.inHeight, g.inWidth};
+}
+inline TensorShape convOutputShape(const ConvGeometry& g) {
+    return {g.batch, g.outChannels, g.outHeight, g.outWidth};
+}
+inline TensorShape poolInputShape(const PoolGeometry& g) {
+    return {g.batch, g.channels, g.inHeight, g.inWidth};
+}
+inline TensorShape poolOutputShape(const PoolGeometry& g) {
+    return {g.batch, g.channels, g.outHeight, g.outWidth};
+}
+inline TensorShape batchNormShape(const BatchNormGeometry& g) { return {g.batch, g.channels, g.spatial, 1}; }
+inline TensorShape denseInputShape(const DenseGeometry& g) { return {g.batch, g.inFeatures, 1, 1}; }
+inline TensorShape denseOutputShape(const DenseGeometry& g) { return {g.batch, g.outFeatures, 1, 1}; }
+
 // Backend memory for what is not a float tensor (int32 labels, StepScalars), filled from the host.
 template <typename T>
 BackendBuffer<T> bufferFromHost(Backend& backend, std::span<const T> values) {
@@ -125,17 +165,21 @@ inline double relativeError(std::span<const float> out, std::span<const float> r
 // kLocalErrorFactor * tolerance * rms(ref): the norm alone would let one wrong element (a
 // border pixel, say) hide among many right ones. Otherwise says how far off, how many elements
 // are non-finite and where the largest difference is.
+// `scale`: the typical size of the values when ref may be far smaller — a sum whose terms
+// nearly cancel (a weight gradient over a few samples) is only as exact as its terms; errors
+// are then measured against max(rms(ref), scale).
 inline constexpr double kLocalErrorFactor = 10.0;
 
 inline ::testing::AssertionResult closeTo(std::span<const float> out, std::span<const float> ref,
-                                          double tolerance, const std::string& what) {
+                                          double tolerance, const std::string& what,
+                                          double scale = 0.0) {
     if (out.size() != ref.size())
         return ::testing::AssertionFailure() << what << ": " << out.size() << " values, expected "
                                              << ref.size();
     if (out.empty()) return ::testing::AssertionSuccess();
     double squares = 0.0;
     for (float value : ref) squares += double(value) * double(value);
-    const double rms = std::sqrt(squares / double(ref.size()));
+    const double rms = std::max(std::sqrt(squares / double(ref.size())), scale);
     const double localLimit = kLocalErrorFactor * tolerance * (rms > 0.0 ? rms : 1.0);
 
     std::size_t nonFinite = 0, worst = 0;
@@ -146,7 +190,9 @@ inline ::testing::AssertionResult closeTo(std::span<const float> out, std::span<
                                                    : std::numeric_limits<double>::infinity();
         if (delta > worstDelta) worstDelta = delta, worst = i;
     }
-    const double error = relativeError(out, ref);
+    double error = relativeError(out, ref);
+    if (scale > 0.0 && squares < double(ref.size()) * scale * scale)  // measured against scale
+        error *= squares > 0.0 ? std::sqrt(squares / double(ref.size())) / scale : 1.0 / scale;
     if (error < tolerance && worstDelta <= localLimit) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure()
            << what << ": relative error " << error << " (tolerance " << tolerance << ") over "
@@ -171,6 +217,8 @@ inline ::testing::AssertionResult identical(std::span<const float> out, std::spa
 }
 
 // ---- descriptions for SCOPED_TRACE --------------------------------------------------------
+inline std::string describe(const TensorShape& shape) { return "shape " + shape.toString(); }
+
 inline std::string describe(const ConvGeometry& g) {
     std::ostringstream text;
     text << "conv x(" << g.batch << "," << g.inChannels << "," << g.inHeight << "," << g.inWidth
@@ -292,6 +340,8 @@ inline std::vector<PoolGeometry> poolGeometriesToTest(PoolKind kind) {
         poolGeometry(kind, 2, 3, 7, 7, 2, 2, 2, 2, 0, 0),    // odd size: the last row is dropped
         poolGeometry(kind, 2, 5, 5, 5, 5, 5, 1, 1, 0, 0),    // global pooling to 1x1
         poolGeometry(kind, 2, 2, 9, 8, 3, 2, 2, 1, 1, 0),    // rectangular kernel and stride
+        poolGeometry(kind, 2, 16, 12, 12, 2, 2, 2, 2, 0, 0), // tiling windows, 8-channel vectors
+        poolGeometry(kind, 1, 8, 9, 6, 3, 2, 3, 2, 0, 0),    // tiling rectangular windows
     };
 }
 

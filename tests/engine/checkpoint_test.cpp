@@ -49,13 +49,18 @@ TrainingProgress someProgress(int epoch) {
 TEST(Checkpoint, RestoresWeightsStateOptimiserAndProgress) {
     const auto folder = testing::freshFolder() / "latest";
     Model saved(1);
-    // Non-trivial optimiser and batch-norm state to carry over.
+    // Non-trivial optimiser and batch-norm state to carry over, in every slice (the padding
+    // between slices is not state and stays zero).
     for (auto& [name, tensor] : saved.optimizer.stateTensors()) {
-        std::vector<float> values(std::size_t(tensor->count()));
-        for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 13) * (name == "m" ? 0.1f : 0.01f);
+        std::vector<float> values(std::size_t(tensor->count()), 0.0f);
+        for (const ParameterInfo& slice : saved.network.parameterInfo())
+            for (std::size_t i = slice.offset; i < slice.offset + slice.count(); ++i)
+                values[i] = float(i % 13) * (name == "m" ? 0.1f : 0.01f);
         tensor->fromHost(values);
     }
-    for (std::size_t i = 0; i < saved.network.stateCount(); ++i) saved.network.state()[i] = 0.25f * float(i);
+    for (const ParameterInfo& slice : saved.network.stateInfo())
+        for (std::size_t i = slice.offset; i < slice.offset + slice.count(); ++i)
+            saved.network.state()[i] = 0.25f * float(i);
     saveCheckpoint(folder, saved.network, saved.optimizer, someProgress(2));
 
     Model restored(2);  // other initial weights

@@ -1,8 +1,9 @@
 // The cudnn backend's precisions. fp32 is strict: long reductions meet the fp32 tolerance, which
 // TF32's 10-bit mantissa inputs would miss by a factor of about four. bf16 really computes with
-// bf16 operands (its error is that of bf16 rounding) yet takes and returns fp32 and stays
-// within the bf16 tolerance; tf32 stays within its tolerance. The conformance suite runs every
-// op at every precision; these tests pin what distinguishes the precisions.
+// bf16 operands (its error is that of bf16 rounding) and stays within the bf16 tolerance, its
+// activations moved in and out as fp32 NCHW by toHost/fromHost whatever it stores; tf32 stays
+// within its tolerance. The conformance suite runs every op at every precision; these tests pin
+// what distinguishes the precisions.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -30,10 +31,11 @@ struct DenseOutputs {
 
 DenseOutputs runDense(Backend& backend, const DenseGeometry& g, const std::vector<float>& x,
                       const std::vector<float>& w, const std::vector<float>& dy) {
-    Tensor xs = tensorFromHost(backend, x), ws = tensorFromHost(backend, w),
-           dys = tensorFromHost(backend, dy);
-    Tensor y = poisonedTensor(backend, std::int64_t(g.batch) * g.outFeatures);
-    Tensor dx = poisonedTensor(backend, std::int64_t(g.batch) * g.inFeatures);
+    Tensor xs = activationsFromHost(backend, denseInputShape(g), x);
+    Tensor ws = tensorFromHost(backend, w);
+    Tensor dys = activationsFromHost(backend, denseOutputShape(g), dy);
+    Tensor y = poisonedActivations(backend, denseOutputShape(g));
+    Tensor dx = poisonedActivations(backend, denseInputShape(g));
     Tensor dw = poisonedTensor(backend, std::int64_t(g.outFeatures) * g.inFeatures);
     backend.denseForward(g, xs.data(), ws.data(), nullptr, y.data());
     backend.denseBackwardData(g, dys.data(), ws.data(), dx.data());

@@ -41,17 +41,18 @@ struct ConvStepInputs {
     }
 };
 
-// A convolution step's tensors on one backend; outputs start as NaN.
+// A convolution step's tensors on one backend; outputs start as NaN. x, y, dx and dy are
+// activations (the backend's activation format), w, bias, dw and dbias fp32.
 class ConvStep {
 public:
     ConvStep(Backend& backend, const ConvGeometry& g, const ConvStepInputs& inputs)
         : g_(g),
-          x_(tensorFromHost(backend, inputs.x)),
+          x_(activationsFromHost(backend, convInputShape(g), inputs.x)),
           w_(tensorFromHost(backend, inputs.w)),
           bias_(tensorFromHost(backend, inputs.bias)),
-          dy_(tensorFromHost(backend, inputs.dy)),
-          y_(poisonedTensor(backend, g.outputCount())),
-          dx_(poisonedTensor(backend, g.inputCount())),
+          dy_(activationsFromHost(backend, convOutputShape(g), inputs.dy)),
+          y_(poisonedActivations(backend, convOutputShape(g))),
+          dx_(poisonedActivations(backend, convInputShape(g))),
           dw_(poisonedTensor(backend, g.weightCount())),
           dbias_(poisonedTensor(backend, g.outChannels)) {}
 

@@ -1,8 +1,16 @@
 // Backend: the op table every layer calls. A backend owns its memory; every pointer an op takes
 // is backend memory (host memory on CPU backends, device memory on GPU backends) unless the
-// name says "host". Shapes on this interface are NCHW; a backend may keep other layouts
-// internally. Every backward op OVERWRITES its outputs (no accumulation): the network sums
-// fan-out gradients itself with axpy().
+// name says "host". Shapes on this interface are NCHW. Every backward op OVERWRITES its outputs
+// (no accumulation): the network sums fan-out gradients itself with axpy().
+//
+// Activations — what layers pass to one another: x, y, dx, dy of every layer op, logits and
+// dlogits, dropout masks — are stored in the backend's activationFormat(), which may differ from
+// fp32 NCHW (cudnn's bf16 mode keeps them bf16 and channels-last, what its tensor cores read
+// fastest). Their buffers are sized for fp32; a narrower format uses the front of the buffer.
+// Code outside a backend never reads activation memory itself: it moves activations with
+// uploadActivations / downloadActivations, and a layer that needs the NCHW element order
+// (Flatten) asks for it with flattenForward. Everything else — parameters, their gradients,
+// optimiser and batch-norm state, biases, class weights, probabilities, the loss — is fp32.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +21,7 @@
 #include <vector>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/tensor.h"
 
 namespace cnnstudio {
 
@@ -124,6 +133,13 @@ public:
     virtual void replay() = 0;
 };
 
+// How a backend stores activations (see the top of this file).
+struct ActivationFormat {
+    bool bf16 = false;          // bf16 elements instead of fp32
+    bool channelsLast = false;  // 4-D tensors as (N, H, W, C) instead of (N, C, H, W)
+    bool operator==(const ActivationFormat&) const = default;
+};
+
 struct BackendOptions {
     int threads = 0;  // CPU backends: 0 = every core
     Precision precision = Precision::Fp32;
@@ -141,6 +157,11 @@ public:
     virtual std::string description() const = 0;  // "oneDNN 2.6, 16 threads", "NVIDIA H200, fp32"
     virtual bool isDevice() const = 0;            // true: memory is not host-addressable
     virtual Precision precision() const { return Precision::Fp32; }
+    virtual ActivationFormat activationFormat() const { return {}; }
+    // Bytes `count` activations occupy in activationFormat().
+    std::size_t activationBytes(std::size_t count) const {
+        return count * (activationFormat().bf16 ? 2 : sizeof(float));
+    }
 
     // ---- memory --------------------------------------------------------------------------
     virtual void* allocateBytes(std::size_t bytes) = 0;  // throws Error when out of memory
@@ -151,7 +172,19 @@ public:
     virtual void copy(void* destination, const void* source, std::size_t bytes) = 0;
     virtual void synchronize() = 0;
 
-    // ---- elementwise: x, y, a, b of `count` floats ---------------------------------------
+    // ---- activations in and out: host side fp32 NCHW, backend side activationFormat() ------
+    // Default (fp32 NCHW backends): plain copies.
+    virtual void uploadActivations(const TensorShape& shape, const float* hostSource,
+                                   float* destination);
+    virtual void downloadActivations(const TensorShape& shape, const float* source,
+                                     float* hostDestination);
+    // Flatten: y (batch, C*H*W) holds x (shape) in NCHW element order; backward the inverse.
+    // Default: a copy (NCHW is already flat per image).
+    virtual void flattenForward(const TensorShape& shape, const float* x, float* y);
+    virtual void flattenBackward(const TensorShape& shape, const float* dy, float* dx);
+
+    // ---- elementwise over `count` elements. fill and scale work on fp32 buffers (parameters,
+    //      gradients, state); axpy, add and multiply on activations.
     virtual void fill(float* y, float value, std::size_t count) = 0;
     virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;  // y += alpha x
     virtual void add(const float* a, const float* b, float* y, std::size_t count) = 0;  // y = a + b
@@ -165,6 +198,17 @@ public:
                                   float* dx) = 0;
     virtual void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                                     float* dw, float* dbias /* nullable */) = 0;
+
+    // ---- inference fusion: y = relu(batchNorm(conv(x) + bias)) with the running statistics;
+    //      bn describes the convolution's output. The network uses it for every Conv2D ->
+    //      BatchNorm2D -> ReLU chain at inference. Default: the three ops, in place in y; cudnn
+    //      folds the batch norm into the convolution and runs cuDNN's fused
+    //      convolution-bias-activation.
+    virtual void convBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
+                                            const float* bias /* nullable */,
+                                            const BatchNormGeometry& bn, const float* gamma,
+                                            const float* beta, const float* runningMean,
+                                            const float* runningVar, float* y);
 
     // ---- pooling -----------------------------------------------------------------------
     virtual void poolForward(const PoolGeometry& g, const float* x, float* y) = 0;
@@ -193,9 +237,11 @@ public:
     virtual void activationBackward(Activation kind, float alpha, const float* x, const float* y,
                                     const float* dy, float* dx, std::size_t count) = 0;
 
-    // ---- dropout: mask[i] = keep ? 1 / (1 - probability) : 0, keep decided by
-    //      dropoutKeeps(seed, step->step, i, probability) (ops/dropout_hash.h), the same on
-    //      every backend. The layer then multiplies by the mask.
+    // ---- dropout: mask[i] = keep ? 1 / (1 - probability) : 0 (an activation), keep decided by
+    //      dropoutKeeps(seed, step->step, i, probability) (ops/dropout_hash.h) for storage
+    //      position i, the same on every backend. (On a channels-last backend the mask of an
+    //      image tensor therefore drops other elements than on an NCHW one, with the same
+    //      statistics.) The layer then multiplies by the mask.
     virtual void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
                              float* mask, std::size_t count) = 0;
 
@@ -213,7 +259,8 @@ public:
                               int srcChannels, int srcOffset, float* dst, int dstChannels,
                               int dstOffset) = 0;
 
-    // ---- loss: probabilities (batch, classes); loss is one float in backend memory ---------
+    // ---- loss: logits and dlogits are activations; probabilities (batch, classes) and the
+    //      loss (one float) are fp32 in backend memory --------------------------------------
     virtual void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                             const std::int32_t* labels,
                                             const float* classWeights /* nullable */,

@@ -58,6 +58,8 @@ public:
     // Values read by the ops of a step (dropout seed, learning rate): the caller uploads them.
     StepScalars* stepScalars() { return stepScalars_; }
 
+    // Inference runs each Conv2D -> BatchNorm2D -> ReLU chain as one fused op
+    // (Backend::convBatchNormReluInference); the chain's inner outputs are then not written.
     void forward(Phase phase);
     void computeLoss();  // softmax cross-entropy of logits() against labels()
     void backward();     // after forward(Training) and computeLoss(); overwrites gradients()
@@ -68,7 +70,8 @@ public:
     float downloadLoss() const;
 
     // The flat buffers: trainable parameters and their gradients, and non-trained state
-    // (batch-norm running statistics).
+    // (batch-norm running statistics). Each slice starts on a 256-byte boundary; the padding
+    // between slices is zero, and counts include it.
     float* parameters() { return parameters_.data(); }
     float* gradients() { return gradients_.data(); }
     float* state() { return state_.empty() ? nullptr : state_.data(); }
@@ -85,6 +88,7 @@ public:
 private:
     struct Node;
     void build(std::uint64_t seed);
+    void findInferenceFusions();
 
     NetworkSpec spec_;
     ShapeReport shapes_;

@@ -31,14 +31,14 @@ class DropoutLayer : public Layer {
 public:
     DropoutLayer(Backend& backend, float rate, const TensorShape& shape, std::uint64_t seed)
         : backend_(backend), rate_(rate), seed_(seed), count_(std::size_t(shape.count())),
-          mask_(backend, shape) {}
+          mask_(Tensor::activations(backend, shape)) {}
 
     void forward(Phase phase, const LayerIo& io, const StepScalars* step) override {
         if (phase == Phase::Training) {
             backend_.dropoutMask(rate_, seed_, step, mask_.data(), count_);
             backend_.multiply(io.inputs[0], mask_.data(), io.output, count_);
         } else {
-            backend_.copy(io.output, io.inputs[0], count_ * sizeof(float));
+            backend_.copy(io.output, io.inputs[0], backend_.activationBytes(count_));
         }
     }
 

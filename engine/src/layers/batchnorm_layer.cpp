@@ -52,6 +52,10 @@ public:
 
     bool alwaysWritesInputGradients() const override { return true; }
 
+    std::optional<FusableBatchNorm> fusableBatchNorm() const override {
+        return FusableBatchNorm{geometry_, gamma_, beta_, runningMean_, runningVar_};
+    }
+
 private:
     Backend& backend_;
     BatchNormGeometry geometry_;

@@ -41,6 +41,9 @@ public:
               const std::vector<float*>& state) override;
     void forward(Phase phase, const LayerIo& io, const StepScalars* step) override;
     void backward(const LayerIo& io, const float* dy, const std::vector<float*>& dx) override;
+    std::optional<FusableConv> fusableConv() const override {
+        return FusableConv{geometry_, weight_, bias_};
+    }
 
 private:
     Backend& backend_;
@@ -109,8 +112,8 @@ SeparableConv2DLayer::SeparableConv2DLayer(Backend& backend, const NodeSpec& nod
     depthwise_ = convGeometry(in, middle, settings.kernel, settings.stride, settings.padding, in.channels);
     pointwise_ = convGeometry(middle, out, {1, 1}, {1, 1}, {0, 0}, 1);
     hasBias_ = settings.bias;
-    middle_ = Tensor(backend, middle);
-    middleGradient_ = Tensor(backend, middle);
+    middle_ = Tensor::activations(backend, middle);
+    middleGradient_ = Tensor::activations(backend, middle);
 }
 
 std::vector<BufferRequest> SeparableConv2DLayer::parameterRequests() const {

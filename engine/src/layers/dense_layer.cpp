@@ -1,4 +1,5 @@
-// Dense: y (N, units) = x (N, C*H*W) weight^T + bias; the input is read as flattened.
+// Dense: y (N, units) = x (N, C*H*W) weight^T + bias; the input is read as flattened, in NCHW
+// element order. A backend that stores images channels-last flattens them first (into scratch).
 #include "layers/layer_makers.h"
 #include "spec/layer_params.h"
 
@@ -13,6 +14,11 @@ public:
         geometry_.batch = in.batch;
         geometry_.inFeatures = int(in.countPerImage());
         geometry_.outFeatures = int(out.countPerImage());
+        if (backend.activationFormat().channelsLast && in.height * in.width > 1) {
+            imageShape_ = in;
+            flat_ = Tensor::activations(backend, {in.batch, geometry_.inFeatures, 1, 1});
+            flatGradient_ = Tensor::activations(backend, flat_.shape());
+        }
     }
 
     std::vector<BufferRequest> parameterRequests() const override {
@@ -30,19 +36,34 @@ public:
     }
 
     void forward(Phase, const LayerIo& io, const StepScalars*) override {
-        backend_.denseForward(geometry_, io.inputs[0], weight_, bias_, io.output);
+        backend_.denseForward(geometry_, flatInput(io), weight_, bias_, io.output);
     }
 
     void backward(const LayerIo& io, const float* dy, const std::vector<float*>& dx) override {
-        backend_.denseBackwardWeights(geometry_, io.inputs[0], dy, weightGradient_, biasGradient_);
-        if (dx[0]) backend_.denseBackwardData(geometry_, dy, weight_, dx[0]);
+        backend_.denseBackwardWeights(geometry_, flat_.empty() ? io.inputs[0] : flat_.data(), dy,
+                                      weightGradient_, biasGradient_);
+        if (!dx[0]) return;
+        if (flat_.empty()) {
+            backend_.denseBackwardData(geometry_, dy, weight_, dx[0]);
+        } else {
+            backend_.denseBackwardData(geometry_, dy, weight_, flatGradient_.data());
+            backend_.flattenBackward(imageShape_, flatGradient_.data(), dx[0]);
+        }
     }
 
 private:
+    const float* flatInput(const LayerIo& io) {
+        if (flat_.empty()) return io.inputs[0];
+        backend_.flattenForward(imageShape_, io.inputs[0], flat_.data());
+        return flat_.data();
+    }
+
     Backend& backend_;
     Initialisation init_;
     bool hasBias_;
     DenseGeometry geometry_;
+    TensorShape imageShape_;
+    Tensor flat_, flatGradient_;  // only for a channels-last image input
     float *weight_ = nullptr, *weightGradient_ = nullptr, *bias_ = nullptr, *biasGradient_ = nullptr;
 };
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,18 @@ struct BufferRequest {
     std::vector<std::int64_t> shape;
     Initialisation initialisation = Initialisation::Zeros;
     std::int64_t fanIn = 1, fanOut = 1;  // for He / Glorot
+};
+
+// What a Conv2D and a BatchNorm2D layer hand the network for the fused inference op
+// (Backend::convBatchNormReluInference); pointers are valid once the layer is bound.
+struct FusableConv {
+    ConvGeometry geometry;
+    const float* weight = nullptr;
+    const float* bias = nullptr;  // null without bias
+};
+struct FusableBatchNorm {
+    BatchNormGeometry geometry;
+    const float *gamma = nullptr, *beta = nullptr, *runningMean = nullptr, *runningVar = nullptr;
 };
 
 // Pointers a layer's op calls read and write, for one batch.
@@ -52,6 +65,10 @@ public:
     // Writes (overwrites) every non-null input gradient and every parameter gradient.
     virtual void backward(const LayerIo& io, const float* outputGradient,
                           const std::vector<float*>& inputGradients) = 0;
+
+    // Set by the layers the network can fuse at inference.
+    virtual std::optional<FusableConv> fusableConv() const { return std::nullopt; }
+    virtual std::optional<FusableBatchNorm> fusableBatchNorm() const { return std::nullopt; }
 };
 
 // Creates the layer for a node that shape inference accepted. `inputShapes` and `outputShape`

@@ -14,7 +14,8 @@ std::unique_ptr<Layer> createLayer(Backend& backend, const NodeSpec& node, const
     if (type == "BatchNorm2D") return makeBatchNorm(backend, node, in);
     if (type == "ReLU" || type == "LeakyReLU" || type == "ELU") return makeActivation(backend, node, in);
     if (type == "Dropout") return makeDropout(backend, node, in, seed);
-    if (type == "Input" || type == "Flatten") return makeCopy(backend, in);
+    if (type == "Input") return makeInput();
+    if (type == "Flatten") return makeFlatten(backend, in);
     if (type == "Add") return makeAdd(backend, in);
     if (type == "Concat") return makeConcat(backend, in, out);
     throw Error("layer type '" + type + "' cannot be built", "node '" + node.name + "'");

@@ -15,7 +15,8 @@ std::unique_ptr<Layer> makePool(Backend&, const NodeSpec&, const Shapes& in, con
 std::unique_ptr<Layer> makeBatchNorm(Backend&, const NodeSpec&, const Shapes& in);
 std::unique_ptr<Layer> makeActivation(Backend&, const NodeSpec&, const Shapes& in);
 std::unique_ptr<Layer> makeDropout(Backend&, const NodeSpec&, const Shapes& in, std::uint64_t seed);
-std::unique_ptr<Layer> makeCopy(Backend&, const Shapes& in);  // Input (no-op) and Flatten
+std::unique_ptr<Layer> makeInput();
+std::unique_ptr<Layer> makeFlatten(Backend&, const Shapes& in);
 std::unique_ptr<Layer> makeAdd(Backend&, const Shapes& in);
 std::unique_ptr<Layer> makeConcat(Backend&, const Shapes& in, const TensorShape& out);
 

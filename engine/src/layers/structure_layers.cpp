@@ -1,25 +1,32 @@
-// Layers that move data without arithmetic on it: Input and Flatten (a copy; NCHW is already
-// flat per image), Add (residual sums) and Concat (channel concatenation).
+// Layers that move data without arithmetic on it: Input (the caller fills its output),
+// Flatten (to NCHW element order, which the backend may not store), Add (residual sums) and
+// Concat (channel concatenation).
 #include "layers/layer_makers.h"
 
 namespace cnnstudio {
 namespace {
 
-class CopyLayer : public Layer {
+class InputLayer : public Layer {
 public:
-    CopyLayer(Backend& backend, std::size_t count) : backend_(backend), bytes_(count * sizeof(float)) {}
+    void forward(Phase, const LayerIo&, const StepScalars*) override {}
+    void backward(const LayerIo&, const float*, const std::vector<float*>&) override {}
+};
+
+class FlattenLayer : public Layer {
+public:
+    FlattenLayer(Backend& backend, const TensorShape& in) : backend_(backend), in_(in) {}
 
     void forward(Phase, const LayerIo& io, const StepScalars*) override {
-        if (!io.inputs.empty()) backend_.copy(io.output, io.inputs[0], bytes_);
+        backend_.flattenForward(in_, io.inputs[0], io.output);
     }
 
-    void backward(const LayerIo& io, const float* dy, const std::vector<float*>& dx) override {
-        if (!dx.empty() && dx[0]) backend_.copy(dx[0], dy, bytes_);
+    void backward(const LayerIo&, const float* dy, const std::vector<float*>& dx) override {
+        if (dx[0]) backend_.flattenBackward(in_, dy, dx[0]);
     }
 
 private:
     Backend& backend_;
-    std::size_t bytes_;
+    TensorShape in_;
 };
 
 // y = x0 + x1 + ...; every input's gradient is dy.
@@ -35,7 +42,7 @@ public:
 
     void backward(const LayerIo&, const float* dy, const std::vector<float*>& dx) override {
         for (float* gradient : dx)
-            if (gradient) backend_.copy(gradient, dy, count_ * sizeof(float));
+            if (gradient) backend_.copy(gradient, dy, backend_.activationBytes(count_));
     }
 
 private:
@@ -76,8 +83,10 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Layer> makeCopy(Backend& backend, const Shapes& in) {
-    return std::make_unique<CopyLayer>(backend, in.empty() ? 0 : std::size_t(in[0].count()));
+std::unique_ptr<Layer> makeInput() { return std::make_unique<InputLayer>(); }
+
+std::unique_ptr<Layer> makeFlatten(Backend& backend, const Shapes& in) {
+    return std::make_unique<FlattenLayer>(backend, in[0]);
 }
 
 std::unique_ptr<Layer> makeAdd(Backend& backend, const Shapes& in) {

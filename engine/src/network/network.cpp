@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "cnnstudio/error.h"
@@ -32,9 +33,26 @@ struct Network::Node {
     };
     std::vector<Accumulation> accumulations;  // scratch gradients added after backward
     std::size_t parameterOffset = 0, parameterCount = 0;
+    // On a Conv2D that starts a Conv2D -> BatchNorm2D -> ReLU chain (each output read only by
+    // the next): inference runs the chain as one op into the ReLU's output.
+    struct InferenceFusion {
+        FusableConv conv;
+        FusableBatchNorm batchNorm;
+        int relu;  // index of the chain's last node
+    };
+    std::optional<InferenceFusion> inferenceFusion;
 };
 
 namespace {
+
+// Every parameter and state slice starts on a 256-byte boundary, as a buffer of its own would:
+// vectorised kernels and cuDNN's persistent batch norm read gamma, beta and the running
+// statistics with wide loads. The padding between slices stays zero.
+constexpr std::size_t kSliceAlignment = 256 / sizeof(float);
+
+std::size_t alignSlice(std::size_t offset) {
+    return (offset + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
+}
 
 bool hasWeights(const std::string& type) {
     return type == "Conv2D" || type == "SeparableConv2D" || type == "Dense";
@@ -126,7 +144,7 @@ void Network::build(std::uint64_t seed) {
                                   : Initialisation::Glorot;
         node.layer = createLayer(backend_, nodeSpec, node.io.inputShapes, node.io.outputShape,
                                  init, mixBits(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))));
-        node.output = Tensor(backend_, node.io.outputShape);
+        node.output = Tensor::activations(backend_, node.io.outputShape);
         node.io.output = node.output.data();
     }
 
@@ -143,6 +161,7 @@ void Network::build(std::uint64_t seed) {
         Node& node = **it;
         node.parameterOffset = parameterTotal;
         for (const BufferRequest& request : node.layer->parameterRequests()) {
+            parameterTotal = alignSlice(parameterTotal);
             ParameterInfo info{node.name + "." + request.suffix, parameterTotal, request.shape};
             parameterSlots.push_back({&node, request, parameterTotal});
             parameterInfo_.push_back(info);
@@ -150,6 +169,7 @@ void Network::build(std::uint64_t seed) {
         }
         node.parameterCount = parameterTotal - node.parameterOffset;
         for (const BufferRequest& request : node.layer->stateRequests()) {
+            stateTotal = alignSlice(stateTotal);
             ParameterInfo info{node.name + "." + request.suffix, stateTotal, request.shape};
             stateSlots.push_back({&node, request, stateTotal});
             stateInfo_.push_back(info);
@@ -183,6 +203,8 @@ void Network::build(std::uint64_t seed) {
         node->layer->bind(parameters, gradients, state);
     }
 
+    findInferenceFusions();
+
     // Where each backward writes its input gradients. Walking backwards, the first consumer
     // of a producer overwrites the producer's gradient; later ones write a scratch that is
     // then added in (backward ops overwrite, so fan-out sums are explicit).
@@ -197,19 +219,20 @@ void Network::build(std::uint64_t seed) {
                 continue;
             }
             if (producer.outputGradient.empty())
-                producer.outputGradient = Tensor(backend_, producer.io.outputShape);
+                producer.outputGradient = Tensor::activations(backend_, producer.io.outputShape);
             if (!gradientStarted[producerIndex]) {
                 gradientStarted[producerIndex] = true;
                 node.gradientTargets.push_back(producer.outputGradient.data());
             } else {
-                Tensor scratch(backend_, producer.io.outputShape);
+                Tensor scratch = Tensor::activations(backend_, producer.io.outputShape);
                 node.gradientTargets.push_back(scratch.data());
                 node.accumulations.push_back({scratch, producer.outputGradient.data()});
             }
         }
     }
     Node& sink = *nodes_.back();
-    if (sink.outputGradient.empty()) sink.outputGradient = Tensor(backend_, sink.io.outputShape);
+    if (sink.outputGradient.empty())
+        sink.outputGradient = Tensor::activations(backend_, sink.io.outputShape);
 
     labelStorage_ = BackendBuffer<std::int32_t>(backend_, std::size_t(batch_));
     labels_ = labelStorage_.data();
@@ -240,9 +263,38 @@ void Network::setLossOptions(const LossOptions& options) {
     }
 }
 
+void Network::findInferenceFusions() {
+    auto soleConsumer = [&](const Node& node, const char* type) -> Node* {
+        if (node.consumers.size() != 1) return nullptr;
+        Node& next = *nodes_[node.consumers[0]];
+        return next.type == type ? &next : nullptr;
+    };
+    for (auto& node : nodes_) {
+        if (node->type != "Conv2D") continue;
+        Node* batchNorm = soleConsumer(*node, "BatchNorm2D");
+        Node* relu = batchNorm ? soleConsumer(*batchNorm, "ReLU") : nullptr;
+        if (relu == nullptr) continue;
+        node->inferenceFusion = Node::InferenceFusion{*node->layer->fusableConv(),
+                                                      *batchNorm->layer->fusableBatchNorm(),
+                                                      batchNorm->consumers[0]};
+    }
+}
+
 void Network::forward(Phase phase) {
-    for (std::size_t i = 1; i < nodes_.size(); ++i)
-        nodes_[i]->layer->forward(phase, nodes_[i]->io, stepScalars_);
+    for (std::size_t i = 1; i < nodes_.size(); ++i) {
+        Node& node = *nodes_[i];
+        if (phase == Phase::Inference && node.inferenceFusion) {
+            const Node::InferenceFusion& fusion = *node.inferenceFusion;
+            const FusableBatchNorm& bn = fusion.batchNorm;
+            backend_.convBatchNormReluInference(fusion.conv.geometry, node.io.inputs[0],
+                                                fusion.conv.weight, fusion.conv.bias, bn.geometry,
+                                                bn.gamma, bn.beta, bn.runningMean, bn.runningVar,
+                                                nodes_[fusion.relu]->output.data());
+            i = std::size_t(fusion.relu);  // the batch norm and the ReLU are done
+            continue;
+        }
+        node.layer->forward(phase, node.io, stepScalars_);
+    }
 }
 
 LossGeometry Network::lossGeometry() const {
