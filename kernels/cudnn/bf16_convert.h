@@ -1,6 +1,6 @@
-// fp32 <-> bf16 conversion for the cudnn backend's bf16 precision: the Backend interface and the
-// master weights stay fp32; convolutions and dense layers convert their inputs to bf16 in scratch
-// memory, run on the tensor cores with fp32 accumulation, and convert results back.
+// fp32 <-> bf16 conversion, elementwise, for the cudnn backend's bf16 precision: weights (fp32
+// masters) staged as bf16 for dense layers and the fused inference bias, and activations crossing
+// to and from fp32 where the layouts coincide (uploads, downloads, one-value batch norm).
 #pragma once
 
 #include <cstddef>
