@@ -133,8 +133,8 @@ void dispatchBackward(Activation kind, cudaStream_t stream, int sms, float alpha
 void CudaBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
                                     std::size_t count) {
     if (count == 0) return;
-    requirePointer(x, "activationForward", "x");
-    requirePointer(y, "activationForward", "y");
+    requirePointer(x, "x", "activationForward");
+    requirePointer(y, "y", "activationForward");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     if (activationFormat().bf16)
@@ -147,9 +147,9 @@ void CudaBackend::activationForward(Activation kind, float alpha, const float* x
 void CudaBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
                                      const float* dy, float* dx, std::size_t count) {
     if (count == 0) return;
-    requirePointer(x, "activationBackward", "x");
-    requirePointer(dy, "activationBackward", "dy");
-    requirePointer(dx, "activationBackward", "dx");
+    requirePointer(x, "x", "activationBackward");
+    requirePointer(dy, "dy", "activationBackward");
+    requirePointer(dx, "dx", "activationBackward");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     if (activationFormat().bf16)

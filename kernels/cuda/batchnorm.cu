@@ -143,17 +143,15 @@ void CudaBackend::batchNormForwardTraining(const BatchNormGeometry& g, const flo
                                            float* runningMean, float* runningVar,
                                            float* savedMean, float* savedInvStd) {
     constexpr const char* op = "batchNormForwardTraining";
-    validateBatchNorm(g, op);
+    validateBatchNorm(g, true, op);
     const std::int64_t perChannel = std::int64_t(g.batch) * g.spatial;
-    requireOp(perChannel > 1, op,
-              "training needs more than one value per channel (batch x spatial is 1)");
     for (const void* pointer : {static_cast<const void*>(x), static_cast<const void*>(gamma),
                                 static_cast<const void*>(beta), static_cast<const void*>(y),
                                 static_cast<const void*>(runningMean),
                                 static_cast<const void*>(runningVar),
                                 static_cast<const void*>(savedMean),
                                 static_cast<const void*>(savedInvStd)})
-        requirePointer(pointer, op, "a tensor argument");
+        requirePointer(pointer, "a tensor argument", op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const int splits = channelSumSplits(g.channels, perChannel, multiprocessors);
@@ -183,12 +181,12 @@ void CudaBackend::batchNormForwardInference(const BatchNormGeometry& g, const fl
                                             const float* runningMean, const float* runningVar,
                                             float* y) {
     constexpr const char* op = "batchNormForwardInference";
-    validateBatchNorm(g, op);
+    validateBatchNorm(g, false, op);
     for (const void* pointer : {static_cast<const void*>(x), static_cast<const void*>(gamma),
                                 static_cast<const void*>(beta), static_cast<const void*>(y),
                                 static_cast<const void*>(runningMean),
                                 static_cast<const void*>(runningVar)})
-        requirePointer(pointer, op, "a tensor argument");
+        requirePointer(pointer, "a tensor argument", op);
     activateDevice();
     const int count = int(g.count());
     const bool vectorised = g.spatial % 4 == 0 && isAligned16(x) && isAligned16(y);
@@ -204,14 +202,14 @@ void CudaBackend::batchNormBackward(const BatchNormGeometry& g, const float* x, 
                                     const float* savedInvStd, float* dx, float* dgamma,
                                     float* dbeta) {
     constexpr const char* op = "batchNormBackward";
-    validateBatchNorm(g, op);
+    validateBatchNorm(g, true, op);
     for (const void* pointer : {static_cast<const void*>(x), static_cast<const void*>(dy),
                                 static_cast<const void*>(gamma),
                                 static_cast<const void*>(savedMean),
                                 static_cast<const void*>(savedInvStd),
                                 static_cast<const void*>(dx), static_cast<const void*>(dgamma),
                                 static_cast<const void*>(dbeta)})
-        requirePointer(pointer, op, "a tensor argument");
+        requirePointer(pointer, "a tensor argument", op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const std::int64_t perChannel = std::int64_t(g.batch) * g.spatial;

@@ -78,8 +78,8 @@ void CudaBackend::copyChannels(int batch, int spatial, int channels, const float
                   std::to_string(dstChannels) + " channels");
     requireIndexable(std::int64_t(batch) * srcChannels * spatial, op, "the source");
     requireIndexable(std::int64_t(batch) * dstChannels * spatial, op, "the destination");
-    requirePointer(src, op, "src");
-    requirePointer(dst, op, "dst");
+    requirePointer(src, "src", op);
+    requirePointer(dst, "dst", op);
     activateDevice();
     const ActivationFormat format = activationFormat();
     const RowCopy copy =

@@ -770,9 +770,9 @@ void CudaBackend::convForward(const ConvGeometry& g, const float* x, const float
                               const float* bias, float* y) {
     constexpr const char* op = "convForward";
     validateConv(g, op);
-    requirePointer(x, op, "x");
-    requirePointer(w, op, "w");
-    requirePointer(y, op, "y");
+    requirePointer(x, "x", op);
+    requirePointer(w, "w", op);
+    requirePointer(y, "y", op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     if (isDepthwise(g)) {
@@ -794,9 +794,9 @@ void CudaBackend::convBackwardData(const ConvGeometry& g, const float* dy, const
                                    float* dx) {
     constexpr const char* op = "convBackwardData";
     validateConv(g, op);
-    requirePointer(dy, op, "dy");
-    requirePointer(w, op, "w");
-    requirePointer(dx, op, "dx");
+    requirePointer(dy, "dy", op);
+    requirePointer(w, "w", op);
+    requirePointer(dx, "dx", op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     if (isDepthwise(g)) {
@@ -842,9 +842,9 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
                                      float* dw, float* dbias) {
     constexpr const char* op = "convBackwardFilter";
     validateConv(g, op);
-    requirePointer(x, op, "x");
-    requirePointer(dy, op, "dy");
-    requirePointer(dw, op, "dw");
+    requirePointer(x, "x", op);
+    requirePointer(dy, "dy", op);
+    requirePointer(dw, "dw", op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const int outPlane = g.outHeight * g.outWidth;

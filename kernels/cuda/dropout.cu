@@ -34,8 +34,8 @@ void CudaBackend::dropoutMask(float probability, std::uint64_t seed, const StepS
     requireOp(probability >= 0.0f && probability <= 1.0f, "dropoutMask",
               "dropout probability " + std::to_string(probability) + " is outside [0, 1]");
     if (count == 0) return;
-    requirePointer(step, "dropoutMask", "the step scalars");
-    requirePointer(mask, "dropoutMask", "mask");
+    requirePointer(step, "the step scalars", "dropoutMask");
+    requirePointer(mask, "mask", "dropoutMask");
     activateDevice();
     const unsigned blocks = gridStrideBlocks(count, 256, deviceProperties().multiProcessorCount);
     if (activationFormat().bf16)

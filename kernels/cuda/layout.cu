@@ -203,8 +203,8 @@ void transposeImages(const In* in, Out* out, int images, int rows, int cols, cud
     requireOp(std::int64_t(rows) * cols < (std::int64_t(1) << 31), op,
               "one image of " + std::to_string(rows) + " x " + std::to_string(cols) +
                   " elements exceeds 2^31");
-    requirePointer(in, op, "in");
-    requirePointer(out, op, "out");
+    requirePointer(in, "in", op);
+    requirePointer(out, "out", op);
     const unsigned gridY = unsigned(images) < kMaxGridY ? unsigned(images) : kMaxGridY;
     if (rows < kDirectTransposeSide || cols < kDirectTransposeSide) {
         const std::size_t blocksNeeded = (std::size_t(rows) * std::size_t(cols) + 255) / 256;
@@ -233,8 +233,8 @@ void addChannelBiasChannelsLast(__nv_bfloat16* y, const float* bias, std::int64_
               "pixels (" + std::to_string(pixels) + ") must not be negative and channels (" +
                   std::to_string(channels) + ") must be positive");
     if (pixels == 0) return;
-    requirePointer(y, op, "y");
-    requirePointer(bias, op, "bias");
+    requirePointer(y, "y", op);
+    requirePointer(bias, "bias", op);
     const std::size_t count = std::size_t(pixels) * std::size_t(channels);
     const int sms = multiprocessorCount();
     if (channels % 8 == 0 && isAligned(y, 16))
@@ -261,14 +261,14 @@ void channelSumsChannelsLast(const __nv_bfloat16* dy, float* sums, std::int64_t 
     requireOp(pixels >= 0 && channels > 0, op,
               "pixels (" + std::to_string(pixels) + ") must not be negative and channels (" +
                   std::to_string(channels) + ") must be positive");
-    requirePointer(sums, op, "sums");
+    requirePointer(sums, "sums", op);
     if (pixels == 0) {  // empty sums
         CNNSTUDIO_CUDA_CHECK(
             cudaMemsetAsync(sums, 0, std::size_t(channels) * sizeof(float), stream));
         return;
     }
-    requirePointer(dy, op, "dy");
-    requirePointer(workspace, op, "the workspace");
+    requirePointer(dy, "dy", op);
+    requirePointer(workspace, "the workspace", op);
     const SumSplits split = sumSplits(pixels);
     float* partials = static_cast<float*>(workspace);
     const bool pairs = channels % 2 == 0 && isAligned(dy, 4);

@@ -124,10 +124,10 @@ void CudaBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float*
                                              float* loss) {
     constexpr const char* op = "softmaxCrossEntropyForward";
     validateLoss(g, op);
-    requirePointer(logits, op, "logits");
-    requirePointer(labels, op, "labels");
-    requirePointer(probabilities, op, "probabilities");
-    requirePointer(loss, op, "loss");
+    requirePointer(logits, "logits", op);
+    requirePointer(labels, "labels", op);
+    requirePointer(probabilities, "probabilities", op);
+    requirePointer(loss, "loss", op);
     activateDevice();
     if (activationFormat().bf16)
         launchKernel("softmax cross-entropy forward",
@@ -146,9 +146,9 @@ void CudaBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float
                                               const float* classWeights, float* dlogits) {
     constexpr const char* op = "softmaxCrossEntropyBackward";
     validateLoss(g, op);
-    requirePointer(probabilities, op, "probabilities");
-    requirePointer(labels, op, "labels");
-    requirePointer(dlogits, op, "dlogits");
+    requirePointer(probabilities, "probabilities", op);
+    requirePointer(labels, "labels", op);
+    requirePointer(dlogits, "dlogits", op);
     const bool bf16 = activationFormat().bf16;
     requireOp(!bf16 || static_cast<const void*>(dlogits) != probabilities, op,
               "bf16 dlogits cannot be computed in place over the fp32 probabilities");

@@ -121,11 +121,11 @@ __global__ void adamKernel(AdamSettings settings, const StepScalars* __restrict_
 void CudaBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
                             const float* grads, float* velocity, std::size_t count) {
     constexpr const char* op = "sgdUpdate";
-    validateSgd(s, op);
+    ops::checkSgdSettings(s, op);
     if (count == 0) return;
-    requirePointer(step, op, "the step scalars");
-    requirePointer(params, op, "params");
-    requirePointer(grads, op, "grads");
+    requirePointer(step, "the step scalars", op);
+    requirePointer(params, "params", op);
+    requirePointer(grads, "grads", op);
     if (s.momentum != 0.0f) requirePointer(velocity, op, "velocity (momentum is on)");
     activateDevice();
     const bool vectorised = isAligned16(params) && isAligned16(grads) &&
@@ -139,13 +139,13 @@ void CudaBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float
 void CudaBackend::adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
                              const float* grads, float* m, float* v, std::size_t count) {
     constexpr const char* op = "adamUpdate";
-    validateAdam(s, op);
+    ops::checkAdamSettings(s, op);
     if (count == 0) return;
-    requirePointer(step, op, "the step scalars");
-    requirePointer(params, op, "params");
-    requirePointer(grads, op, "grads");
-    requirePointer(m, op, "m");
-    requirePointer(v, op, "v");
+    requirePointer(step, "the step scalars", op);
+    requirePointer(params, "params", op);
+    requirePointer(grads, "grads", op);
+    requirePointer(m, "m", op);
+    requirePointer(v, "v", op);
     activateDevice();
     const bool vectorised =
         isAligned16(params) && isAligned16(grads) && isAligned16(m) && isAligned16(v);

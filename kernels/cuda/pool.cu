@@ -308,8 +308,8 @@ bool poolsBf16ChannelsLast(const ActivationFormat& format, const char* op) {
 
 void CudaBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
     validatePool(g, "poolForward");
-    requirePointer(x, "poolForward", "x");
-    requirePointer(y, "poolForward", "y");
+    requirePointer(x, "x", "poolForward");
+    requirePointer(y, "y", "poolForward");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     const bool aligned = isAligned(x, 16) && isAligned(y, 16);
@@ -325,9 +325,9 @@ void CudaBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
 void CudaBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
                                const float* dy, float* dx) {
     validatePool(g, "poolBackward");
-    requirePointer(x, "poolBackward", "x");
-    requirePointer(dy, "poolBackward", "dy");
-    requirePointer(dx, "poolBackward", "dx");
+    requirePointer(x, "x", "poolBackward");
+    requirePointer(dy, "dy", "poolBackward");
+    requirePointer(dx, "dx", "poolBackward");
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     const bool aligned = isAligned(x, 16) && isAligned(dy, 16) && isAligned(dx, 16);

@@ -11,13 +11,10 @@
 // variance with the unbiased batch variance and normalises with the biased one, as PyTorch
 // does, and its saved mean and saved inverse variance are the batch mean and 1/sqrt(var + eps)
 // that savedMean and savedInvStd hold.
-//
-// One value per channel (N*S == 1) has no unbiased variance: our fp32 kernels handle it, in bf16
-// through fp32 copies of the (C-element) activations.
+// Training needs more than one value per channel (the unbiased variance), as on every backend.
 
 #include <algorithm>
 
-#include "cnnstudio/backend_buffer.h"
 #include "cuda/geometry_checks.h"
 #include "cudnn/cudnn_backend.h"
 
@@ -28,12 +25,10 @@ constexpr cudnnBatchNormOps_t kNormaliseOnly = CUDNN_BATCHNORM_OPS_BN;
 
 }  // namespace
 
-BatchNormPlan& CudnnBackend::batchNormPlan(const BatchNormGeometry& g, const char* op) {
+BatchNormPlan& CudnnBackend::batchNormPlan(const BatchNormGeometry& g) {
     if (auto found = batchNormPlans_.find(g); found != batchNormPlans_.end()) return found->second;
 
-    validateBatchNorm(g, op);
     BatchNormPlan plan;
-    plan.batchStatistics = std::int64_t(g.batch) * g.spatial > 1;
     plan.mode = storesBf16() ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT : CUDNN_BATCHNORM_SPATIAL;
     plan.data = makeTensorDescriptor(computeType(), g.batch, g.channels, g.spatial, 1,
                                      activationLayout());
@@ -41,7 +36,7 @@ BatchNormPlan& CudnnBackend::batchNormPlan(const BatchNormGeometry& g, const cha
     CNNSTUDIO_CUDNN_CHECK(cudnnCreateTensorDescriptor(&raw));
     plan.parameters.reset(raw);
     CNNSTUDIO_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(raw, plan.data.get(), plan.mode));
-    if (storesBf16() && plan.batchStatistics) {
+    if (storesBf16() && std::int64_t(g.batch) * g.spatial > 1) {  // can train: the *Ex sizes
         const cudnnTensorDescriptor_t data = plan.data.get();
         std::size_t forwardBytes = 0, backwardBytes = 0;
         CNNSTUDIO_CUDNN_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
@@ -67,23 +62,10 @@ void CudnnBackend::batchNormForwardTraining(const BatchNormGeometry& g, const fl
                                             const float* gamma, const float* beta, float* y,
                                             float* runningMean, float* runningVar,
                                             float* savedMean, float* savedInvStd) {
+    validateBatchNorm(g, true, "batchNormForwardTraining");
     activateDevice();
-    const BatchNormPlan& plan = batchNormPlan(g, "batchNormForwardTraining");
+    const BatchNormPlan& plan = batchNormPlan(g);
     const float one = 1.0f, zero = 0.0f;
-    if (!plan.batchStatistics) {
-        if (!storesBf16()) {
-            CudaBackend::batchNormForwardTraining(g, x, gamma, beta, y, runningMean, runningVar,
-                                                  savedMean, savedInvStd);
-            return;
-        }
-        const std::size_t count = std::size_t(g.count());
-        BackendBuffer<float> wideX(*this, count), wideY(*this, count);
-        fromBf16(x, wideX.data(), count);
-        CudaBackend::batchNormForwardTraining(g, wideX.data(), gamma, beta, wideY.data(),
-                                              runningMean, runningVar, savedMean, savedInvStd);
-        toBf16(wideY.data(), y, count);
-        return;
-    }
     if (!storesBf16()) {
         CNNSTUDIO_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
             cudnn_, plan.mode, &one, &zero, plan.data.get(), x, plan.data.get(), y,
@@ -103,8 +85,9 @@ void CudnnBackend::batchNormForwardInference(const BatchNormGeometry& g, const f
                                              const float* gamma, const float* beta,
                                              const float* runningMean, const float* runningVar,
                                              float* y) {
+    validateBatchNorm(g, false, "batchNormForwardInference");
     activateDevice();
-    const BatchNormPlan& plan = batchNormPlan(g, "batchNormForwardInference");
+    const BatchNormPlan& plan = batchNormPlan(g);
     const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
         cudnn_, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.data.get(), x, plan.data.get(), y,
@@ -115,23 +98,9 @@ void CudnnBackend::batchNormBackward(const BatchNormGeometry& g, const float* x,
                                      const float* gamma, const float* savedMean,
                                      const float* savedInvStd, float* dx, float* dgamma,
                                      float* dbeta) {
+    validateBatchNorm(g, true, "batchNormBackward");
     activateDevice();
-    const BatchNormPlan& plan = batchNormPlan(g, "batchNormBackward");
-    if (!plan.batchStatistics) {
-        if (!storesBf16()) {
-            CudaBackend::batchNormBackward(g, x, dy, gamma, savedMean, savedInvStd, dx, dgamma,
-                                           dbeta);
-            return;
-        }
-        const std::size_t count = std::size_t(g.count());
-        BackendBuffer<float> wideX(*this, count), wideDy(*this, count), wideDx(*this, count);
-        fromBf16(x, wideX.data(), count);
-        fromBf16(dy, wideDy.data(), count);
-        CudaBackend::batchNormBackward(g, wideX.data(), wideDy.data(), gamma, savedMean,
-                                       savedInvStd, wideDx.data(), dgamma, dbeta);
-        toBf16(wideDx.data(), dx, count);
-        return;
-    }
+    const BatchNormPlan& plan = batchNormPlan(g);
     // Zero blend factors: dx, dgamma and dbeta are overwritten, never accumulated.
     const float one = 1.0f, zero = 0.0f;
     if (!storesBf16()) {

@@ -1,6 +1,6 @@
 // fp32 <-> bf16 conversion, elementwise, for the cudnn backend's bf16 precision: weights (fp32
 // masters) staged as bf16 for dense layers and the fused inference bias, and activations crossing
-// to and from fp32 where the layouts coincide (uploads, downloads, one-value batch norm).
+// to and from fp32 where the layouts coincide (uploads and downloads).
 #pragma once
 
 #include <cstddef>

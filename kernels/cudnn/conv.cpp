@@ -241,7 +241,7 @@ void CudnnBackend::convBatchNormReluInference(const ConvGeometry& g, const float
                                               const float* runningVar, float* y) {
     activateDevice();
     ConvPlan& plan = convPlan(g, "convBatchNormReluInference");
-    validateBatchNorm(bn, "convBatchNormReluInference");
+    validateBatchNorm(bn, false, "convBatchNormReluInference");
     if (bn.batch != g.batch || bn.channels != g.outChannels ||
         bn.spatial != g.outHeight * g.outWidth)
         throw Error("batch norm (" + std::to_string(bn.batch) + "," + std::to_string(bn.channels) +

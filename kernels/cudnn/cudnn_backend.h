@@ -85,7 +85,6 @@ struct PoolPlan {
 };
 
 struct BatchNormPlan {
-    bool batchStatistics = false;  // more than one value per channel: cuDNN can train on it
     cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;  // _PERSISTENT for bf16 NHWC
     TensorDescriptor data;        // (batch, channels, spatial, 1) in the activation format
     TensorDescriptor parameters;  // (1, channels, 1, 1), derived by cuDNN
@@ -232,7 +231,7 @@ private:
 
     // ---- pooling, batch norm, activation ----------------------------------------------------
     PoolPlan& poolPlan(const PoolGeometry& g, const char* op);  // validate on first use
-    BatchNormPlan& batchNormPlan(const BatchNormGeometry& g, const char* op);
+    BatchNormPlan& batchNormPlan(const BatchNormGeometry& g);  // the caller validates g
     // Batch-norm training on bf16 NHWC runs cuDNN's persistent kernels (the *Ex calls), which
     // need a reserve buffer kept from forward to backward: one per layer, found by savedMean.
     void* batchNormReserve(const BatchNormPlan& plan, const float* savedMean);

@@ -13,7 +13,7 @@
 // Layers with fewer than 16 channels per group stay direct: Winograd pads channels to 16, and
 // on fer-cnn's 1-channel stem it ran 2-3x slower than direct.
 #include "cpu/cpu_backend.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 

@@ -8,7 +8,7 @@
 
 #include "backend_factories.h"
 #include "cnnstudio/error.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio {
 

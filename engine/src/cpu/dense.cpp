@@ -3,7 +3,7 @@
 //   backward data:    dy (N, out), w -> dx = dy w
 //   backward weights: x, dy -> dw = dy^T x, dbias = sum of dy over N
 #include "cpu/cpu_backend.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 

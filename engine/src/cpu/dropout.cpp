@@ -2,7 +2,7 @@
 // decision from dropoutKeeps(seed, step, i, probability), identical on every backend.
 #include "cnnstudio/ops/dropout_hash.h"
 #include "cpu/cpu_backend.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 

@@ -2,7 +2,7 @@
 // Memory-bound loops, vectorised by the compiler and split across threads when large enough
 // that the fork costs less than it saves.
 #include "cpu/cpu_backend.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 

@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "cpu/cpu_backend.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 

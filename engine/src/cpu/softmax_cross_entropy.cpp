@@ -9,7 +9,7 @@
 
 #include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 

@@ -8,7 +8,7 @@
 
 #include "cnnstudio/error.h"
 #include "cpu_ref/cpu_ref_ops.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu_ref {
 

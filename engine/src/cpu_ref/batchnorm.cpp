@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "cpu_ref/cpu_ref_ops.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu_ref {
 namespace {

@@ -9,7 +9,7 @@
 #include "backend_factories.h"
 #include "cnnstudio/error.h"
 #include "cpu_ref/cpu_ref_ops.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio {
 namespace cpu_ref {

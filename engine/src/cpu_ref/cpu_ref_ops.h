@@ -2,7 +2,7 @@
 // correct that every other backend is tested against, and the honest "naive" baseline of the
 // speedup charts. Semantics are PyTorch's unless backend.h says otherwise. Pointers are host
 // memory. Backward ops overwrite their outputs. Each function checks its arguments
-// (ops/op_checks.h) and throws cnnstudio::Error on a bad geometry, setting or label.
+// (cnnstudio/op_checks.h) and throws cnnstudio::Error on a bad geometry, setting or label.
 // One op family per file: elementwise.cpp, conv.cpp, pool.cpp, batchnorm.cpp, activation.cpp,
 // dropout.cpp, dense.cpp, concat.cpp, loss.cpp, optimizer.cpp.
 #pragma once

@@ -3,7 +3,7 @@
 // float exactly as written, so every backend produces the same bits.
 #include "cnnstudio/ops/dropout_hash.h"
 #include "cpu_ref/cpu_ref_ops.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu_ref {
 

@@ -6,7 +6,7 @@
 //   scale     y *= alpha
 // Outputs may alias inputs (y == a, say): each element is read before it is written.
 #include "cpu_ref/cpu_ref_ops.h"
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu_ref {
 

@@ -1,4 +1,4 @@
-#include "ops/op_checks.h"
+#include "cnnstudio/op_checks.h"
 
 #include <cmath>
 #include <string>
@@ -71,11 +71,11 @@ void checkPoolGeometry(const PoolGeometry& g, std::string_view op) {
     requirePositive(g.channels, "channels", op);
     checkWindowAxis("Height", g.inHeight, g.outHeight, g.kernelHeight, g.strideHeight, g.padHeight, op);
     checkWindowAxis("Width", g.inWidth, g.outWidth, g.kernelWidth, g.strideWidth, g.padWidth, op);
-    if (g.padHeight >= g.kernelHeight || g.padWidth >= g.kernelWidth)
+    if (2 * g.padHeight > g.kernelHeight || 2 * g.padWidth > g.kernelWidth)
         fail("pooling padding (" + std::to_string(g.padHeight) + ", " + std::to_string(g.padWidth) +
-                 ") must be smaller than the kernel (" + std::to_string(g.kernelHeight) + ", " +
+                 ") is more than half the kernel (" + std::to_string(g.kernelHeight) + ", " +
                  std::to_string(g.kernelWidth) + ")", op,
-             "a window made only of padding has no value to pool; lower the padding");
+             "a window could lie wholly in the padding, with no value to pool; lower the padding");
 }
 
 void checkBatchNormGeometry(const BatchNormGeometry& g, bool training, std::string_view op) {

@@ -1,6 +1,7 @@
-// Argument checks shared by every backend: each op validates its geometry and pointers before
-// touching memory, so a wrong shape becomes a cnnstudio::Error naming the op and the field
-// instead of an out-of-bounds write. `op` names the caller, e.g. "cpu-ref convForward".
+// Argument checks shared by every backend (cpu-ref, cpu, and the GPU backends in kernels/, which
+// add their own indexing limit): each op validates its geometry and pointers before touching
+// memory, so a wrong shape becomes a cnnstudio::Error naming the op and the field instead of an
+// out-of-bounds write. `op` names the caller, e.g. "cpu-ref convForward".
 #pragma once
 
 #include <cstddef>
@@ -18,8 +19,9 @@ void requirePointer(const void* pointer, std::string_view argument, std::string_
 // outHeight/outWidth equal to (in + 2 pad - kernel) / stride + 1 (PyTorch's floor rule).
 void checkConvGeometry(const ConvGeometry& g, std::string_view op);
 
-// As for convolution, plus 0 <= pad < kernel so that every window holds at least one
-// non-padding element (the average divides by that count; the max needs a candidate).
+// As for convolution, plus 2 pad <= kernel (PyTorch's rule, and the spec's) so that every
+// window holds at least one non-padding element (the average divides by that count; the max
+// needs a candidate).
 void checkPoolGeometry(const PoolGeometry& g, std::string_view op);
 
 // Positive sizes, epsilon > 0, momentum in [0, 1]. Training also needs more than one value
