@@ -100,18 +100,24 @@ ConvEngine& CudnnBackend::convEngine(const ConvGeometry& g, ConvPlan& plan,
     return *engine;
 }
 
-void CudnnBackend::convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan,
-                                           const float* x, const float* w, const float* bias,
-                                           float* y) {
-    const void* input = padInput(g, plan, x);
-    ConvEngine& engine =
-        convEngine(g, plan, ConvDirection::Forward, {input, nullptr, nullptr, y}, w);
+void CudnnBackend::runWithStagedFilter(const ConvGeometry& g, ConvPlan& plan,
+                                       const ConvEngine& engine, const float* w,
+                                       ConvOperands operands) {
     ScratchLayout layout;
     const std::size_t filterAt = layout.add(filterStagingBytes(g));
     const std::size_t workAt = layout.add(engine.workspaceBytes());
     char* scratch = static_cast<char*>(workspace(layout.total()));
-    const void* filter = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
-    engine.run({input, filter, nullptr, y}, scratch + workAt);
+    operands.w = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
+    engine.run(operands, scratch + workAt);
+}
+
+void CudnnBackend::convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan,
+                                           const float* x, const float* w, const float* bias,
+                                           float* y) {
+    const void* input = padInput(g, plan, x);
+    const ConvOperands operands{input, nullptr, nullptr, y};
+    runWithStagedFilter(g, plan, convEngine(g, plan, ConvDirection::Forward, operands, w), w,
+                        operands);
     if (bias != nullptr)
         addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias,
                                    std::int64_t(g.batch) * g.outHeight * g.outWidth,
@@ -122,14 +128,9 @@ void CudnnBackend::convBackwardDataChannelsLast(const ConvGeometry& g, ConvPlan&
                                                 const float* dy, const float* w, float* dx) {
     ChannelPadding* padding = plan.padding.get();
     void* gradient = padding ? padding->inputGradient(*this) : static_cast<void*>(dx);
-    ConvEngine& engine =
-        convEngine(g, plan, ConvDirection::BackwardData, {nullptr, nullptr, dy, gradient}, w);
-    ScratchLayout layout;
-    const std::size_t filterAt = layout.add(filterStagingBytes(g));
-    const std::size_t workAt = layout.add(engine.workspaceBytes());
-    char* scratch = static_cast<char*>(workspace(layout.total()));
-    const void* filter = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
-    engine.run({nullptr, filter, dy, gradient}, scratch + workAt);
+    const ConvOperands operands{nullptr, nullptr, dy, gradient};
+    runWithStagedFilter(g, plan, convEngine(g, plan, ConvDirection::BackwardData, operands, w),
+                        w, operands);
     if (padding)  // the real channels of the padded dx
         copyChannels(g.batch, g.inHeight * g.inWidth, g.inChannels,
                      static_cast<const float*>(gradient), padding->geometry.inChannels, 0, dx,

@@ -214,6 +214,10 @@ private:
                                       const float* w, float* dx);
     void convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                         const float* dy, float* dw, float* dbias);
+    // Runs a direction that reads the filter (forward, backward data): w staged as bf16 KRSC
+    // (and padded) in the workspace, next to the engine's own workspace.
+    void runWithStagedFilter(const ConvGeometry& g, ConvPlan& plan, const ConvEngine& engine,
+                             const float* w, ConvOperands operands);
     // The plan's graph-API engine for `direction`, chosen on first use by timing on
     // `operands` (w is staged from the fp32 `w` for the directions that read it).
     ConvEngine& convEngine(const ConvGeometry& g, ConvPlan& plan, ConvDirection direction,
