@@ -1,5 +1,6 @@
 // Backend's default implementations: activation movers for backends that store activations as
-// fp32 NCHW, and the unfused inference chain.
+// fp32 NCHW, and the unfused chains (inference conv + batch norm + ReLU, training batch norm +
+// ReLU).
 #include "cnnstudio/backend.h"
 
 namespace cnnstudio {
@@ -30,6 +31,22 @@ void Backend::convBatchNormReluInference(const ConvGeometry& g, const float* x, 
     convForward(g, x, w, bias, y);
     batchNormForwardInference(bn, y, gamma, beta, runningMean, runningVar, y);
     activationForward(Activation::Relu, 0.0f, y, y, std::size_t(g.outputCount()));
+}
+
+void Backend::batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                           const float* gamma, const float* beta, float* z,
+                                           float* y, float* runningMean, float* runningVar,
+                                           float* savedMean, float* savedInvStd) {
+    batchNormForwardTraining(g, x, gamma, beta, z, runningMean, runningVar, savedMean, savedInvStd);
+    activationForward(Activation::Relu, 0.0f, z, y, std::size_t(g.count()));
+}
+
+void Backend::batchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
+                                    const float* dy, const float* gamma, const float*,
+                                    const float* savedMean, const float* savedInvStd, float* dz,
+                                    float* dx, float* dgamma, float* dbeta) {
+    activationBackward(Activation::Relu, 0.0f, y, y, dy, dz, std::size_t(g.count()));
+    batchNormBackward(g, x, dz, gamma, savedMean, savedInvStd, dx, dgamma, dbeta);
 }
 
 }  // namespace cnnstudio

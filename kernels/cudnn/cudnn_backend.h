@@ -88,7 +88,8 @@ struct BatchNormPlan {
     cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;  // _PERSISTENT for bf16 NHWC
     TensorDescriptor data;        // (batch, channels, spatial, 1) in the activation format
     TensorDescriptor parameters;  // (1, channels, 1, 1), derived by cuDNN
-    std::size_t workspaceBytes = 0, reserveBytes = 0;  // of the *Ex calls (bf16 NHWC)
+    // Of the *Ex calls (bf16 NHWC), the larger of plain and ReLU-fused batch norm.
+    std::size_t workspaceBytes = 0, reserveBytes = 0;
 };
 
 struct DensePlan {
@@ -166,6 +167,17 @@ public:
     void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
                            const float* gamma, const float* savedMean, const float* savedInvStd,
                            float* dx, float* dgamma, float* dbeta) override;
+
+    // bf16: cuDNN's batch norm with the ReLU fused (CUDNN_BATCHNORM_OPS_BN_ACTIVATION), one
+    // pass each way; z and dz stay unwritten. fp32/tf32: the Backend default.
+    void batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                      const float* gamma, const float* beta, float* z, float* y,
+                                      float* runningMean, float* runningVar, float* savedMean,
+                                      float* savedInvStd) override;
+    void batchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
+                               const float* dy, const float* gamma, const float* beta,
+                               const float* savedMean, const float* savedInvStd, float* dz,
+                               float* dx, float* dgamma, float* dbeta) override;
 
     // ---- activations (activation.cpp): relu and elu through cuDNN, leaky relu ours --------
     void activationForward(Activation kind, float alpha, const float* x, float* y,

@@ -436,6 +436,46 @@ TEST_P(BackendConformance, BatchNormTrainingForwardMatchesReference) {
     }
 }
 
+// The fused training pair against cpu-ref's two ops; the inner tensors z and dz are room a
+// backend may leave unwritten, so only the chain's outputs are compared. Every geometry that
+// can train (batch x spatial > 1) is one the network would fuse.
+TEST_P(BackendConformance, BatchNormReluTrainingMatchesTheTwoOps) {
+    SeededRandom random;
+    for (const BatchNormGeometry& g : batchNormGeometriesToTest()) {
+        SCOPED_TRACE(describe(g));
+        const auto channels = std::size_t(g.channels);
+        const std::size_t count = std::size_t(g.count());
+        TwinTensor x = activationInput(batchNormShape(g), batchNormInput(random, g));
+        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
+        TwinTensor beta = input(random.uniforms(channels));
+        TwinTensor runningMean = input(random.uniforms(channels));
+        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        TwinTensor dy = activationInput(batchNormShape(g), random.uniforms(count));
+        TwinTensor z = poisonedActivations(batchNormShape(g));
+        TwinTensor y = poisonedActivations(batchNormShape(g));
+        TwinTensor dz = poisonedActivations(batchNormShape(g));
+        TwinTensor dx = poisonedActivations(batchNormShape(g));
+        TwinTensor savedMean = poisoned(g.channels), savedInvStd = poisoned(g.channels);
+        TwinTensor dgamma = poisoned(g.channels), dbeta = poisoned(g.channels);
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.batchNormReluForwardTraining(g, x.at(side), gamma.at(side), beta.at(side),
+                                                 z.at(side), y.at(side), runningMean.at(side),
+                                                 runningVar.at(side), savedMean.at(side),
+                                                 savedInvStd.at(side));
+            backend.batchNormReluBackward(g, x.at(side), y.at(side), dy.at(side), gamma.at(side),
+                                          beta.at(side), savedMean.at(side),
+                                          savedInvStd.at(side), dz.at(side), dx.at(side),
+                                          dgamma.at(side), dbeta.at(side));
+        });
+        expectClose(y, "relu(batchNorm(x))");
+        expectClose(runningMean, "running mean");
+        expectClose(runningVar, "running variance");
+        expectClose(dx, "dx");
+        expectClose(dgamma, "dgamma");
+        expectClose(dbeta, "dbeta");
+    }
+}
+
 TEST_P(BackendConformance, BatchNormInferenceForwardMatchesReference) {
     SeededRandom random;
     for (const BatchNormGeometry& g : batchNormGeometriesToTest()) {

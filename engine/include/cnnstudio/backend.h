@@ -230,6 +230,21 @@ public:
                                    const float* savedInvStd, float* dx, float* dgamma,
                                    float* dbeta) = 0;
 
+    // ---- training fusion: y = relu(batchNorm(x)), and its backward from dy (the gradient of
+    //      y). The network uses them for every BatchNorm2D -> ReLU chain. z (the batch norm's
+    //      output) and dz (its gradient) are the chain's inner tensors, room a backend may use or
+    //      leave unwritten. Default: the two ops through z and dz; cudnn in bf16 runs cuDNN's
+    //      batch norm with the activation fused, in one pass each way.
+    virtual void batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                              const float* gamma, const float* beta, float* z,
+                                              float* y, float* runningMean, float* runningVar,
+                                              float* savedMean, float* savedInvStd);
+    virtual void batchNormReluBackward(const BatchNormGeometry& g, const float* x,
+                                       const float* y, const float* dy, const float* gamma,
+                                       const float* beta, const float* savedMean,
+                                       const float* savedInvStd, float* dz, float* dx,
+                                       float* dgamma, float* dbeta);
+
     // ---- activations: relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x;
     //      elu(x) = x > 0 ? x : alpha (exp(x) - 1). Backward may read x or y (both given).
     virtual void activationForward(Activation kind, float alpha, const float* x, float* y,

@@ -59,7 +59,8 @@ public:
     StepScalars* stepScalars() { return stepScalars_; }
 
     // Inference runs each Conv2D -> BatchNorm2D -> ReLU chain as one fused op
-    // (Backend::convBatchNormReluInference); the chain's inner outputs are then not written.
+    // (Backend::convBatchNormReluInference), training each BatchNorm2D -> ReLU pair
+    // (batchNormReluForwardTraining / Backward); the chains' inner tensors may then go unwritten.
     void forward(Phase phase);
     void computeLoss();  // softmax cross-entropy of logits() against labels()
     void backward();     // after forward(Training) and computeLoss(); overwrites gradients()
@@ -88,7 +89,7 @@ public:
 private:
     struct Node;
     void build(std::uint64_t seed);
-    void findInferenceFusions();
+    void findFusions();
 
     NetworkSpec spec_;
     ShapeReport shapes_;

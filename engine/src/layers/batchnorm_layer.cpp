@@ -52,6 +52,22 @@ public:
 
     bool alwaysWritesInputGradients() const override { return true; }
 
+    bool absorbsFollowingRelu() const override { return true; }
+
+    void forwardWithRelu(const LayerIo& io, float* reluOutput) override {
+        backend_.batchNormReluForwardTraining(geometry_, io.inputs[0], gamma_, beta_, io.output,
+                                              reluOutput, runningMean_, runningVar_,
+                                              savedMean_.data(), savedInvStd_.data());
+    }
+
+    void backwardWithRelu(const LayerIo& io, const float* reluOutput,
+                          const float* reluOutputGradient, float* innerGradient,
+                          const std::vector<float*>& dx) override {
+        backend_.batchNormReluBackward(geometry_, io.inputs[0], reluOutput, reluOutputGradient,
+                                       gamma_, beta_, savedMean_.data(), savedInvStd_.data(),
+                                       innerGradient, dx[0], gammaGradient_, betaGradient_);
+    }
+
     std::optional<FusableBatchNorm> fusableBatchNorm() const override {
         return FusableBatchNorm{geometry_, gamma_, beta_, runningMean_, runningVar_};
     }

@@ -69,6 +69,15 @@ public:
     // Set by the layers the network can fuse at inference.
     virtual std::optional<FusableConv> fusableConv() const { return std::nullopt; }
     virtual std::optional<FusableBatchNorm> fusableBatchNorm() const { return std::nullopt; }
+
+    // Training fusion with the ReLU that alone reads this layer's output (batch norm): forward
+    // writes the ReLU's output `reluOutput` (io.output is room for the inner tensor); backward
+    // takes the ReLU's output gradient, with `innerGradient` room for the gradient between.
+    virtual bool absorbsFollowingRelu() const { return false; }
+    virtual void forwardWithRelu(const LayerIo&, float* /*reluOutput*/) {}
+    virtual void backwardWithRelu(const LayerIo&, const float* /*reluOutput*/,
+                                  const float* /*reluOutputGradient*/, float* /*innerGradient*/,
+                                  const std::vector<float*>& /*inputGradients*/) {}
 };
 
 // Creates the layer for a node that shape inference accepted. `inputShapes` and `outputShape`

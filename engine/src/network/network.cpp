@@ -34,13 +34,19 @@ struct Network::Node {
     std::vector<Accumulation> accumulations;  // scratch gradients added after backward
     std::size_t parameterOffset = 0, parameterCount = 0;
     // On a Conv2D that starts a Conv2D -> BatchNorm2D -> ReLU chain (each output read only by
-    // the next): inference runs the chain as one op into the ReLU's output.
+    // the next): inference runs the chain as one op into the ReLU's output, and the chain's
+    // other two nodes are skipped.
     struct InferenceFusion {
         FusableConv conv;
         FusableBatchNorm batchNorm;
         int relu;  // index of the chain's last node
     };
     std::optional<InferenceFusion> inferenceFusion;
+    bool skippedAtInference = false;
+    // On a batch norm whose output only a ReLU reads: training runs both as one layer call each
+    // way (Layer::forwardWithRelu), and the ReLU node is skipped.
+    int absorbedRelu = -1;
+    bool absorbedInTraining = false;
 };
 
 namespace {
@@ -203,7 +209,7 @@ void Network::build(std::uint64_t seed) {
         node->layer->bind(parameters, gradients, state);
     }
 
-    findInferenceFusions();
+    findFusions();
 
     // Where each backward writes its input gradients. Walking backwards, the first consumer
     // of a producer overwrites the producer's gradient; later ones write a scratch that is
@@ -263,13 +269,17 @@ void Network::setLossOptions(const LossOptions& options) {
     }
 }
 
-void Network::findInferenceFusions() {
+void Network::findFusions() {
     auto soleConsumer = [&](const Node& node, const char* type) -> Node* {
         if (node.consumers.size() != 1) return nullptr;
         Node& next = *nodes_[node.consumers[0]];
         return next.type == type ? &next : nullptr;
     };
     for (auto& node : nodes_) {
+        if (Node* relu = soleConsumer(*node, "ReLU"); relu && node->layer->absorbsFollowingRelu()) {
+            node->absorbedRelu = node->consumers[0];
+            relu->absorbedInTraining = true;
+        }
         if (node->type != "Conv2D") continue;
         Node* batchNorm = soleConsumer(*node, "BatchNorm2D");
         Node* relu = batchNorm ? soleConsumer(*batchNorm, "ReLU") : nullptr;
@@ -277,23 +287,27 @@ void Network::findInferenceFusions() {
         node->inferenceFusion = Node::InferenceFusion{*node->layer->fusableConv(),
                                                       *batchNorm->layer->fusableBatchNorm(),
                                                       batchNorm->consumers[0]};
+        batchNorm->skippedAtInference = relu->skippedAtInference = true;
     }
 }
 
 void Network::forward(Phase phase) {
+    const bool training = phase == Phase::Training;
     for (std::size_t i = 1; i < nodes_.size(); ++i) {
         Node& node = *nodes_[i];
-        if (phase == Phase::Inference && node.inferenceFusion) {
+        if (training ? node.absorbedInTraining : node.skippedAtInference) continue;
+        if (!training && node.inferenceFusion) {
             const Node::InferenceFusion& fusion = *node.inferenceFusion;
             const FusableBatchNorm& bn = fusion.batchNorm;
             backend_.convBatchNormReluInference(fusion.conv.geometry, node.io.inputs[0],
                                                 fusion.conv.weight, fusion.conv.bias, bn.geometry,
                                                 bn.gamma, bn.beta, bn.runningMean, bn.runningVar,
                                                 nodes_[fusion.relu]->output.data());
-            i = std::size_t(fusion.relu);  // the batch norm and the ReLU are done
-            continue;
+        } else if (training && node.absorbedRelu >= 0) {
+            node.layer->forwardWithRelu(node.io, nodes_[node.absorbedRelu]->output.data());
+        } else {
+            node.layer->forward(phase, node.io, stepScalars_);
         }
-        node.layer->forward(phase, node.io, stepScalars_);
     }
 }
 
@@ -314,7 +328,14 @@ void Network::backward() {
                                          sink.outputGradient.data());
     for (std::size_t i = nodes_.size() - 1; i >= 1; --i) {
         Node& node = *nodes_[i];
-        node.layer->backward(node.io, node.outputGradient.data(), node.gradientTargets);
+        if (node.absorbedInTraining) continue;  // its batch norm differentiates both
+        if (node.absorbedRelu >= 0) {
+            const Node& relu = *nodes_[node.absorbedRelu];
+            node.layer->backwardWithRelu(node.io, relu.output.data(), relu.outputGradient.data(),
+                                         node.outputGradient.data(), node.gradientTargets);
+        } else {
+            node.layer->backward(node.io, node.outputGradient.data(), node.gradientTargets);
+        }
         for (const Node::Accumulation& sum : node.accumulations)
             backend_.axpy(1.0f, sum.scratch.data(), sum.producerGradient,
                           std::size_t(sum.scratch.count()));
