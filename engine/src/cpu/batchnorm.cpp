@@ -62,11 +62,9 @@ void CpuBackend::batchNormForwardTraining(const BatchNormGeometry& g, const floa
                                           float* savedMean, float* savedInvStd) {
     const char* op = "cpu batchNormForwardTraining";
     ops::checkBatchNormGeometry(g, true, op);
-    for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {gamma, "gamma"},
-                                 {beta, "beta"}, {y, "y"}, {runningMean, "runningMean"},
-                                 {runningVar, "runningVar"}, {savedMean, "savedMean"},
-                                 {savedInvStd, "savedInvStd"}})
-        ops::requirePointer(pointer, name, op);
+    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {y, "y"},
+                          {runningMean, "runningMean"}, {runningVar, "runningVar"},
+                          {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"}}, op);
     const double valuesPerChannel = double(g.batch) * g.spatial;
     const float momentum = g.momentum;
     OmpThreadScope threads(threads_);
@@ -98,10 +96,8 @@ void CpuBackend::batchNormForwardInference(const BatchNormGeometry& g, const flo
                                            float* y) {
     const char* op = "cpu batchNormForwardInference";
     ops::checkBatchNormGeometry(g, false, op);
-    for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {gamma, "gamma"},
-                                 {beta, "beta"}, {runningMean, "runningMean"},
-                                 {runningVar, "runningVar"}, {y, "y"}})
-        ops::requirePointer(pointer, name, op);
+    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {runningMean, "runningMean"},
+                          {runningVar, "runningVar"}, {y, "y"}}, op);
     OmpThreadScope threads(threads_);
     const std::int64_t slices = std::int64_t(g.batch) * g.channels;
     const bool parallel = slices * g.spatial >= parallelThreshold;
@@ -121,11 +117,9 @@ void CpuBackend::batchNormBackward(const BatchNormGeometry& g, const float* x, c
                                    float* dbeta) {
     const char* op = "cpu batchNormBackward";
     ops::checkBatchNormGeometry(g, true, op);
-    for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {dy, "dy"},
-                                 {gamma, "gamma"}, {savedMean, "savedMean"},
-                                 {savedInvStd, "savedInvStd"}, {dx, "dx"}, {dgamma, "dgamma"},
-                                 {dbeta, "dbeta"}})
-        ops::requirePointer(pointer, name, op);
+    ops::requirePointers({{x, "x"}, {dy, "dy"}, {gamma, "gamma"}, {savedMean, "savedMean"},
+                          {savedInvStd, "savedInvStd"}, {dx, "dx"}, {dgamma, "dgamma"},
+                          {dbeta, "dbeta"}}, op);
     const double valuesPerChannel = double(g.batch) * g.spatial;
     OmpThreadScope threads(threads_);
 #pragma omp parallel for schedule(static)

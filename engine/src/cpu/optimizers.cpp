@@ -46,15 +46,9 @@ void CpuBackend::adamUpdate(const AdamSettings& s, const StepScalars* step, floa
     const char* op = "cpu adamUpdate";
     ops::checkAdamSettings(s, op);
     ops::requirePointer(step, "step", op);
-    if (!(step->adamCorrection1 > 0.0f) || !(step->adamCorrection2 > 0.0f))
-        throw Error("Adam bias corrections are (" + std::to_string(step->adamCorrection1) + ", " +
-                        std::to_string(step->adamCorrection2) + "), must be positive",
-                    op, "set adamCorrection1 = 1 - beta1^t and adamCorrection2 = 1 - beta2^t, t = step + 1");
+    ops::checkAdamCorrections(*step, op);
     if (count == 0) return;
-    ops::requirePointer(params, "params", op);
-    ops::requirePointer(grads, "grads", op);
-    ops::requirePointer(m, "m", op);
-    ops::requirePointer(v, "v", op);
+    ops::requirePointers({{params, "params"}, {grads, "grads"}, {m, "m"}, {v, "v"}}, op);
     const float lr = step->learningRate;
     const float beta1 = s.beta1, beta2 = s.beta2, epsilon = s.epsilon;
     const float stepSize = lr / step->adamCorrection1;

@@ -13,26 +13,6 @@
 
 namespace cnnstudio::cpu {
 
-namespace {
-
-// Checks every label and returns sum_i w[y_i] (the batch size without class weights); throws
-// when it is not positive (the weighted mean would be 0/0).
-double totalWeight(const LossGeometry& g, const std::int32_t* labels, const float* classWeights,
-                   const char* op) {
-    double total = 0.0;
-    for (int i = 0; i < g.batch; ++i) {
-        ops::checkLabel(labels[i], i, g.classes, op);
-        total += classWeights ? double(classWeights[labels[i]]) : 1.0;
-    }
-    if (!(total > 0.0))
-        throw Error("the class weights of this batch's labels sum to " + std::to_string(total) +
-                        ", so the weighted mean loss is undefined",
-                    op, "give every class a positive weight");
-    return total;
-}
-
-}  // namespace
-
 void CpuBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                             const std::int32_t* labels,
                                             const float* classWeights, float* probabilities,
@@ -43,7 +23,7 @@ void CpuBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* 
     ops::requirePointer(labels, "labels", op);
     ops::requirePointer(probabilities, "probabilities", op);
     ops::requirePointer(loss, "loss", op);
-    const double weightSum = totalWeight(g, labels, classWeights, op);
+    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
     const int classes = g.classes;
     const float offTarget = g.labelSmoothing / float(classes);
     const float onTarget = 1.0f - g.labelSmoothing + offTarget;
@@ -81,7 +61,7 @@ void CpuBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float*
     ops::requirePointer(probabilities, "probabilities", op);
     ops::requirePointer(labels, "labels", op);
     ops::requirePointer(dlogits, "dlogits", op);
-    const double weightSum = totalWeight(g, labels, classWeights, op);
+    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
     const int classes = g.classes;
     const float offTarget = g.labelSmoothing / float(classes);
     const float onTarget = 1.0f - g.labelSmoothing + offTarget;

@@ -33,11 +33,9 @@ void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const 
                               float* savedMean, float* savedInvStd) {
     const char* op = "cpu-ref batchNormForwardTraining";
     ops::checkBatchNormGeometry(g, true, op);
-    for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {gamma, "gamma"},
-                                 {beta, "beta"}, {y, "y"}, {runningMean, "runningMean"},
-                                 {runningVar, "runningVar"}, {savedMean, "savedMean"},
-                                 {savedInvStd, "savedInvStd"}})
-        ops::requirePointer(pointer, name, op);
+    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {y, "y"},
+                          {runningMean, "runningMean"}, {runningVar, "runningVar"},
+                          {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"}}, op);
 
     const double valuesPerChannel = double(g.batch) * g.spatial;
     for (int c = 0; c < g.channels; ++c) {
@@ -76,10 +74,8 @@ void batchNormForwardInference(const BatchNormGeometry& g, const float* x, const
                                float* y) {
     const char* op = "cpu-ref batchNormForwardInference";
     ops::checkBatchNormGeometry(g, false, op);
-    for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {gamma, "gamma"},
-                                 {beta, "beta"}, {runningMean, "runningMean"},
-                                 {runningVar, "runningVar"}, {y, "y"}})
-        ops::requirePointer(pointer, name, op);
+    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {runningMean, "runningMean"},
+                          {runningVar, "runningVar"}, {y, "y"}}, op);
 
     for (int c = 0; c < g.channels; ++c) {
         const double invStd = 1.0 / std::sqrt(double(runningVar[c]) + double(g.epsilon));
@@ -98,11 +94,9 @@ void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* 
                        float* dx, float* dgamma, float* dbeta) {
     const char* op = "cpu-ref batchNormBackward";
     ops::checkBatchNormGeometry(g, true, op);
-    for (auto [pointer, name] : {std::pair<const void*, const char*>{x, "x"}, {dy, "dy"},
-                                 {gamma, "gamma"}, {savedMean, "savedMean"},
-                                 {savedInvStd, "savedInvStd"}, {dx, "dx"}, {dgamma, "dgamma"},
-                                 {dbeta, "dbeta"}})
-        ops::requirePointer(pointer, name, op);
+    ops::requirePointers({{x, "x"}, {dy, "dy"}, {gamma, "gamma"}, {savedMean, "savedMean"},
+                          {savedInvStd, "savedInvStd"}, {dx, "dx"}, {dgamma, "dgamma"},
+                          {dbeta, "dbeta"}}, op);
 
     const double valuesPerChannel = double(g.batch) * g.spatial;
     for (int c = 0; c < g.channels; ++c) {

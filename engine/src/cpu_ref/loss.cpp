@@ -17,24 +17,6 @@
 #include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu_ref {
-namespace {
-
-// sum_i w[y_i] over the batch; throws when it is not positive (the loss would be 0/0).
-double totalLabelWeight(const LossGeometry& g, const std::int32_t* labels,
-                        const float* classWeights, const char* op) {
-    double total = 0.0;
-    for (int i = 0; i < g.batch; ++i) {
-        ops::checkLabel(labels[i], i, g.classes, op);
-        total += classWeights ? double(classWeights[labels[i]]) : 1.0;
-    }
-    if (!(total > 0.0))
-        throw Error("the class weights of this batch's labels sum to " + std::to_string(total) +
-                        ", so the weighted mean loss is undefined",
-                    op, "give every class a positive weight");
-    return total;
-}
-
-}  // namespace
 
 void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits, const std::int32_t* labels,
                                 const float* classWeights, float* probabilities, float* loss) {
@@ -44,7 +26,7 @@ void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits, cons
     ops::requirePointer(labels, "labels", op);
     ops::requirePointer(probabilities, "probabilities", op);
     ops::requirePointer(loss, "loss", op);
-    const double weightSum = totalLabelWeight(g, labels, classWeights, op);
+    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
     const double smoothing = g.labelSmoothing;
     const double smoothingPerClass = smoothing / g.classes;
 
@@ -79,7 +61,7 @@ void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabiliti
     ops::requirePointer(probabilities, "probabilities", op);
     ops::requirePointer(labels, "labels", op);
     ops::requirePointer(dlogits, "dlogits", op);
-    const double weightSum = totalLabelWeight(g, labels, classWeights, op);
+    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
     const double smoothing = g.labelSmoothing;
     const double smoothingPerClass = smoothing / g.classes;
 

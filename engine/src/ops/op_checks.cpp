@@ -53,6 +53,11 @@ void requirePointer(const void* pointer, std::string_view argument, std::string_
              "allocate the buffer on this backend before calling the op");
 }
 
+void requirePointers(std::initializer_list<std::pair<const void*, std::string_view>> pointers,
+                     std::string_view op) {
+    for (const auto& [pointer, argument] : pointers) requirePointer(pointer, argument, op);
+}
+
 void checkConvGeometry(const ConvGeometry& g, std::string_view op) {
     requirePositive(g.batch, "batch", op);
     requirePositive(g.inChannels, "inChannels", op);
@@ -115,6 +120,20 @@ void checkLabel(std::int32_t label, int sample, int classes, std::string_view op
              "check that the dataset's class count matches the network's last layer");
 }
 
+double checkLabelsAndTotalWeight(const LossGeometry& g, const std::int32_t* labels,
+                                 const float* classWeights, std::string_view op) {
+    double total = 0.0;
+    for (int i = 0; i < g.batch; ++i) {
+        checkLabel(labels[i], i, g.classes, op);
+        total += classWeights ? double(classWeights[labels[i]]) : 1.0;
+    }
+    if (!(total > 0.0))
+        fail("the class weights of this batch's labels sum to " + std::to_string(total) +
+                 ", so the weighted mean loss is undefined",
+             op, "give every class a positive weight");
+    return total;
+}
+
 void checkCopyChannels(int batch, int spatial, int channels, int srcChannels, int srcOffset,
                        int dstChannels, int dstOffset, std::string_view op) {
     requirePositive(batch, "batch", op);
@@ -160,6 +179,13 @@ void checkAdamSettings(const AdamSettings& s, std::string_view op) {
     if (!(s.weightDecay >= 0.0f))
         fail("weight decay is " + std::to_string(s.weightDecay) + ", must not be negative", op,
              "typical values are 0 to 0.01");
+}
+
+void checkAdamCorrections(const StepScalars& step, std::string_view op) {
+    if (!(step.adamCorrection1 > 0.0f) || !(step.adamCorrection2 > 0.0f))
+        fail("Adam bias corrections are (" + std::to_string(step.adamCorrection1) + ", " +
+                 std::to_string(step.adamCorrection2) + "), must be positive",
+             op, "set adamCorrection1 = 1 - beta1^t and adamCorrection2 = 1 - beta2^t, t = step + 1");
 }
 
 }  // namespace cnnstudio::ops
