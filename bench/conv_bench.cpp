@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/tensor.h"
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/network.h"
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
             options.precision = parsePrecision(mode);
             options.device = world.size > 1 ? world.localRank : settings.device;  // a GPU per rank
             auto backend = createBackend(settings.backend, options);
-            auto communicator = createCommunicator(*backend);
+            auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
             for (int batch : settings.batches) {
                 double imagesPerSecond = measureImagesPerSecond(*backend, *communicator, spec, batch, settings);
                 if (world.rank != 0) continue;

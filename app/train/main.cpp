@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/datasets/augmentation.h"
 #include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/distributed.h"

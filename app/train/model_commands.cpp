@@ -1,6 +1,7 @@
 #include "train/model_commands.h"
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/network.h"

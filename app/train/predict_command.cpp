@@ -7,6 +7,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "train/model_commands.h"
 

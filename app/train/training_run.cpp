@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/datasets/augmentation.h"
 #include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/datasets/normalization.h"
@@ -219,7 +220,7 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
         backendOptions.precision = parsePrecision(config.precision);
         backendOptions.device = world.localRank;  // one GPU per rank on each host
         backend = createBackend(config.backend, backendOptions);
-        communicator = createCommunicator(*backend);
+        communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
         network = std::make_unique<Network>(spec, *backend, config.batch, config.trainer.seed);
         trainer = std::make_unique<Trainer>(*network, config.trainer, events, communicator.get());
         if (folder) trainer->setRunFolder(&*folder);
@@ -247,6 +248,7 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
         description.dataset = describe(config.dataset, splits);
         description.normalization = config.normalization;
         description.ranks = world.size;
+        description.hardware = discoverHardware();
         trainer->train(trainSource, validationSource ? &*validationSource : nullptr,
                        testSource ? &*testSource : nullptr, description);
     } catch (const Error& error) {

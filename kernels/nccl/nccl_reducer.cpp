@@ -87,21 +87,29 @@ private:
     std::size_t started_ = 0;
 };
 
+class NcclTransport : public DeviceTransport {
+public:
+    std::string name() const override { return "nccl"; }
+
+    std::vector<char> createUniqueId() override {
+        ncclUniqueId id;
+        if (ncclResult_t result = ncclGetUniqueId(&id); result != ncclSuccess)
+            throw Error(std::string("ncclGetUniqueId failed: ") + ncclGetErrorString(result), "rank 0 (NCCL)");
+        return std::vector<char>(id.internal, id.internal + sizeof id.internal);
+    }
+
+    std::unique_ptr<DeviceReducer> createReducer(Backend& gpuBackend, int rank, int ranks,
+                                                 const std::vector<char>& uniqueId) override {
+        auto* cuda = dynamic_cast<CudaBackend*>(&gpuBackend);
+        if (!cuda)
+            throw Error("NCCL needs a GPU backend, got '" + gpuBackend.name() + "'",
+                        "rank " + std::to_string(rank));
+        return std::make_unique<NcclReducer>(*cuda, rank, ranks, uniqueId);
+    }
+};
+
 }  // namespace
 
-std::vector<char> createNcclUniqueId() {
-    ncclUniqueId id;
-    if (ncclResult_t result = ncclGetUniqueId(&id); result != ncclSuccess)
-        throw Error(std::string("ncclGetUniqueId failed: ") + ncclGetErrorString(result), "rank 0 (NCCL)");
-    return std::vector<char>(id.internal, id.internal + sizeof id.internal);
-}
-
-std::unique_ptr<DeviceReducer> createNcclReducer(Backend& gpuBackend, int rank, int ranks,
-                                                 const std::vector<char>& uniqueId) {
-    auto* cuda = dynamic_cast<CudaBackend*>(&gpuBackend);
-    if (!cuda)
-        throw Error("NCCL needs a GPU backend, got '" + gpuBackend.name() + "'", "rank " + std::to_string(rank));
-    return std::make_unique<NcclReducer>(*cuda, rank, ranks, uniqueId);
-}
+std::unique_ptr<DeviceTransport> createNcclTransport() { return std::make_unique<NcclTransport>(); }
 
 }  // namespace cnnstudio::kernels

@@ -23,6 +23,7 @@
 
 #include "backend_test_support.h"
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/tensor.h"
 

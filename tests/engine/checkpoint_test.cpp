@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/network.h"

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "backend_factories.h"
+#include "cnnstudio/kernels/cpu_backends.h"
 #include "backend_test_support.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/tensor.h"

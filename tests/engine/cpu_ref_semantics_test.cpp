@@ -13,6 +13,7 @@
 
 #include "backend_test_support.h"
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/ops/dropout_hash.h"
 #include "cpu_ref/cpu_ref_ops.h"

@@ -4,6 +4,7 @@
 #include <QTest>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/ui/dataset_picker.h"
 #include "cnnstudio/ui/run_settings.h"
 #include "cnnstudio/ui/run_settings_panel.h"

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/tensor.h"
 #include "engine/backend_test_support.h"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
 #include "cnnstudio/spec.h"

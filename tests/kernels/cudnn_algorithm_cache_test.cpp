@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/kernels/cudnn_stats.h"
 #include "kernels/cudnn_test_support.h"

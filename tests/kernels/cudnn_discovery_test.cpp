@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/hardware.h"
 #include "kernels/cudnn_test_support.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "kernels/cudnn_test_support.h"
 
 namespace cnnstudio::test {

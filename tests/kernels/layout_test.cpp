@@ -27,6 +27,7 @@
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_buffer.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/ops/dropout_hash.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/layout.h"

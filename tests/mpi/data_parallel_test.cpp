@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
@@ -56,7 +57,7 @@ class DataParallel : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(DataParallel, StepsEqualSingleProcessWithTheSameGlobalBatch) {
     auto backend = createBackend("cpu", {.threads = 1});
-    auto communicator = createCommunicator(*backend);
+    auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
     const WorldInfo& world = communicator->world();
     ASSERT_EQ(world.size, 2) << "run this suite with mpirun -np 2";
     const int perRank = 4, globalBatch = perRank * world.size;
@@ -72,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(BucketSizes, DataParallel, ::testing::Values(std::size_
 
 TEST(Communicator, ReducesBroadcastsAndSumsHostValues) {
     auto backend = createBackend("cpu", {.threads = 1});
-    auto communicator = createCommunicator(*backend);
+    auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
     const WorldInfo& world = communicator->world();
     EXPECT_EQ(communicator->transport(), "mpi");
 

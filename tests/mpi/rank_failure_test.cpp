@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/distributed.h"
 
 namespace cnnstudio {
@@ -19,7 +20,7 @@ TEST(RankFailure, PeerThatDiesOrStallsEndsTheJob) {
     const char* fault = std::getenv("CNNSTUDIO_MPI_FAULT");
     if (!fault) GTEST_SKIP() << "run by rank_failure_test.sh with CNNSTUDIO_MPI_FAULT=kill|stall";
     auto backend = createBackend("cpu", {.threads = 1});
-    auto communicator = createCommunicator(*backend, std::chrono::seconds(5));
+    auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get(), std::chrono::seconds(5));
     std::vector<float> gradients(1024, 1.0f);
     for (int step = 0;; ++step) {
         if (step == 3 && communicator->world().rank == 1) {

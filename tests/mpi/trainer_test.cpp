@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/network.h"
@@ -108,7 +109,7 @@ std::vector<float> parametersOf(Network& network) {
 
 TEST(DistributedTrainer, TwoRanksReachTheWeightsOfOneProcessWithTheSameGlobalBatch) {
     auto backend = createBackend("cpu", {.threads = 1});
-    auto communicator = createCommunicator(*backend);
+    auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
     const WorldInfo& world = communicator->world();
     ASSERT_EQ(world.size, 2) << "run this suite with mpirun -np 2";
     const int perRank = 4;
@@ -137,7 +138,7 @@ TEST(DistributedTrainer, TwoRanksReachTheWeightsOfOneProcessWithTheSameGlobalBat
 // 17 images in global batches of 8: the last holds one image, so rank 1's share of it is empty.
 TEST(DistributedTrainer, ShardedEvaluationEqualsSingleProcessEvaluation) {
     auto backend = createBackend("cpu", {.threads = 1});
-    auto communicator = createCommunicator(*backend);
+    auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
     const WorldInfo& world = communicator->world();
     const int perRank = 4;
     const SyntheticData data = makeData(17, kDataSeed + 1);
@@ -157,7 +158,7 @@ TEST(DistributedTrainer, ShardedEvaluationEqualsSingleProcessEvaluation) {
 
 TEST(DistributedTrainer, StopRaisedOnOneRankStopsEveryRankAtTheSameStep) {
     auto backend = createBackend("cpu", {.threads = 1});
-    auto communicator = createCommunicator(*backend);
+    auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
     const WorldInfo& world = communicator->world();
     const SyntheticData data = makeData(40, kDataSeed);
     Network network(smallNetwork(), *backend, 4, 7);

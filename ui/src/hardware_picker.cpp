@@ -1,3 +1,4 @@
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/ui/hardware_picker.h"
 
 #include <QComboBox>

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/device_reducer.h"
 
 namespace cnnstudio {
 
@@ -28,18 +29,6 @@ bool launchedByMpi();
 // Initialises MPI when launchedByMpi() (once per process) and returns this process's place.
 WorldInfo initialiseWorld();
 void finaliseWorld();
-
-// Collectives on GPU memory (NCCL), enqueued on the backend's stream so that they order with
-// its ops and can be captured in a step graph. Implemented in kernels/.
-class DeviceReducer {
-public:
-    virtual ~DeviceReducer() = default;
-    // Averages `count` floats across ranks in place, on a side stream that first waits for the
-    // work enqueued so far; finishAllReduces() makes the backend's stream wait for them all.
-    virtual void startAllReduceMean(float* data, std::size_t count) = 0;
-    virtual void finishAllReduces() = 0;
-    virtual void broadcast(float* data, std::size_t count, int root) = 0;
-};
 
 class Communicator {
 public:
@@ -62,12 +51,14 @@ public:
     virtual void barrier() = 0;
 };
 
-// A communicator over the world from initialiseWorld(): NCCL when the backend is a GPU backend
-// and the world has several ranks, MPI for CPU backends, local for one rank. A collective that
-// does not complete within `stallTimeout` ends the whole job with an error naming this rank
-// and host (a dead or stalled peer must not hang the others).
+// A communicator over the world from initialiseWorld(): `deviceTransport` (NCCL, from the
+// backend registry) when the backend is a GPU backend and the world has several ranks, MPI for
+// CPU backends, local for one rank. A collective that does not complete within `stallTimeout`
+// ends the whole job with an error naming this rank and host (a dead or stalled peer must not
+// hang the others).
 std::unique_ptr<Communicator> createCommunicator(
-    Backend& backend, std::chrono::seconds stallTimeout = std::chrono::seconds(30));
+    Backend& backend, DeviceTransport* deviceTransport,
+    std::chrono::seconds stallTimeout = std::chrono::seconds(30));
 
 // Buckets the network's gradient slices as backward completes them and all-reduces each full
 // bucket at once, so communication overlaps the rest of backward.

@@ -17,6 +17,7 @@
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/events.h"
+#include "cnnstudio/hardware.h"
 #include "cnnstudio/metrics.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
@@ -77,6 +78,7 @@ struct RunDescription {
     DatasetDescription dataset;
     InputNormalization normalization;
     int ranks = 1;
+    HardwareInfo hardware;  // what the run trained on, as the application discovered it
 };
 
 struct EvaluationResult {

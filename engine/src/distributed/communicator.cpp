@@ -3,36 +3,33 @@
 #include "distributed/local_communicator.h"
 #include "distributed/mpi_communicator.h"
 
-#ifdef CNNSTUDIO_HAVE_CUDA
-#include "cnnstudio/kernels/gpu_backends.h"
-#endif
-
 namespace cnnstudio {
 namespace {
 
-#if defined(CNNSTUDIO_HAVE_MPI) && defined(CNNSTUDIO_HAVE_CUDA)
-// NCCL between GPU ranks; its unique id travels from rank 0 through MPI.
-std::unique_ptr<DeviceReducer> bootstrapNccl(Backend& backend, const WorldInfo& world) {
-    std::vector<char> id = world.rank == 0 ? kernels::createNcclUniqueId() : std::vector<char>();
+#ifdef CNNSTUDIO_HAVE_MPI
+// The GPU ranks' reducer; the transport's unique id travels from rank 0 through MPI.
+std::unique_ptr<DeviceReducer> bootstrapDeviceReducer(DeviceTransport& transport, Backend& backend,
+                                                      const WorldInfo& world) {
+    std::vector<char> id = world.rank == 0 ? transport.createUniqueId() : std::vector<char>();
     int bytes = int(id.size());
     MPI_Bcast(&bytes, 1, MPI_INT, 0, MPI_COMM_WORLD);
     id.resize(std::size_t(bytes));
     MPI_Bcast(id.data(), bytes, MPI_CHAR, 0, MPI_COMM_WORLD);
-    return kernels::createNcclReducer(backend, world.rank, world.size, id);
+    return transport.createReducer(backend, world.rank, world.size, id);
 }
 #endif
 
 }  // namespace
 
-std::unique_ptr<Communicator> createCommunicator(Backend& backend, std::chrono::seconds stallTimeout) {
+std::unique_ptr<Communicator> createCommunicator(Backend& backend, DeviceTransport* deviceTransport,
+                                                 std::chrono::seconds stallTimeout) {
     WorldInfo world = initialiseWorld();
     if (world.size == 1) return std::make_unique<LocalCommunicator>(world);
 #ifdef CNNSTUDIO_HAVE_MPI
     if (!backend.isDevice()) return std::make_unique<MpiCommunicator>(backend, world, stallTimeout);
-#ifdef CNNSTUDIO_HAVE_CUDA
-    return std::make_unique<MpiCommunicator>(backend, world, stallTimeout,
-                                             bootstrapNccl(backend, world));
-#endif
+    if (deviceTransport)
+        return std::make_unique<MpiCommunicator>(
+            backend, world, stallTimeout, bootstrapDeviceReducer(*deviceTransport, backend, world));
 #endif
     throw Error("no transport between " + backend.name() + " ranks in this build",
                 "rank " + std::to_string(world.rank), "rebuild with CUDA, NCCL and MPI");

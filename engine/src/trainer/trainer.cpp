@@ -330,7 +330,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
     events_.emit("run_started",
                  {{"run_dir", folder_ ? folder_->path().string() : std::string()},
                   {"config", description.config},
-                  {"hardware", toJson(discoverHardware())},
+                  {"hardware", toJson(description.hardware)},
                   {"dataset", {{"name", dataset.name},
                                {"train_size", dataset.trainSize},
                                {"validation_size", dataset.validationSize},

@@ -299,13 +299,4 @@ public:
     }
 };
 
-// ---- registry --------------------------------------------------------------------------------
-// Every backend this build knows of, available or not: "cpu-ref", "cpu", "cuda", "cudnn".
-std::vector<std::string> knownBackends();
-// Empty when `name` can run here; otherwise why not ("no CUDA device found", "not built with CUDA").
-std::string backendUnavailableReason(const std::string& name);
-std::vector<std::string> availableBackends();
-// Throws Error naming the backend and the reason when it cannot be created.
-std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOptions& options = {});
-
 }  // namespace cnnstudio

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "backend_factories.h"
+#include "cnnstudio/kernels/cpu_backends.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/op_checks.h"
 

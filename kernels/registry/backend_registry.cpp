@@ -1,8 +1,9 @@
-#include <algorithm>
+// The one place that names every backend: the CPU backends always, the GPU wing (cuda, cudnn,
+// NCCL) when this build has CUDA.
+#include "cnnstudio/backend_registry.h"
 
-#include "cnnstudio/backend.h"
 #include "cnnstudio/error.h"
-#include "backend_factories.h"
+#include "cnnstudio/kernels/cpu_backends.h"
 
 #ifdef CNNSTUDIO_HAVE_CUDA
 #include "cnnstudio/kernels/gpu_backends.h"
@@ -42,6 +43,13 @@ std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOpt
     if (name == "cudnn") return kernels::createCudnnBackend(options);
 #endif
     throw Error("unknown backend '" + name + "'");
+}
+
+std::unique_ptr<DeviceTransport> createDeviceTransport(const Backend& backend) {
+#ifdef CNNSTUDIO_HAVE_CUDA
+    if (backend.isDevice()) return kernels::createNcclTransport();
+#endif
+    return nullptr;
 }
 
 }  // namespace cnnstudio

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "backend_factories.h"
+#include "cnnstudio/kernels/cpu_backends.h"
 #include "cnnstudio/error.h"
 #include "cpu_ref/cpu_ref_ops.h"
 #include "cnnstudio/op_checks.h"

@@ -1,6 +1,5 @@
-// What this machine has to train on: GPUs (from the CUDA runtime, when built with CUDA),
-// library versions and CPU cores. Never fails: without a GPU or driver it lists zero GPUs
-// and says why in gpuProblem.
+// What a machine has to train on: GPUs, library versions and CPU cores. The backend registry
+// fills it (discoverHardware in cnnstudio/backend_registry.h); the engine only records it.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +27,6 @@ struct HardwareInfo {
     std::string onednnVersion;
 };
 
-HardwareInfo discoverHardware();
 nlohmann::json toJson(const HardwareInfo& hardware);
 
 }  // namespace cnnstudio

@@ -1,4 +1,4 @@
-// Factories of the CPU backends that live in the engine.
+// The CPU backends (kernels/cpu_ref, kernels/cpu) as the backend registry sees them.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,32 @@
+// The backends this build has and what this machine offers them. The application (app/, ui/)
+// asks here and hands the engine what it needs: a Backend, the hardware to record in a run, and
+// the transport between GPU ranks. The engine itself knows no backend by name.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/device_reducer.h"
+#include "cnnstudio/hardware.h"
+
+namespace cnnstudio {
+
+// Every backend this build knows of, available or not: "cpu-ref", "cpu", "cuda", "cudnn".
+std::vector<std::string> knownBackends();
+// Empty when `name` can run here; otherwise why not ("no CUDA device found", "not built with CUDA").
+std::string backendUnavailableReason(const std::string& name);
+std::vector<std::string> availableBackends();
+// Throws Error naming the backend and the reason when it cannot be created.
+std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOptions& options = {});
+
+// GPUs (from the CUDA runtime, when built with CUDA), library versions and CPU cores. Never
+// fails: without a GPU or driver it lists zero GPUs and says why in gpuProblem.
+HardwareInfo discoverHardware();
+
+// The transport between GPU ranks of `backend` (NCCL), or null for a CPU backend or a build
+// without the GPU backends.
+std::unique_ptr<DeviceTransport> createDeviceTransport(const Backend& backend);
+
+}  // namespace cnnstudio
