@@ -9,7 +9,7 @@ set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 bin=$PWD/.device/bin
-reference=$PWD/.device/pytorch_reference.py
+reference=$PWD/bench/pytorch_reference.py
 for packed in .device/lib/*.gz; do [ -e "${packed%.gz}" ] || gunzip -k "$packed"; done
 out=${OUT:-/tmp/out}
 mkdir -p "$out"

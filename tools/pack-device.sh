@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs a GPU build (cmake -DCNNSTUDIO_GUI=OFF -DCNNSTUDIO_OPENCV=OFF) into .device/ for the lent
 # GPU machine, which has CUDA, cuDNN, NCCL and OpenMPI but no oneDNN: the binaries, our shared
-# libraries, libdnnl, the PyTorch reference script and Fashion-MNIST. Usage: tools/pack-device.sh BUILD_DIR
+# libraries, libdnnl and Fashion-MNIST. (The PyTorch reference, bench/pytorch_reference.py,
+# travels with the working tree.) Usage: tools/pack-device.sh BUILD_DIR
 set -euo pipefail
 build=${1:?usage: tools/pack-device.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,12 +12,12 @@ for program in app/cnnstudio-bench app/cnnstudio-train tests/engine_tests tests/
                bench/conv_bench bench/cpu_ops_bench; do
   [ -x "$build/$program" ] && cp "$build/$program" "$out/bin/"
 done
-cp "$build"/engine/libcnnengine.so "$build"/kernels/libcnnkernels.so "$build"/datasets/libcnndatasets.so "$out/lib/"
+cp "$build"/core/libcnncore.so "$build"/engine/libcnnengine.so "$build"/datasets/libcnndatasets.so \
+   "$build"/kernels/libcnncpu.so "$build"/kernels/libcnngpu.so "$build"/kernels/libcnnbackends.so "$out/lib/"
 # Compressed: the carried tree may hold 64 MiB in all (device-session.sh unpacks them).
 for library in libdnnl.so.2 libOpenCL.so.1; do
   gzip -c -6 "/usr/lib/x86_64-linux-gnu/$library" > "$out/lib/$library.gz"
 done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/libcnn*.so
-cp "$root/../shared/bench/pytorch_reference.py" "$out/"
 cp -r /usr/share/datasets/fashion-mnist "$out/fashion-mnist"
 du -sh "$out"

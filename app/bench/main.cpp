@@ -1,5 +1,5 @@
 // cnnstudio-bench: images per second of full training steps (forward, backward, SGD-momentum
-// update) on random data, in the JSON-lines shape of ../shared/bench/pytorch_reference.py, so
+// update) on random data, in the JSON-lines shape of bench/pytorch_reference.py, so
 // both can be printed side by side from one command on one machine.
 //
 //   cnnstudio-bench --backend cpu --threads 16 --batch 64

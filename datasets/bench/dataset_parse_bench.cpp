@@ -7,7 +7,7 @@
 // by the wall clock and, for the single-threaded steps 1 and 2, also by the thread's CPU time
 // (the honest one-core figure when other processes share the machine).
 //
-// usage: dataset_parse_bench [FILE.csv[.gz]] [repeats]
+// usage: dataset_parse_bench FILE.csv[.gz] [repeats]   (FER2013: see the README for where to get it)
 #include "cnnstudio/datasets/compressed_file.h"
 #include "cnnstudio/datasets/fer2013.h"
 #include "cnnstudio/error.h"
@@ -62,9 +62,11 @@ void report(const char* what, double bytes, Timing timing, bool singleThreaded) 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::filesystem::path file =
-        argc > 1 ? std::filesystem::path(argv[1])
-                 : std::filesystem::path(CNNSTUDIO_SHARED_DIR) / "datasets/fer2013/fer2013_train.csv.gz";
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: dataset_parse_bench FILE.csv[.gz] [repeats]\n");
+        return 2;
+    }
+    const std::filesystem::path file(argv[1]);
     const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
     try {
         std::string text;
