@@ -1,8 +1,9 @@
-// Network: a spec built for one backend and batch size. Building it is the "compile" step of
-// DESIGN.md: layers are created from the spec, every parameter lives in one flat buffer and
-// every gradient in another (layers hold views into them), and every activation, gradient and
-// scratch buffer is allocated up front. forward/computeLoss/backward then only issue op calls,
-// which is what lets a GPU backend capture a whole step as one CUDA graph (see TrainingStep).
+// Network: a spec built for one backend and batch size. Building it is the "compile" step
+// (docs/architecture.md): layers are created from the spec, every parameter lives in one flat
+// buffer and every gradient in another (layers hold views into them), and every activation,
+// gradient and scratch buffer is allocated up front. forward/computeLoss/backward then only
+// issue op calls, which is what lets a GPU backend capture a whole step as one CUDA graph (see
+// TrainingStep).
 #pragma once
 
 #include <cstddef>
