@@ -97,9 +97,9 @@ TEST(EventReader, EpochParsesIntoItsFieldsWithTheConfusionMatrix) {
     EXPECT_EQ(epoch->confusionMatrix, (ConfusionMatrixCounts{{5, 1}, {2, 7}}));
     ASSERT_EQ(epoch->perClass.size(), 1u);
     EXPECT_EQ(epoch->perClass[0].className, "a");
-    EXPECT_DOUBLE_EQ(epoch->perClass[0].precision, 0.7);
-    EXPECT_DOUBLE_EQ(epoch->perClass[0].recall, 0.8);
-    EXPECT_EQ(epoch->perClass[0].support, 6);
+    EXPECT_DOUBLE_EQ(epoch->perClass[0].metrics.precision, 0.7);
+    EXPECT_DOUBLE_EQ(epoch->perClass[0].metrics.recall, 0.8);
+    EXPECT_EQ(epoch->perClass[0].metrics.support, 6);
 }
 
 TEST(EventReader, EpochWithoutValidationHasNoValidationFigures) {

@@ -25,6 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/metrics.h"
+
 namespace cnnstudio {
 
 constexpr int kEventSchemaVersion = 1;
@@ -66,10 +68,10 @@ private:
 
 using ConfusionMatrixCounts = std::vector<std::vector<long long>>;  // rows = true class, columns = predicted
 
-struct ClassMetrics {
+// One row of the events' `per_class` tables.
+struct NamedClassMetrics {
     std::string className;
-    double precision = 0, recall = 0;
-    long long support = 0;
+    ClassMetrics metrics;
 };
 
 struct RunStartedEvent {
@@ -111,7 +113,7 @@ struct EpochEvent {
     double imagesPerSecond = 0;
     bool best = false;
     ConfusionMatrixCounts confusionMatrix;  // empty without a validation split
-    std::vector<ClassMetrics> perClass;
+    std::vector<NamedClassMetrics> perClass;
 };
 
 struct CheckpointEvent {
@@ -130,7 +132,7 @@ struct FinishedEvent {
     std::optional<std::string> modelPath;  // none after a stop
     double wallSeconds = 0;
     ConfusionMatrixCounts testConfusionMatrix;  // empty without a test result
-    std::vector<ClassMetrics> testPerClass;
+    std::vector<NamedClassMetrics> testPerClass;
 };
 
 struct FailedEvent {

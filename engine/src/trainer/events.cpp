@@ -147,16 +147,16 @@ ConfusionMatrixCounts confusionMatrix(const json& object, const char* key) {
     return rows;
 }
 
-std::vector<ClassMetrics> perClass(const json& object, const char* key) {
-    std::vector<ClassMetrics> metrics;
+std::vector<NamedClassMetrics> perClass(const json& object, const char* key) {
+    std::vector<NamedClassMetrics> metrics;
     const json& array = member(object, key);
     if (!array.is_array()) return metrics;
     for (const json& entry : array) {
-        ClassMetrics one;
+        NamedClassMetrics one;
         one.className = text(entry, "class");
-        one.precision = number(entry, "precision");
-        one.recall = number(entry, "recall");
-        one.support = integer(entry, "support");
+        one.metrics.precision = number(entry, "precision");
+        one.metrics.recall = number(entry, "recall");
+        one.metrics.support = integer(entry, "support");
         metrics.push_back(std::move(one));
     }
     return metrics;
