@@ -12,14 +12,14 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
-#include "cnnstudio/ui/run_history_panel.h"
-#include "cnnstudio/ui/run_settings_panel.h"
-#include "cnnstudio/ui/train_area.h"
-#include "cnnstudio/ui/training_controller.h"
-#include "cnnstudio/ui/training_dashboard.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
+#include "cnnstudio/ui/training/train_area.h"
+#include "cnnstudio/ui/training/training_controller.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::MainWindow;

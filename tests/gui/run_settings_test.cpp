@@ -4,9 +4,9 @@
 #include <QTest>
 
 #include "cnnstudio/backend.h"
-#include "cnnstudio/ui/dataset_picker.h"
-#include "cnnstudio/ui/run_settings.h"
-#include "cnnstudio/ui/run_settings_panel.h"
+#include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/run_settings.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::RunSettings;

@@ -11,8 +11,8 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/training_controller.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/training_controller.h"
+#include "cnnstudio/ui/training/training_run.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::RunSettings;

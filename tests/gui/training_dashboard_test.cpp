@@ -13,9 +13,9 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/confusion_matrix_plot.h"
-#include "cnnstudio/ui/training_dashboard.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/confusion_matrix_plot.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::TrainingDashboard;

@@ -10,17 +10,17 @@
 #include <QThread>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/dataset_picker.h"
-#include "cnnstudio/ui/design_area.h"
-#include "cnnstudio/ui/design_document.h"
-#include "cnnstudio/ui/designer_canvas.h"
-#include "cnnstudio/ui/designer_view.h"
+#include "cnnstudio/ui/designer/design_area.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/designer_canvas.h"
+#include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
-#include "cnnstudio/ui/run_history_panel.h"
-#include "cnnstudio/ui/run_settings_panel.h"
-#include "cnnstudio/ui/train_area.h"
-#include "cnnstudio/ui/training_dashboard.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
+#include "cnnstudio/ui/training/train_area.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
 
 namespace cnnstudio::ui {
 namespace {

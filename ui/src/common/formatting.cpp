@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/formatting.h"
+#include "cnnstudio/ui/common/formatting.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "layer_colors.h"
+#include "common/layer_colors.h"
 
 #include <QHash>
 

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/auto_layout.h"
+#include "cnnstudio/ui/designer/auto_layout.h"
 
 #include <algorithm>
 #include <deque>

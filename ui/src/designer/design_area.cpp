@@ -1,16 +1,16 @@
-#include "cnnstudio/ui/design_area.h"
+#include "cnnstudio/ui/designer/design_area.h"
 
 #include <QShortcut>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "cnnstudio/ui/design_document.h"
-#include "cnnstudio/ui/designer_canvas.h"
-#include "cnnstudio/ui/designer_view.h"
-#include "cnnstudio/ui/inspector_panel.h"
-#include "cnnstudio/ui/layer_palette.h"
-#include "cnnstudio/ui/problems_panel.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/designer_canvas.h"
+#include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/designer/inspector_panel.h"
+#include "cnnstudio/ui/designer/layer_palette.h"
+#include "cnnstudio/ui/designer/problems_panel.h"
 
 namespace cnnstudio::ui {
 

@@ -1,4 +1,4 @@
-#include "design_commands.h"
+#include "designer/design_commands.h"
 
 namespace cnnstudio::ui {
 

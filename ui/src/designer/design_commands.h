@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/designer/design_document.h"
 
 namespace cnnstudio::ui {
 

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/designer/design_document.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,8 +8,8 @@
 #include <QUndoStack>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/auto_layout.h"
-#include "design_commands.h"
+#include "cnnstudio/ui/designer/auto_layout.h"
+#include "designer/design_commands.h"
 
 namespace cnnstudio::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/designer_canvas.h"
+#include "cnnstudio/ui/designer/designer_canvas.h"
 
 #include <cmath>
 
@@ -14,10 +14,10 @@
 #include <QSvgGenerator>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/auto_layout.h"
-#include "cnnstudio/ui/design_document.h"
-#include "cnnstudio/ui/edge_item.h"
-#include "cnnstudio/ui/node_item.h"
+#include "cnnstudio/ui/designer/auto_layout.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/edge_item.h"
+#include "cnnstudio/ui/designer/node_item.h"
 
 namespace cnnstudio::ui {
 namespace {

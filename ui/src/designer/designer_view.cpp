@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/designer_view.h"
+#include "cnnstudio/ui/designer/designer_view.h"
 
 #include <algorithm>
 #include <cmath>

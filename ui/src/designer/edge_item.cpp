@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/edge_item.h"
+#include "cnnstudio/ui/designer/edge_item.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <QStyleOptionGraphicsItem>
 #include <QWidget>
 
-#include "cnnstudio/ui/node_item.h"
+#include "cnnstudio/ui/designer/node_item.h"
 
 namespace cnnstudio::ui {
 namespace {

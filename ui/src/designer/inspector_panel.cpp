@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/inspector_panel.h"
+#include "cnnstudio/ui/designer/inspector_panel.h"
 
 #include <climits>
 #include <cmath>
@@ -18,9 +18,9 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/design_document.h"
-#include "cnnstudio/ui/formatting.h"
-#include "layer_colors.h"
+#include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 namespace {

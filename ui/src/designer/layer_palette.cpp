@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/layer_palette.h"
+#include "cnnstudio/ui/designer/layer_palette.h"
 
 #include <QHeaderView>
 #include <QLineEdit>
@@ -9,8 +9,8 @@
 #include <QVBoxLayout>
 
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/designer_canvas.h"
-#include "layer_colors.h"
+#include "cnnstudio/ui/designer/designer_canvas.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/node_item.h"
+#include "cnnstudio/ui/designer/node_item.h"
 
 #include <QApplication>
 #include <QPainter>
@@ -6,10 +6,10 @@
 #include <QStyleOptionGraphicsItem>
 #include <QWidget>
 
-#include "cnnstudio/ui/auto_layout.h"
-#include "cnnstudio/ui/edge_item.h"
-#include "cnnstudio/ui/formatting.h"
-#include "layer_colors.h"
+#include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/designer/auto_layout.h"
+#include "cnnstudio/ui/designer/edge_item.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 namespace {

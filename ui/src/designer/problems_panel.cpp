@@ -1,11 +1,11 @@
-#include "cnnstudio/ui/problems_panel.h"
+#include "cnnstudio/ui/designer/problems_panel.h"
 
 #include <QLabel>
 #include <QListWidget>
 #include <QStyle>
 #include <QVBoxLayout>
 
-#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/designer/design_document.h"
 
 namespace cnnstudio::ui {
 namespace {

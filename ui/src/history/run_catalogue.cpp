@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/run_catalogue.h"
+#include "cnnstudio/ui/history/run_catalogue.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/training_run.h"
 
 namespace cnnstudio::ui {
 

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/run_history_panel.h"
+#include "cnnstudio/ui/history/run_history_panel.h"
 
 #include <QDesktopServices>
 #include <QDir>

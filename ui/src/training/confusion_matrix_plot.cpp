@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/confusion_matrix_plot.h"
+#include "cnnstudio/ui/training/confusion_matrix_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <QtMath>
 #include <QPaintEvent>
 
-#include "layer_colors.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 namespace {

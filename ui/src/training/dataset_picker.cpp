@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/dataset_picker.h"
+#include "cnnstudio/ui/training/dataset_picker.h"
 
 #include <QComboBox>
 #include <QFileDialog>

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/dataset_preview.h"
+#include "cnnstudio/ui/training/dataset_preview.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/hardware_picker.h"
+#include "cnnstudio/ui/training/hardware_picker.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -12,9 +12,9 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "cnnstudio/backend.h"
-#include "cnnstudio/ui/formatting.h"
-#include "cnnstudio/ui/hostfile_editor.h"
-#include "cnnstudio/ui/run_settings.h"
+#include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/training/hostfile_editor.h"
+#include "cnnstudio/ui/training/run_settings.h"
 
 namespace cnnstudio::ui {
 namespace {

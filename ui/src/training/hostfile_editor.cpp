@@ -1,12 +1,12 @@
-#include "cnnstudio/ui/hostfile_editor.h"
+#include "cnnstudio/ui/training/hostfile_editor.h"
 
 #include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QVBoxLayout>
 
-#include "cnnstudio/ui/run_settings.h"
-#include "layer_colors.h"
+#include "cnnstudio/ui/training/run_settings.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 

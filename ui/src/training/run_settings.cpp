@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/run_settings.h"
+#include "cnnstudio/ui/training/run_settings.h"
 
 #include <QRegularExpression>
 #include <QThread>

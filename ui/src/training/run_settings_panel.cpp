@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/run_settings_panel.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
 
 #include <climits>
 
@@ -14,9 +14,9 @@
 
 #include "cnnstudio/datasets/augmentation.h"
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/dataset_picker.h"
-#include "cnnstudio/ui/hardware_picker.h"
-#include "layer_colors.h"
+#include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/hardware_picker.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 

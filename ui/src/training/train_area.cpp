@@ -1,11 +1,11 @@
-#include "cnnstudio/ui/train_area.h"
+#include "cnnstudio/ui/training/train_area.h"
 
 #include <QPushButton>
 #include <QSplitter>
 #include <QVBoxLayout>
 
-#include "cnnstudio/ui/run_settings_panel.h"
-#include "cnnstudio/ui/training_dashboard.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
 
 namespace cnnstudio::ui {
 

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/training_controller.h"
+#include "cnnstudio/ui/training/training_controller.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

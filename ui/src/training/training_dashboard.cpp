@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/training_dashboard.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
 
 #include <algorithm>
 #include <climits>
@@ -22,10 +22,10 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/confusion_matrix_plot.h"
-#include "cnnstudio/ui/formatting.h"
-#include "cnnstudio/ui/training_run.h"
-#include "layer_colors.h"
+#include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/training/confusion_matrix_plot.h"
+#include "cnnstudio/ui/training/training_run.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/training_run.h"
 
 #include <QFile>
 #include <QFileInfo>

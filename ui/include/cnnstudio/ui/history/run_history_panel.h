@@ -8,7 +8,7 @@
 #include <QList>
 #include <QWidget>
 
-#include "cnnstudio/ui/run_catalogue.h"
+#include "cnnstudio/ui/history/run_catalogue.h"
 
 class QLabel;
 class QLineEdit;

@@ -7,7 +7,7 @@
 #include <QFutureWatcher>
 #include <QWidget>
 
-#include "cnnstudio/ui/dataset_preview.h"
+#include "cnnstudio/ui/training/dataset_preview.h"
 
 class QComboBox;
 class QLineEdit;

@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "cnnstudio/ui/run_settings.h"
+#include "cnnstudio/ui/training/run_settings.h"
 
 class QComboBox;
 class QDoubleSpinBox;

@@ -14,7 +14,7 @@
 #include <QStringList>
 
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/run_settings.h"
+#include "cnnstudio/ui/training/run_settings.h"
 
 class QTemporaryDir;
 
