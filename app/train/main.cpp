@@ -28,6 +28,7 @@
 #include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/event_reader.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/spec.h"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cnnstudio/events.h"
+#include "cnnstudio/event_reader.h"
 
 namespace cnnstudio::app {
 

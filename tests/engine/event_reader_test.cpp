@@ -1,4 +1,4 @@
-// The shared event reader (events.h): a line of each event type parses into the right fields,
+// The shared event reader (event_reader.h): a line of each event type parses into the right fields,
 // what the writer writes reads back, a malformed line is counted and skipped, events of another
 // schema or name are skipped, and the runs the GUI tests replay read completely.
 #include <fstream>
@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/event_reader.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/run_folder.h"
 

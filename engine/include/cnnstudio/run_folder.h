@@ -1,7 +1,7 @@
 // A run is a folder:
 //   spec.json      the network as trained (adapted to the data set)
 //   config.json    the fully resolved configuration; `--resume` reads it back
-//   events.jsonl   the event stream (docs/events.md; read it with readEvents in events.h)
+//   events.jsonl   the event stream (written by EventWriter, read by readEvents: event_reader.h)
 //   checkpoints/   latest/ and best/ (checkpoint.h)
 //   model/         the final model: model.json, spec.json, model.safetensors (checkpoint.h)
 // The names below are the only spelling of these in the code: the worker, the CLI and the GUI

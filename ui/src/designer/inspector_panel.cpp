@@ -1,19 +1,11 @@
 #include "cnnstudio/ui/designer/inspector_panel.h"
 
-#include <climits>
-#include <cmath>
-
-#include <QCheckBox>
-#include <QComboBox>
-#include <QDoubleValidator>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QRegularExpressionValidator>
 #include <QScrollArea>
 #include <QSignalBlocker>
-#include <QSpinBox>
 #include <QVBoxLayout>
 
 #include "cnnstudio/error.h"
@@ -21,45 +13,9 @@
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/design_document.h"
 #include "common/layer_colors.h"
+#include "designer/param_editors.h"
 
 namespace cnnstudio::ui {
-namespace {
-
-bool hasBounds(const ParamInfo& param) { return param.minimum != param.maximum; }
-// No default: the user must set it (unless it follows another parameter, like a pool's stride).
-bool isRequired(const ParamInfo& param) { return param.defaultValue.is_null() && param.defaultsTo.empty(); }
-// May be left unset: required ones (unset is an error) and ones following another parameter.
-bool mayBeUnset(const ParamInfo& param) { return param.defaultValue.is_null(); }
-
-// An int spin box honouring the catalogue's bounds. A parameter without a default value gets one
-// extra step below its minimum that stands for "not set" and reads "required" (or "as kernel").
-QSpinBox* boundedSpinBox(const ParamInfo& param, QWidget* parent) {
-    auto* box = new QSpinBox(parent);
-    int low = hasBounds(param) ? int(std::ceil(param.minimum)) : INT_MIN + 1;
-    const int high = hasBounds(param) ? int(std::floor(param.maximum)) : INT_MAX;
-    if (mayBeUnset(param)) {
-        low -= 1;
-        box->setSpecialValueText(isRequired(param) ? QObject::tr("required")
-                                                   : QObject::tr("as %1").arg(QString::fromStdString(param.defaultsTo)));
-    }
-    box->setRange(low, high);
-    box->setKeyboardTracking(false);
-    box->setAccelerated(true);
-    box->setMinimumWidth(56);  // the range's widest number would otherwise set the panel's width
-    return box;
-}
-
-QString describe(const ParamInfo& param) {
-    QString text = QString::fromStdString(param.help);
-    if (hasBounds(param))
-        text += QObject::tr(" (from %1 to %2)").arg(param.minimum).arg(param.maximum);
-    if (isRequired(param)) text += QObject::tr(" — required");
-    else if (!param.defaultsTo.empty()) text += QObject::tr(" — unset: the same as %1").arg(QString::fromStdString(param.defaultsTo));
-    else text += QObject::tr(" — default %1").arg(QString::fromStdString(param.defaultValue.dump()));
-    return text;
-}
-
-}  // namespace
 
 InspectorPanel::InspectorPanel(DesignDocument* document, QWidget* parent)
     : QWidget(parent), document_(document) {
@@ -147,7 +103,6 @@ void InspectorPanel::setNode(const QString& name) {
 
 void InspectorPanel::rebuild() {
     editors_.clear();
-    loaders_.clear();
     while (paramsForm_->rowCount() > 0) paramsForm_->removeRow(0);
 
     const bool showNode = !node_.isEmpty();
@@ -169,17 +124,8 @@ void InspectorPanel::rebuild() {
         QSignalBlocker block(nameEdit_);
         nameEdit_->setText(node_);
     }
-    if (type) {
-        for (const ParamInfo& param : type->params) {
-            QWidget* editor = createEditor(param);
-            editor->setObjectName("param:" + QString::fromStdString(param.name));
-            editor->setToolTip(describe(param));
-            auto* label = new QLabel(QString::fromStdString(param.name), paramsBox_);
-            label->setToolTip(describe(param));
-            paramsForm_->addRow(label, editor);
-            editors_.insert(QString::fromStdString(param.name), editor);
-        }
-    }
+    if (type)
+        for (const ParamInfo& param : type->params) addEditor(param);
     refreshValues();
     refreshInfo();
 }
@@ -190,13 +136,33 @@ nlohmann::json InspectorPanel::currentValue(const ParamInfo& param) const {
     return param.defaultValue;
 }
 
+void InspectorPanel::addEditor(const ParamInfo& param) {
+    const QString name = QString::fromStdString(param.name);
+    ParamEditorHooks hooks;
+    hooks.commit = [this, name](const nlohmann::json& value) { commit(name, value); };
+    hooks.refuse = [this](const QString& why) {
+        emit editRefused(why);
+        refreshValues();
+    };
+    ParamEditor* editor = createParamEditor(param, paramsBox_, std::move(hooks));
+    editor->widget()->setObjectName("param:" + name);
+    editor->widget()->setToolTip(describeParam(param));
+    auto* label = new QLabel(name, paramsBox_);
+    label->setToolTip(describeParam(param));
+    paramsForm_->addRow(label, editor->widget());
+    editors_.insert(name, editor);
+}
+
+QWidget* InspectorPanel::editorFor(const QString& param) const {
+    const ParamEditor* editor = editors_.value(param);
+    return editor ? editor->widget() : nullptr;
+}
+
 void InspectorPanel::refreshValues() {
     const LayerTypeInfo* type = findLayerType(nodeType_.toStdString());
     if (!type) return;
-    for (const ParamInfo& param : type->params) {
-        const QString name = QString::fromStdString(param.name);
-        if (auto loader = loaders_.value(name)) loader(currentValue(param));
-    }
+    for (const ParamInfo& param : type->params)
+        if (ParamEditor* editor = editors_.value(QString::fromStdString(param.name))) editor->load(currentValue(param));
 }
 
 void InspectorPanel::commit(const QString& param, const nlohmann::json& value) {
@@ -207,179 +173,6 @@ void InspectorPanel::commit(const QString& param, const nlohmann::json& value) {
         emit editRefused(QString::fromStdString(error.what()));
         refreshValues();
     }
-}
-
-QWidget* InspectorPanel::createEditor(const ParamInfo& param) {
-    const QString name = QString::fromStdString(param.name);
-
-    if (param.kind == "int") {
-        QSpinBox* box = boundedSpinBox(param, paramsBox_);
-        loaders_.insert(name, [box](const nlohmann::json& value) {
-            QSignalBlocker block(box);
-            box->setValue(value.is_number() ? value.get<int>() : box->minimum());
-        });
-        connect(box, &QSpinBox::valueChanged, this, [this, name, box, unsettable = mayBeUnset(param)](int value) {
-            commit(name, unsettable && value == box->minimum() ? nlohmann::json() : nlohmann::json(value));
-        });
-        return box;
-    }
-
-    if (param.kind == "bool") {
-        auto* box = new QCheckBox(paramsBox_);
-        loaders_.insert(name, [box](const nlohmann::json& value) {
-            QSignalBlocker block(box);
-            box->setChecked(value.is_boolean() && value.get<bool>());
-        });
-        connect(box, &QCheckBox::toggled, this, [this, name](bool on) { commit(name, on); });
-        return box;
-    }
-
-    if (param.kind == "int-pair") {
-        auto* row = new QWidget(paramsBox_);
-        auto* layout = new QHBoxLayout(row);
-        layout->setContentsMargins(0, 0, 0, 0);
-        QSpinBox* height = boundedSpinBox(param, row);
-        QSpinBox* width = boundedSpinBox(param, row);
-        height->setObjectName("height");
-        width->setObjectName("width");
-        height->setToolTip(tr("height"));
-        width->setToolTip(tr("width"));
-        layout->addWidget(height, 1);
-        layout->addWidget(new QLabel(QStringLiteral("×"), row));
-        layout->addWidget(width, 1);
-        loaders_.insert(name, [height, width](const nlohmann::json& value) {
-            QSignalBlocker blockHeight(height), blockWidth(width);
-            if (value.is_number()) {
-                height->setValue(value.get<int>());
-                width->setValue(value.get<int>());
-            } else if (value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number()) {
-                height->setValue(value[0].get<int>());
-                width->setValue(value[1].get<int>());
-            } else {
-                height->setValue(height->minimum());
-                width->setValue(width->minimum());
-            }
-        });
-        auto write = [this, name, height, width, unsettable = mayBeUnset(param)] {
-            const bool unset = unsettable && (height->value() == height->minimum() || width->value() == width->minimum());
-            if (unset) commit(name, nlohmann::json());
-            else if (height->value() == width->value()) commit(name, height->value());
-            else commit(name, nlohmann::json::array({height->value(), width->value()}));
-        };
-        connect(height, &QSpinBox::valueChanged, this, write);
-        connect(width, &QSpinBox::valueChanged, this, write);
-        return row;
-    }
-
-    if (param.kind == "padding") {
-        auto* row = new QWidget(paramsBox_);
-        auto* layout = new QHBoxLayout(row);
-        layout->setContentsMargins(0, 0, 0, 0);
-        auto* mode = new QComboBox(row);
-        mode->setObjectName("mode");
-        mode->addItem(tr("valid (none)"), "valid");
-        mode->addItem(tr("same"), "same");
-        mode->addItem(tr("explicit"), "explicit");
-        const int most = hasBounds(param) ? int(param.maximum) : 1024;
-        auto* height = new QSpinBox(row);
-        auto* width = new QSpinBox(row);
-        height->setObjectName("height");
-        width->setObjectName("width");
-        for (QSpinBox* box : {height, width}) {
-            box->setRange(0, most);
-            box->setKeyboardTracking(false);
-            box->setMinimumWidth(48);
-        }
-        mode->setMinimumContentsLength(5);
-        mode->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        height->setToolTip(tr("zero rows added above and below"));
-        width->setToolTip(tr("zero columns added left and right"));
-        layout->addWidget(mode, 2);
-        layout->addWidget(height, 1);
-        layout->addWidget(new QLabel(QStringLiteral("×"), row));
-        layout->addWidget(width, 1);
-        auto enableAmounts = [mode, height, width] {
-            height->setEnabled(mode->currentIndex() == 2);
-            width->setEnabled(mode->currentIndex() == 2);
-        };
-        loaders_.insert(name, [mode, height, width, enableAmounts](const nlohmann::json& value) {
-            QSignalBlocker blockMode(mode), blockHeight(height), blockWidth(width);
-            int rows = 0, columns = 0;
-            if (value.is_number()) {
-                mode->setCurrentIndex(2);
-                rows = columns = value.get<int>();
-            } else if (value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number()) {
-                mode->setCurrentIndex(2);
-                rows = value[0].get<int>();
-                columns = value[1].get<int>();
-            } else {
-                mode->setCurrentIndex(value.is_string() && value.get<std::string>() == "same" ? 1 : 0);
-            }
-            height->setValue(rows);
-            width->setValue(columns);
-            enableAmounts();
-        });
-        auto write = [this, name, mode, height, width, enableAmounts] {
-            enableAmounts();
-            const QString choice = mode->currentData().toString();
-            if (choice != "explicit") commit(name, choice.toStdString());
-            else if (height->value() == width->value()) commit(name, height->value());
-            else commit(name, nlohmann::json::array({height->value(), width->value()}));
-        };
-        connect(mode, &QComboBox::currentIndexChanged, this, write);
-        connect(height, &QSpinBox::valueChanged, this, write);
-        connect(width, &QSpinBox::valueChanged, this, write);
-        return row;
-    }
-
-    // "float", and any kind this version does not know (edited as JSON text).
-    const bool isFloat = param.kind == "float";
-    auto* field = new QLineEdit(paramsBox_);
-    if (isFloat) {
-        auto* validator = new QDoubleValidator(field);
-        validator->setNotation(QDoubleValidator::ScientificNotation);
-        if (hasBounds(param)) validator->setRange(param.minimum, param.maximum, 12);
-        field->setValidator(validator);
-    }
-    field->setPlaceholderText(isRequired(param) ? tr("required") : QString::fromStdString(param.defaultValue.dump()));
-    loaders_.insert(name, [field, isFloat](const nlohmann::json& value) {
-        QSignalBlocker block(field);
-        if (value.is_null()) field->clear();
-        else if (isFloat && value.is_number()) field->setText(QString::number(value.get<double>(), 'g', 8));
-        else field->setText(QString::fromStdString(value.dump()));
-        field->setPalette(QPalette());
-    });
-    connect(field, &QLineEdit::textEdited, this, [field] {
-        // Intermediate text (an unfinished number, out of bounds) shows red until it is fixed.
-        QString text = field->text();
-        int position = 0;
-        const bool acceptable = !field->validator() || text.isEmpty() ||
-                                field->validator()->validate(text, position) == QValidator::Acceptable;
-        QPalette palette;
-        if (!acceptable) palette.setColor(QPalette::Text, problemColor(palette));
-        field->setPalette(palette);
-    });
-    connect(field, &QLineEdit::editingFinished, this, [this, name, field, isFloat] {
-        const QString text = field->text().trimmed();
-        if (text.isEmpty()) {
-            commit(name, nlohmann::json());
-            return;
-        }
-        if (isFloat) {
-            bool ok = false;
-            const double value = QLocale().toDouble(text, &ok);
-            commit(name, ok ? value : text.toDouble());
-            return;
-        }
-        const nlohmann::json parsed = nlohmann::json::parse(text.toStdString(), nullptr, false);
-        if (parsed.is_discarded()) {
-            emit editRefused(tr("%1: '%2' is not a JSON value").arg(name, text));
-            refreshValues();
-            return;
-        }
-        commit(name, parsed);
-    });
-    return field;
 }
 
 void InspectorPanel::refreshInfo() {

@@ -7,11 +7,37 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 
+#include "cnnstudio/error.h"
+#include "cnnstudio/event_reader.h"
+#include "cnnstudio/run_folder.h"
 #include "cnnstudio/ui/training/training_run.h"
 
 namespace cnnstudio::ui {
 
 QString defaultRunsRoot() { return QDir::home().filePath("CNNStudio/runs"); }
+
+namespace {
+
+QString runFile(const QDir& folder, const char* name) { return folder.filePath(QString::fromLatin1(name)); }
+
+QString latestCheckpointFolder(const QDir& folder) {
+    return folder.filePath(QStringLiteral("%1/%2").arg(RunFolder::kCheckpointsFolderName, RunFolder::kLatestCheckpoint));
+}
+
+// config.json, or why it could not be read (empty when it is fine or missing).
+QString readConfig(const QDir& folder, QJsonObject& config) {
+    QFile file(runFile(folder, RunFolder::kConfigFileName));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &error);
+    if (error.error == QJsonParseError::NoError && document.isObject()) {
+        config = document.object();
+        return {};
+    }
+    return QObject::tr("%1 is not valid JSON: %2").arg(RunFolder::kConfigFileName, error.errorString());
+}
+
+}  // namespace
 
 RunRecord readRunRecord(const QString& directory) {
     RunRecord record;
@@ -19,39 +45,27 @@ RunRecord readRunRecord(const QString& directory) {
     record.directory = folder.absolutePath();
     record.name = folder.dirName();
     record.started = QFileInfo(directory).lastModified();
-
-    QFile configFile(folder.filePath("config.json"));
-    if (configFile.open(QIODevice::ReadOnly)) {
-        QJsonParseError error;
-        const QJsonDocument document = QJsonDocument::fromJson(configFile.readAll(), &error);
-        if (error.error == QJsonParseError::NoError && document.isObject()) record.config = document.object();
-        else record.problem = QObject::tr("config.json is not valid JSON: %1").arg(error.errorString());
-    }
+    record.problem = readConfig(folder, record.config);
 
     TrainingRun run;
-    QFile events(folder.filePath("events.jsonl"));
-    if (events.open(QIODevice::ReadOnly)) {
-        int malformed = 0;
-        bool firstEvent = true;
-        while (!events.atEnd()) {
-            const QByteArray line = events.readLine().trimmed();
-            if (line.isEmpty()) continue;
-            const QJsonDocument document = QJsonDocument::fromJson(line);
-            if (!document.isObject()) {
-                ++malformed;
-                continue;
-            }
-            if (firstEvent) {
-                const QDateTime time = QDateTime::fromString(document.object().value("time").toString(), Qt::ISODateWithMs);
+    const QString eventsFile = runFile(folder, RunFolder::kEventsFileName);
+    if (QFileInfo::exists(eventsFile)) {
+        try {
+            const EventLog log = readEvents(eventsFile.toStdString());
+            if (!log.events.empty()) {
+                const QDateTime time =
+                    QDateTime::fromString(QString::fromStdString(log.events.front().time), Qt::ISODateWithMs);
                 if (time.isValid()) record.started = time.toLocalTime();
-                firstEvent = false;
             }
-            run.addEvent(document.object());
+            for (const cnnstudio::Event& event : log.events) run.addEvent(event);
+            if (log.malformedLines > 0 && record.problem.isEmpty())
+                record.problem = QObject::tr("%n line(s) of %1 could not be read", nullptr, log.malformedLines)
+                                     .arg(RunFolder::kEventsFileName);
+        } catch (const Error& error) {
+            if (record.problem.isEmpty()) record.problem = QString::fromStdString(error.what());
         }
-        if (malformed > 0 && record.problem.isEmpty())
-            record.problem = QObject::tr("%n line(s) of events.jsonl could not be read", nullptr, malformed);
     } else if (record.problem.isEmpty()) {
-        record.problem = QObject::tr("no events.jsonl: the run never started");
+        record.problem = QObject::tr("no %1: the run never started").arg(RunFolder::kEventsFileName);
     }
 
     record.model = run.modelName();
@@ -70,7 +84,7 @@ RunRecord readRunRecord(const QString& directory) {
     }
     switch (run.state()) {
     case TrainingRun::State::Finished: {
-        const QString reason = run.finishedEvent().value("reason").toString();
+        const QString reason = QString::fromStdString(run.finishedEvent()->reason);
         record.status = reason == "stopped" ? QObject::tr("stopped")
                         : reason == "early_stopped" ? QObject::tr("stopped early")
                                                      : QObject::tr("completed");
@@ -88,8 +102,7 @@ RunRecord readRunRecord(const QString& directory) {
         record.resumable = true;
         break;
     }
-    record.resumable = record.resumable && !record.config.isEmpty() &&
-                       QFileInfo(folder.filePath("checkpoints/latest")).isDir();
+    record.resumable = record.resumable && !record.config.isEmpty() && QFileInfo(latestCheckpointFolder(folder)).isDir();
     return record;
 }
 
@@ -98,7 +111,8 @@ QList<RunRecord> scanRunsFolder(const QString& root) {
     const QDir folder(root);
     for (const QFileInfo& entry : folder.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
         const QDir run(entry.absoluteFilePath());
-        if (run.exists("events.jsonl") || run.exists("config.json")) records << readRunRecord(entry.absoluteFilePath());
+        if (run.exists(RunFolder::kEventsFileName) || run.exists(RunFolder::kConfigFileName))
+            records << readRunRecord(entry.absoluteFilePath());
     }
     std::sort(records.begin(), records.end(),
               [](const RunRecord& a, const RunRecord& b) { return a.started > b.started; });

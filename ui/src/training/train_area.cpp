@@ -1,21 +1,24 @@
 #include "cnnstudio/ui/training/train_area.h"
 
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSplitter>
 #include <QVBoxLayout>
 
 #include "cnnstudio/ui/training/run_settings_panel.h"
+#include "cnnstudio/ui/training/training_controller.h"
 #include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_session.h"
 
 namespace cnnstudio::ui {
 
-TrainArea::TrainArea(QWidget* parent) : QWidget(parent) {
+TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent), session_(session) {
     settings_ = new RunSettingsPanel(this);
     settings_->setObjectName("runSettings");
     dashboard_ = new TrainingDashboard(this);
     dashboard_->setObjectName("trainingDashboard");
     dashboard_->setRunControlsVisible(true);
-    dashboard_->setRunning(false);
+    dashboard_->setRun(session_->liveRun());
     train_ = new QPushButton(tr("Train"), this);
     train_->setObjectName("trainButton");
     train_->setToolTip(tr("Train the network of the Design page with these settings (F5)"));
@@ -39,6 +42,30 @@ TrainArea::TrainArea(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(columns);
     connect(train_, &QPushButton::clicked, this, &TrainArea::trainRequested);
+
+    TrainingController* controller = session_->controller();
+    connect(controller, &TrainingController::stateChanged, this, &TrainArea::refreshRunControls);
+    connect(controller, &TrainingController::runFailed, dashboard_, &TrainingDashboard::showFailure);
+    // A new or resumed run starts without the previous run's failure on show.
+    connect(session_, &TrainingSession::launching, dashboard_, [this] { dashboard_->showFailure({}, {}); });
+    connect(dashboard_, &TrainingDashboard::stopRequested, session_, &TrainingSession::stop);
+    connect(dashboard_, &TrainingDashboard::killRequested, this, &TrainArea::killAfterAsking);
+    refreshRunControls();
+}
+
+void TrainArea::killAfterAsking() {
+    if (!session_->isRunning()) return;
+    const auto answer = QMessageBox::question(
+        this, tr("Kill the worker"),
+        tr("End the training process now? Progress since its last checkpoint is lost; Stop keeps it."));
+    if (answer == QMessageBox::Yes) session_->kill();
+}
+
+void TrainArea::refreshRunControls() {
+    const bool running = session_->isRunning();
+    const bool stopping = session_->controller()->state() == TrainingController::State::Stopping;
+    train_->setEnabled(!running);
+    dashboard_->setRunning(running, stopping);
 }
 
 }  // namespace cnnstudio::ui

@@ -5,12 +5,12 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonDocument>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/run_folder.h"
 
 namespace cnnstudio::ui {
 
@@ -48,7 +48,7 @@ void TrainingController::start(const RunSettings& settings, const NetworkSpec& s
     if (!scratch->isValid())
         throw Error("cannot make a temporary folder: " + scratch->errorString().toStdString(), "",
                     "check the free space in the temporary folder");
-    const QString specFile = scratch->filePath("spec.json");
+    const QString specFile = scratch->filePath(RunFolder::kSpecFileName);
     spec.save(specFile.toStdString());
     QString hostfile;
     if (settings.nodeCount > 1) {
@@ -64,8 +64,9 @@ void TrainingController::start(const RunSettings& settings, const NetworkSpec& s
 void TrainingController::resume(const QString& runDir) {
     if (isRunning())
         throw Error("a training run is going already", runDirectory_.toStdString(), "stop it first");
-    if (!QFileInfo::exists(QDir(runDir).filePath("config.json")))
-        throw Error("this folder holds no config.json", runDir.toStdString(), "pick a run folder to resume");
+    if (!QFileInfo::exists(QDir(runDir).filePath(RunFolder::kConfigFileName)))
+        throw Error(std::string("this folder holds no ") + RunFolder::kConfigFileName, runDir.toStdString(),
+                    "pick a run folder to resume");
     scratch_.reset();
     launch({"--resume", runDir, "--events", "-"}, runDir, {});
 }
@@ -136,22 +137,21 @@ void TrainingController::readStandardError() {
 void TrainingController::handleLine(const QByteArray& raw) {
     const QByteArray line = raw.trimmed();
     if (line.isEmpty()) return;
-    QJsonParseError error;
-    const QJsonDocument document = QJsonDocument::fromJson(line, &error);
-    if (error.error != QJsonParseError::NoError || !document.isObject() || !document.object().contains("event")) {
+    const std::optional<nlohmann::json> object = parseEventLine(line.toStdString());
+    if (!object) {
         emit outputLine(QString::fromUtf8(line));
         return;
     }
-    const QJsonObject event = document.object();
-    const QString name = event.value("event").toString();
-    if (name == "finished") {
+    const std::optional<Event> event = parseEvent(*object);
+    if (!event) return;  // another schema version or an event this reader does not know
+    if (const auto* finished = event->as<FinishedEvent>()) {
         sawFinished_ = true;
-        finishedEvent_ = event;
-    } else if (name == "failed") {
+        finishedEvent_ = *finished;
+    } else if (const auto* failed = event->as<FailedEvent>()) {
         sawFailed_ = true;
-        failedReason_ = event.value("reason").toString();
+        failedReason_ = QString::fromStdString(failed->reason);
     }
-    emit eventReceived(event);
+    emit eventReceived(*event);
 }
 
 void TrainingController::handleExit(int exitCode, QProcess::ExitStatus status) {

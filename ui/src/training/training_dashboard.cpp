@@ -388,10 +388,10 @@ void TrainingDashboard::refreshStatus() {
         status_->setText(tr("Training %1 — epoch %2 of %3").arg(what).arg(std::max(1, run.currentEpoch())).arg(run.totalEpochs()));
         break;
     case TrainingRun::State::Finished: {
-        const QString reason = run.finishedEvent().value("reason").toString();
+        const FinishedEvent& finished = *run.finishedEvent();
+        const QString reason = QString::fromStdString(finished.reason);
         if (reason == "stopped")
-            status_->setText(tr("Stopped %1 after %n epoch(s); resume it from Run history.", nullptr,
-                                run.finishedEvent().value("epochs_run").toInt())
+            status_->setText(tr("Stopped %1 after %n epoch(s); resume it from Run history.", nullptr, finished.epochsRun)
                                  .arg(what));
         else
             status_->setText(tr("Finished %1 (%2)").arg(what, reason == "early_stopped" ? tr("stopped early: no better validation accuracy")

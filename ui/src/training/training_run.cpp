@@ -1,25 +1,24 @@
 #include "cnnstudio/ui/training/training_run.h"
 
-#include <QFile>
+#include <QDir>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QSignalBlocker>
 
-#include "cnnstudio/error.h"
+#include "cnnstudio/run_folder.h"
 
 namespace cnnstudio::ui {
 namespace {
 
-constexpr int knownSchema = 1;
-
-std::optional<double> optionalNumber(const QJsonObject& event, const char* key) {
-    const QJsonValue value = event.value(QLatin1String(key));
-    if (!value.isDouble()) return std::nullopt;
-    return value.toDouble();
-}
-
 QString csvNumber(double value) { return QString::number(value, 'g', 8); }
+
+// The run's backend: the event names it; a log from before it did has it in the config.
+QString backendOf(const RunStartedEvent& event) {
+    if (!event.backend.empty()) return QString::fromStdString(event.backend);
+    const auto configured = event.config.find("backend");
+    return configured != event.config.end() && configured->is_string()
+               ? QString::fromStdString(configured->get<std::string>())
+               : QString();
+}
 
 }  // namespace
 
@@ -32,8 +31,7 @@ void TrainingRun::clear() {
     datasetName_.clear();
     backend_.clear();
     failureReason_.clear();
-    config_ = {};
-    finished_ = {};
+    finished_.reset();
     classNames_.clear();
     totalEpochs_ = 0;
     stepsPerEpoch_ = resumedFromStep_ = 0;
@@ -45,108 +43,82 @@ void TrainingRun::clear() {
     emit cleared();
 }
 
-void TrainingRun::addEvent(const QJsonObject& event) {
-    if (event.value("schema").toInt(-1) != knownSchema) return;
-    const QString name = event.value("event").toString();
+void TrainingRun::addEvent(const cnnstudio::Event& event) {
+    if (const auto* started = event.as<RunStartedEvent>()) startSession(*started);
+    else if (const auto* step = event.as<StepEvent>()) addStep(*step);
+    else if (const auto* epoch = event.as<EpochEvent>()) addEpoch(*epoch);
+    else if (const auto* finished = event.as<FinishedEvent>()) finish(*finished);
+    else if (const auto* failed = event.as<FailedEvent>()) fail(*failed);
+}
 
-    if (name == "run_started") {
-        state_ = State::Running;
-        failureReason_.clear();
-        finished_ = {};
-        runDirectory_ = event.value("run_dir").toString();
-        config_ = event.value("config").toObject();
-        const QJsonObject dataset = event.value("dataset").toObject();
-        datasetName_ = dataset.value("name").toString();
-        classNames_.clear();
-        for (const QJsonValue& className : dataset.value("classes").toArray()) classNames_ << className.toString();
-        modelName_ = event.value("model").toObject().value("name").toString();
-        backend_ = event.value("backend").toString(config_.value("backend").toString());
-        totalEpochs_ = event.value("epochs").toInt();
-        stepsPerEpoch_ = qint64(event.value("steps_per_epoch").toDouble());
-        resumedFromStep_ = qint64(event.value("resumed_from_step").toDouble());
-        runStartElapsed_ = -1;
-        runStartStep_ = resumedFromStep_;
-        // A resumed session continues the curves from its checkpoint: later points are replaced.
-        while (!steps_.isEmpty() && steps_.last().step > resumedFromStep_) steps_.removeLast();
-        while (!epochs_.isEmpty() && epochs_.last().step > resumedFromStep_) epochs_.removeLast();
-        emit started();
-    } else if (name == "step") {
-        StepPoint point;
-        point.epoch = event.value("epoch").toInt();
-        point.step = qint64(event.value("step").toDouble());
-        point.epochStep = qint64(event.value("epoch_step").toDouble());
-        point.loss = event.value("loss").toDouble();
-        point.learningRate = event.value("learning_rate").toDouble();
-        point.imagesPerSecond = event.value("images_per_s").toDouble();
-        point.elapsedSeconds = event.value("elapsed_s").toDouble();
-        point.epochPosition = stepsPerEpoch_ > 0 ? point.epoch - 1 + double(point.epochStep) / double(stepsPerEpoch_)
-                                                 : double(point.step);
-        if (runStartElapsed_ < 0) {
-            runStartElapsed_ = point.elapsedSeconds;
-            runStartStep_ = point.step;
-        }
-        steps_.append(point);
-        emit stepAdded();
-    } else if (name == "epoch") {
-        EpochPoint point;
-        point.epoch = event.value("epoch").toInt();
-        point.step = qint64(event.value("step").toDouble());
-        point.trainLoss = event.value("train_loss").toDouble();
-        point.trainAccuracy = event.value("train_accuracy").toDouble();
-        point.validationLoss = optionalNumber(event, "validation_loss");
-        point.validationAccuracy = optionalNumber(event, "validation_accuracy");
-        point.learningRate = event.value("learning_rate").toDouble();
-        point.epochSeconds = event.value("epoch_time_s").toDouble();
-        point.etaSeconds = event.value("eta_s").toDouble(-1);
-        point.imagesPerSecond = event.value("images_per_s").toDouble();
-        point.best = event.value("best").toBool();
-        epochs_.append(point);
-        if (const QJsonArray rows = event.value("confusion_matrix").toArray(); !rows.isEmpty()) {
-            confusionMatrix_.clear();
-            for (const QJsonValue& row : rows) {
-                QList<qint64> cells;
-                for (const QJsonValue& cell : row.toArray()) cells << qint64(cell.toDouble());
-                confusionMatrix_ << cells;
-            }
-        }
-        emit epochAdded();
-    } else if (name == "finished") {
-        state_ = State::Finished;
-        finished_ = event;
-        emit ended();
-    } else if (name == "failed") {
-        state_ = State::Failed;
-        failureReason_ = event.value("reason").toString();
-        emit ended();
+void TrainingRun::startSession(const RunStartedEvent& event) {
+    state_ = State::Running;
+    failureReason_.clear();
+    finished_.reset();
+    runDirectory_ = QString::fromStdString(event.runDir);
+    datasetName_ = QString::fromStdString(event.dataset.name);
+    classNames_.clear();
+    for (const std::string& className : event.dataset.classes) classNames_ << QString::fromStdString(className);
+    modelName_ = QString::fromStdString(event.model.name);
+    backend_ = backendOf(event);
+    totalEpochs_ = event.epochs;
+    stepsPerEpoch_ = event.stepsPerEpoch;
+    resumedFromStep_ = event.resumedFromStep;
+    runStartElapsed_ = -1;
+    runStartStep_ = resumedFromStep_;
+    // A resumed session continues the curves from its checkpoint: later points are replaced.
+    while (!steps_.isEmpty() && steps_.last().step > resumedFromStep_) steps_.removeLast();
+    while (!epochs_.isEmpty() && epochs_.last().step > resumedFromStep_) epochs_.removeLast();
+    emit started();
+}
+
+void TrainingRun::addStep(const StepEvent& event) {
+    StepPoint point;
+    static_cast<StepEvent&>(point) = event;
+    point.epochPosition = stepsPerEpoch_ > 0 ? point.epoch - 1 + double(point.epochStep) / double(stepsPerEpoch_)
+                                             : double(point.step);
+    if (runStartElapsed_ < 0) {
+        runStartElapsed_ = point.elapsedSeconds;
+        runStartStep_ = point.step;
     }
+    steps_.append(point);
+    emit stepAdded();
+}
+
+void TrainingRun::addEpoch(const EpochEvent& event) {
+    epochs_.append(event);
+    if (!event.confusionMatrix.empty()) {
+        confusionMatrix_.clear();
+        for (const std::vector<long long>& row : event.confusionMatrix)
+            confusionMatrix_ << QList<qint64>(row.begin(), row.end());
+    }
+    emit epochAdded();
+}
+
+void TrainingRun::finish(const FinishedEvent& event) {
+    state_ = State::Finished;
+    finished_ = event;
+    emit ended();
+}
+
+void TrainingRun::fail(const FailedEvent& event) {
+    state_ = State::Failed;
+    failureReason_ = QString::fromStdString(event.reason);
+    emit ended();
 }
 
 int TrainingRun::loadEventsFile(const QString& path) {
-    const QString file = QFileInfo(path).isDir() ? path + "/events.jsonl" : path;
-    QFile input(file);
-    if (!input.open(QIODevice::ReadOnly))
-        throw Error("cannot read the event log: " + input.errorString().toStdString(), file.toStdString(),
-                    "pick a run folder that holds an events.jsonl");
-    int malformed = 0;
+    const QString file = QFileInfo(path).isDir() ? QDir(path).filePath(RunFolder::kEventsFileName) : path;
+    const EventLog log = readEvents(file.toStdString());
     {
         const QSignalBlocker block(this);
         clear();
-        while (!input.atEnd()) {
-            const QByteArray line = input.readLine().trimmed();
-            if (line.isEmpty()) continue;
-            QJsonParseError error;
-            const QJsonDocument document = QJsonDocument::fromJson(line, &error);
-            if (error.error != QJsonParseError::NoError || !document.isObject()) {
-                ++malformed;
-                continue;
-            }
-            addEvent(document.object());
-        }
+        for (const cnnstudio::Event& event : log.events) addEvent(event);
         // The folder it was read from, wherever the run was recorded: runs can be moved.
         runDirectory_ = QFileInfo(file).absolutePath();
     }
     emit reloaded();
-    return malformed;
+    return log.malformedLines;
 }
 
 QString TrainingRun::displayName() const {
@@ -196,7 +168,7 @@ double TrainingRun::etaSeconds() const {
 }
 
 std::optional<double> TrainingRun::bestValidationAccuracy() const {
-    if (const QJsonValue best = finished_.value("best_validation_accuracy"); best.isDouble()) return best.toDouble();
+    if (finished_ && finished_->bestValidationAccuracy) return finished_->bestValidationAccuracy;
     std::optional<double> best;
     for (const EpochPoint& epoch : epochs_)
         if (epoch.validationAccuracy && (!best || *epoch.validationAccuracy > *best)) best = epoch.validationAccuracy;
@@ -204,8 +176,7 @@ std::optional<double> TrainingRun::bestValidationAccuracy() const {
 }
 
 std::optional<double> TrainingRun::testAccuracy() const {
-    if (const QJsonValue test = finished_.value("test_accuracy"); test.isDouble()) return test.toDouble();
-    return std::nullopt;
+    return finished_ ? finished_->testAccuracy : std::nullopt;
 }
 
 QString TrainingRun::epochsCsv() const {

@@ -1,11 +1,8 @@
-// InspectorPanel: edits the selected node. Its editors are built from the layer catalogue's
-// ParamInfo — a bounded spin box for "int", a validated field for "float", a check box for "bool",
-// two spin boxes for "int-pair", valid/same/explicit for "padding" — plus the node's name, and it
-// shows what the shape analysis says about the node. Every change is one undoable document edit.
-// With no node selected it summarises the network.
+// InspectorPanel: edits the selected node — its name, and its parameters with one editor per
+// parameter of the layer catalogue's ParamInfo, made by the factory for its kind
+// (ui/src/designer/param_editors.h) — and shows what the shape analysis says about the node.
+// Every change is one undoable document edit. With no node selected it summarises the network.
 #pragma once
-
-#include <functional>
 
 #include <QHash>
 #include <QWidget>
@@ -23,6 +20,7 @@ struct ParamInfo;
 namespace cnnstudio::ui {
 
 class DesignDocument;
+class ParamEditor;
 
 class InspectorPanel : public QWidget {
     Q_OBJECT
@@ -32,7 +30,7 @@ public:
 
     QString node() const { return node_; }
     // The editor of one parameter of the shown node (objectName "param:<name>"), null if none.
-    QWidget* editorFor(const QString& param) const { return editors_.value(param); }
+    QWidget* editorFor(const QString& param) const;
     QLineEdit* nameEditor() const { return nameEdit_; }
 
 public slots:
@@ -45,7 +43,7 @@ private:
     void rebuild();
     void refreshValues();
     void refreshInfo();
-    QWidget* createEditor(const ParamInfo& param);
+    void addEditor(const ParamInfo& param);
     void commit(const QString& param, const nlohmann::json& value);
     nlohmann::json currentValue(const ParamInfo& param) const;
 
@@ -58,9 +56,7 @@ private:
     QWidget* paramsBox_;
     QFormLayout* paramsForm_;
     QLabel* info_;
-    QHash<QString, QWidget*> editors_;
-    // Puts a value (the node's, or the default when the node has none) into one editor.
-    QHash<QString, std::function<void(const nlohmann::json&)>> loaders_;
+    QHash<QString, ParamEditor*> editors_;  // by parameter name; each lives with its widget
 };
 
 }  // namespace cnnstudio::ui

@@ -1,18 +1,19 @@
 // TrainingController: runs one training run in the headless worker, `cnnstudio-train` (found next
 // to the cnnstudio executable), with QProcess and an argument list — never a shell. It reads the
-// worker's JSON Lines events from standard output as they come (partial lines wait for the rest)
-// and emits one signal per event; it keeps the last 50 lines of standard error to show with a
-// failure. Stop asks the worker to finish its step and checkpoint (SIGTERM); Kill ends it at once.
-// Several GPUs or nodes are the worker's business (--gpus N, --nodes M --hostfile F).
+// worker's JSON Lines events from standard output as they come (partial lines wait for the rest),
+// parses them with the engine's event reader (cnnstudio/event_reader.h) and emits one signal per
+// event; it keeps the last 50 lines of standard error to show with a failure. Stop asks the
+// worker to finish its step and checkpoint (SIGTERM); Kill ends it at once. Several GPUs or
+// nodes are the worker's business (--gpus N, --nodes M --hostfile F).
 #pragma once
 
 #include <memory>
 
-#include <QJsonObject>
 #include <QObject>
 #include <QProcess>
 #include <QStringList>
 
+#include "cnnstudio/event_reader.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/training/run_settings.h"
 
@@ -55,9 +56,9 @@ public:
 signals:
     void stateChanged(State state);
     void runStarted(const QString& runDirectory);  // the process is up
-    void eventReceived(const QJsonObject& event);
+    void eventReceived(const cnnstudio::Event& event);
     void outputLine(const QString& line);  // a line of standard output that is not an event
-    void runFinished(const QJsonObject& finishedEvent);
+    void runFinished(const cnnstudio::FinishedEvent& finishedEvent);
     // A `failed` event, a crash, a kill or an exit without `finished`: why, and standard error's tail.
     void runFailed(const QString& reason, const QString& stderrTail);
 
@@ -78,7 +79,7 @@ private:
     QStringList lastArguments_;
     QByteArray stdoutBuffer_, stderrBuffer_;
     QStringList stderrTail_;
-    QJsonObject finishedEvent_;
+    FinishedEvent finishedEvent_;
     QString failedReason_;
     bool sawFinished_ = false, sawFailed_ = false, killRequested_ = false;
 };

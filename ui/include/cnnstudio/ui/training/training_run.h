@@ -1,33 +1,24 @@
-// TrainingRun: one run as its events describe it (docs/events.md) — the loss and accuracy
-// series, the latest confusion matrix, progress and the way it ended. Fed live by the
-// TrainingController or replayed from a run folder's events.jsonl; the dashboard and the run
-// history read it. Events of an unknown schema or name are skipped, unknown fields ignored.
+// TrainingRun: one run as its events describe it — the loss and accuracy series, the latest
+// confusion matrix, progress and the way it ended. Fed live by the TrainingController or
+// replayed from a run folder's events.jsonl; the dashboard and the run history read it. The
+// events come typed from the engine's one reader (cnnstudio/event_reader.h).
 #pragma once
 
 #include <optional>
 
-#include <QJsonObject>
 #include <QList>
 #include <QObject>
 #include <QStringList>
 
+#include "cnnstudio/event_reader.h"
+
 namespace cnnstudio::ui {
 
-struct StepPoint {
-    int epoch = 0;
-    qint64 step = 0, epochStep = 0;
-    double loss = 0, learningRate = 0, imagesPerSecond = 0, elapsedSeconds = 0;
+struct StepPoint : StepEvent {
     double epochPosition = 0;  // epoch - 1 + epochStep / stepsPerEpoch: where it sits on the x axis
 };
 
-struct EpochPoint {
-    int epoch = 0;
-    qint64 step = 0;
-    double trainLoss = 0, trainAccuracy = 0;
-    std::optional<double> validationLoss, validationAccuracy;  // none without a validation split
-    double learningRate = 0, epochSeconds = 0, etaSeconds = 0, imagesPerSecond = 0;
-    bool best = false;
-};
+using EpochPoint = EpochEvent;
 
 class TrainingRun : public QObject {
     Q_OBJECT
@@ -38,15 +29,14 @@ public:
     explicit TrainingRun(QObject* parent = nullptr);
 
     void clear();
-    void addEvent(const QJsonObject& event);
+    void addEvent(const cnnstudio::Event& event);
     // Replays a run: `path` is a run folder or an events.jsonl file. Throws Error when it cannot
-    // be read; returns how many lines were not JSON objects (a truncated last line after a crash).
+    // be read; returns how many lines held no event (a truncated last line after a crash).
     int loadEventsFile(const QString& path);
 
     State state() const { return state_; }
     QString runDirectory() const { return runDirectory_; }
     QString displayName() const;  // the run folder's name, else the model's
-    QJsonObject config() const { return config_; }
     QString modelName() const { return modelName_; }
     QString datasetName() const { return datasetName_; }
     QString backend() const { return backend_; }
@@ -64,7 +54,8 @@ public:
     double imagesPerSecond() const;       // the latest figure
     double learningRate() const;          // the latest figure
     double etaSeconds() const;            // -1 when unknown
-    QJsonObject finishedEvent() const { return finished_; }
+    // How the run ended; none unless state() is Finished.
+    const std::optional<FinishedEvent>& finishedEvent() const { return finished_; }
     QString failureReason() const { return failureReason_; }
     std::optional<double> bestValidationAccuracy() const;
     std::optional<double> testAccuracy() const;
@@ -82,9 +73,15 @@ signals:
     void reloaded();  // loadEventsFile() replaced everything (no per-event signals during a replay)
 
 private:
+    void startSession(const RunStartedEvent& event);
+    void addStep(const StepEvent& event);
+    void addEpoch(const EpochEvent& event);
+    void finish(const FinishedEvent& event);
+    void fail(const FailedEvent& event);
+
     State state_ = State::Empty;
     QString runDirectory_, modelName_, datasetName_, backend_, failureReason_;
-    QJsonObject config_, finished_;
+    std::optional<FinishedEvent> finished_;
     QStringList classNames_;
     int totalEpochs_ = 0;
     qint64 stepsPerEpoch_ = 0, resumedFromStep_ = 0;
