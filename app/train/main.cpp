@@ -15,10 +15,10 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -29,6 +29,7 @@
 #include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/event_reader.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/spec.h"
@@ -168,26 +169,23 @@ std::vector<std::string> rankArguments(int argc, char** argv, const std::filesys
     return arguments;
 }
 
-// The last event of a run's events.jsonl, null when there is none.
-nlohmann::json lastEvent(const std::filesystem::path& eventsFile) {
-    std::ifstream stream(eventsFile);
-    nlohmann::json last;
-    for (std::string line; std::getline(stream, line);) {
-        if (line.empty()) continue;
-        nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
-        if (!event.is_discarded()) last = std::move(event);
-    }
-    return last;
+// The step and epoch a run had reached when it wrote `event`; 0 where the event does not say.
+std::pair<long long, int> stepAndEpochAt(const Event& event) {
+    if (const auto* step = event.as<StepEvent>()) return {step->step, step->epoch};
+    if (const auto* epoch = event.as<EpochEvent>()) return {epoch->step, epoch->epoch};
+    if (const auto* checkpoint = event.as<CheckpointEvent>()) return {checkpoint->step, checkpoint->epoch};
+    return {0, 0};
 }
 
 // After a distributed job ended badly without saying so in its events (a rank killed or
 // stalled, mpirun stopped), the run's record must still end in `failed`.
 void recordJobFailure(const std::filesystem::path& runDir, int status, const std::string& eventsOption) {
-    const std::filesystem::path eventsFile = runDir / "events.jsonl";
+    const std::filesystem::path eventsFile = runDir / RunFolder::kEventsFileName;
     if (!std::filesystem::exists(eventsFile)) return;  // the ranks failed before the run began
-    const nlohmann::json last = lastEvent(eventsFile);
-    const std::string name = last.is_object() ? last.value("event", "") : "";
-    if (name == "finished" || name == "failed") return;
+    const EventLog log = readEvents(eventsFile);
+    const Event* last = log.events.empty() ? nullptr : &log.events.back();
+    if (last && (last->as<FinishedEvent>() || last->as<FailedEvent>())) return;
+    const auto [step, epoch] = last ? stepAndEpochAt(*last) : std::pair<long long, int>{0, 0};
     EventWriter events;
     events.addFile(eventsFile);
     if (eventsOption == "-") events.addStream(std::cout);
@@ -195,8 +193,8 @@ void recordJobFailure(const std::filesystem::path& runDir, int status, const std
                                           ": a rank died or stalled (the ranks' own messages on standard "
                                           "error name the rank and host)"},
                            {"where", "mpirun"},
-                           {"step", last.is_object() ? last.value("step", 0) : 0},
-                           {"epoch", last.is_object() ? last.value("epoch", 0) : 0}});
+                           {"step", step},
+                           {"epoch", epoch}});
 }
 
 // Runs this program under mpirun, one rank per GPU / CPU rank on each node. Returns the exit code.

@@ -15,12 +15,12 @@ namespace cnnstudio::app {
 
 LocatedModel locateModel(const std::filesystem::path& target) {
     LocatedModel located;
-    if (std::filesystem::exists(target / "model.json")) {
+    if (std::filesystem::exists(target / RunFolder::kModelInfoFileName)) {
         located.folder = target;
-    } else if (std::filesystem::exists(target / "config.json")) {
+    } else if (std::filesystem::exists(target / RunFolder::kConfigFileName)) {
         const RunFolder run = RunFolder::open(target);
         located.folder = run.modelFolder();
-        if (!std::filesystem::exists(located.folder / "model.json"))
+        if (!std::filesystem::exists(located.folder / RunFolder::kModelInfoFileName))
             throw Error("the run has no final model yet", target.string(),
                         "a stopped run gets one when it finishes: continue it with --resume");
     } else {
@@ -39,7 +39,7 @@ std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backen
     loadNetworkTensors(*network, located.model.weights, located.folder / "model.safetensors");
     if (int(located.model.info.classNames.size()) != network->classes())
         throw Error(std::to_string(located.model.info.classNames.size()) + " class names for " +
-                    std::to_string(network->classes()) + " outputs", (located.folder / "model.json").string(),
+                    std::to_string(network->classes()) + " outputs", (located.folder / RunFolder::kModelInfoFileName).string(),
                     "the model folder is damaged");
     return network;
 }

@@ -28,15 +28,10 @@ std::string count(long long value, const std::string& noun) {
     return std::to_string(value) + " " + noun + (value == 1 ? "" : "s");
 }
 
-// A field of an event, null when absent (readers tolerate events of other versions).
-const nlohmann::json& member(const nlohmann::json& event, const char* name) {
-    static const nlohmann::json absent;
-    auto it = event.find(name);
-    return it == event.end() ? absent : *it;
-}
+std::string percent(double fraction) { return format("%.2f%%", 100.0 * fraction); }
 
-std::string percent(const nlohmann::json& fraction) {
-    return fraction.is_number() ? format("%.2f%%", 100.0 * fraction.get<double>()) : std::string("n/a");
+std::string percent(const std::optional<double>& fraction) {
+    return fraction ? percent(*fraction) : std::string("n/a");
 }
 
 }  // namespace
@@ -54,12 +49,13 @@ std::string formatDuration(double seconds) {
 
 ProgressDisplay::ProgressDisplay(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
 
-void ProgressDisplay::onEvent(const nlohmann::json& event) {
-    const std::string name = event.value("event", "");
-    if (name == "run_started") runStarted(event);
-    else if (name == "step") step(event);
-    else if (name == "epoch") epoch(event);
-    else if (name == "finished") finished(event);
+void ProgressDisplay::onEvent(const nlohmann::json& object) {
+    const std::optional<Event> event = parseEvent(object);
+    if (!event) return;
+    if (const auto* started = event->as<RunStartedEvent>()) runStarted(*started);
+    else if (const auto* stepEvent = event->as<StepEvent>()) step(*stepEvent);
+    else if (const auto* epochEvent = event->as<EpochEvent>()) epoch(*epochEvent);
+    else if (const auto* finishedEvent = event->as<FinishedEvent>()) finished(*finishedEvent);
     std::fflush(out_);
 }
 
@@ -68,33 +64,26 @@ void ProgressDisplay::endProgressLine() {
     progressLineOpen_ = false;
 }
 
-void ProgressDisplay::runStarted(const nlohmann::json& event) {
-    epochs_ = event.value("epochs", 0);
-    stepsPerEpoch_ = event.value("steps_per_epoch", 0LL);
-    const nlohmann::json& dataset = member(event, "dataset");
-    const nlohmann::json& model = member(event, "model");
-    std::fprintf(out_, "model %s: %s parameters, %s MFLOPs per image forward\n",
-                 model.value("name", "").c_str(), withThousands(model.value("parameters", 0LL)).c_str(),
-                 format("%.1f", double(model.value("forward_flops", 0LL)) / 1e6).c_str());
+void ProgressDisplay::runStarted(const RunStartedEvent& event) {
+    epochs_ = event.epochs;
+    stepsPerEpoch_ = event.stepsPerEpoch;
+    std::fprintf(out_, "model %s: %s parameters, %s MFLOPs per image forward\n", event.model.name.c_str(),
+                 withThousands(event.model.parameters).c_str(),
+                 format("%.1f", double(event.model.forwardFlops) / 1e6).c_str());
     std::fprintf(out_, "data %s: %lld train, %lld validation, %lld test images, %zu classes\n",
-                 dataset.value("name", "").c_str(), dataset.value("train_size", 0LL),
-                 dataset.value("validation_size", 0LL), dataset.value("test_size", 0LL),
-                 member(dataset, "classes").size());
-    std::fprintf(out_, "training on %s for %s of %s", event.value("backend", "").c_str(),
-                 count(epochs_, "epoch").c_str(), count(stepsPerEpoch_, "step").c_str());
-    const long long resumed = event.value("resumed_from_step", 0LL);
-    if (resumed > 0) std::fprintf(out_, ", resuming after step %lld", resumed);
-    std::fprintf(out_, "\nrun folder %s\n", event.value("run_dir", "").c_str());
+                 event.dataset.name.c_str(), event.dataset.trainSize, event.dataset.validationSize,
+                 event.dataset.testSize, event.dataset.classes.size());
+    std::fprintf(out_, "training on %s for %s of %s", event.backend.c_str(), count(epochs_, "epoch").c_str(),
+                 count(stepsPerEpoch_, "step").c_str());
+    if (event.resumedFromStep > 0) std::fprintf(out_, ", resuming after step %lld", event.resumedFromStep);
+    std::fprintf(out_, "\nrun folder %s\n", event.runDir.c_str());
 }
 
-void ProgressDisplay::step(const nlohmann::json& event) {
-    const int epoch = event.value("epoch", 0);
-    const long long done = event.value("epoch_step", 0LL);
-    const double rate = event.value("images_per_s", 0.0);
-    const double loss = event.value("loss", 0.0);
+void ProgressDisplay::step(const StepEvent& event) {
+    const long long done = event.epochStep;
     if (!terminal_) {
-        std::fprintf(out_, "epoch %d/%d step %lld/%lld  loss %.4f  lr %.3g  %.0f img/s\n", epoch, epochs_, done,
-                     stepsPerEpoch_, loss, event.value("learning_rate", 0.0), rate);
+        std::fprintf(out_, "epoch %d/%d step %lld/%lld  loss %.4f  lr %.3g  %.0f img/s\n", event.epoch, epochs_, done,
+                     stepsPerEpoch_, event.loss, event.learningRate, event.imagesPerSecond);
         return;
     }
     constexpr int kBarWidth = 30;
@@ -103,57 +92,51 @@ void ProgressDisplay::step(const nlohmann::json& event) {
     std::string bar(std::size_t(filled), '#');
     bar.append(std::size_t(kBarWidth - filled), '.');
     // The run's ETA from the pace since the previous step event (validation time not counted).
-    const long long globalStep = event.value("step", 0LL);
-    const double elapsed = event.value("elapsed_s", 0.0);
     std::string eta = "?";
-    if (globalStep > lastStep_ && lastStep_ > 0) {
-        const double secondsPerStep = (elapsed - lastElapsed_) / double(globalStep - lastStep_);
-        const long long stepsLeft = static_cast<long long>(epochs_ - epoch) * stepsPerEpoch_ + (stepsPerEpoch_ - done);
+    if (event.step > lastStep_ && lastStep_ > 0) {
+        const double secondsPerStep = (event.elapsedSeconds - lastElapsed_) / double(event.step - lastStep_);
+        const long long stepsLeft =
+            static_cast<long long>(epochs_ - event.epoch) * stepsPerEpoch_ + (stepsPerEpoch_ - done);
         eta = formatDuration(secondsPerStep * double(stepsLeft));
     }
-    lastStep_ = globalStep;
-    lastElapsed_ = elapsed;
-    std::fprintf(out_, "\r\033[Kepoch %d/%d [%s] %lld/%lld  loss %.4f  %.0f img/s  ETA %s", epoch, epochs_,
-                 bar.c_str(), done, stepsPerEpoch_, loss, rate, eta.c_str());
+    lastStep_ = event.step;
+    lastElapsed_ = event.elapsedSeconds;
+    std::fprintf(out_, "\r\033[Kepoch %d/%d [%s] %lld/%lld  loss %.4f  %.0f img/s  ETA %s", event.epoch, epochs_,
+                 bar.c_str(), done, stepsPerEpoch_, event.loss, event.imagesPerSecond, eta.c_str());
     progressLineOpen_ = true;
 }
 
-void ProgressDisplay::epoch(const nlohmann::json& event) {
+void ProgressDisplay::epoch(const EpochEvent& event) {
     endProgressLine();
-    std::string line = "epoch " + std::to_string(event.value("epoch", 0)) + "/" + std::to_string(epochs_) +
-                       "  train loss " + format("%.4f", event.value("train_loss", 0.0)) + " accuracy " +
-                       percent(member(event, "train_accuracy"));
-    if (member(event, "validation_accuracy").is_number())
-        line += "  validation loss " + format("%.4f", event.value("validation_loss", 0.0)) + " accuracy " +
-                percent(member(event, "validation_accuracy"));
-    line += "  " + format("%.1f s", event.value("epoch_time_s", 0.0)) + ", " +
-            format("%.0f img/s", event.value("images_per_s", 0.0));
-    if (event.value("epoch", 0) < epochs_) line += ", ETA " + formatDuration(event.value("eta_s", 0.0));
-    if (event.value("best", false)) line += "  (best so far)";
+    std::string line = "epoch " + std::to_string(event.epoch) + "/" + std::to_string(epochs_) + "  train loss " +
+                       format("%.4f", event.trainLoss) + " accuracy " + percent(event.trainAccuracy);
+    if (event.validationAccuracy)
+        line += "  validation loss " + format("%.4f", event.validationLoss.value_or(0.0)) + " accuracy " +
+                percent(event.validationAccuracy);
+    line += "  " + format("%.1f s", event.epochSeconds) + ", " + format("%.0f img/s", event.imagesPerSecond);
+    if (event.epoch < epochs_) line += ", ETA " + formatDuration(event.etaSeconds);
+    if (event.best) line += "  (best so far)";
     std::fprintf(out_, "%s\n", line.c_str());
 }
 
-void ProgressDisplay::finished(const nlohmann::json& event) {
+void ProgressDisplay::finished(const FinishedEvent& event) {
     endProgressLine();
-    const std::string reason = event.value("reason", "");
-    const int epochsRun = event.value("epochs_run", 0);
-    if (reason == "stopped") {
+    if (event.reason == "stopped") {
         std::fprintf(out_, "stopped after %s; the latest checkpoint is saved: continue with --resume\n",
-                     count(epochsRun, "complete epoch").c_str());
+                     count(event.epochsRun, "complete epoch").c_str());
         return;
     }
-    std::fprintf(out_, "%s after %s in %s\n", reason == "early_stopped" ? "stopped early" : "finished",
-                 count(epochsRun, "epoch").c_str(), formatDuration(event.value("wall_time_s", 0.0)).c_str());
-    if (member(event, "best_validation_accuracy").is_number())
-        std::fprintf(out_, "best validation accuracy %s (epoch %d)\n", percent(member(event, "best_validation_accuracy")).c_str(),
-                     event.value("best_epoch", 0));
-    if (member(event, "test_accuracy").is_number())
-        std::fprintf(out_, "TEST ACCURACY %s (loss %.4f)\n", percent(member(event, "test_accuracy")).c_str(),
-                     event.value("test_loss", 0.0));
+    std::fprintf(out_, "%s after %s in %s\n", event.reason == "early_stopped" ? "stopped early" : "finished",
+                 count(event.epochsRun, "epoch").c_str(), formatDuration(event.wallSeconds).c_str());
+    if (event.bestValidationAccuracy)
+        std::fprintf(out_, "best validation accuracy %s (epoch %d)\n", percent(event.bestValidationAccuracy).c_str(),
+                     event.bestEpoch);
+    if (event.testAccuracy)
+        std::fprintf(out_, "TEST ACCURACY %s (loss %.4f)\n", percent(event.testAccuracy).c_str(),
+                     event.testLoss.value_or(0.0));
     else
         std::fprintf(out_, "no test split: no test accuracy\n");
-    if (member(event, "model_path").is_string())
-        std::fprintf(out_, "model saved to %s\n", member(event, "model_path").get<std::string>().c_str());
+    if (event.modelPath) std::fprintf(out_, "model saved to %s\n", event.modelPath->c_str());
 }
 
 }  // namespace cnnstudio::app

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/event_reader.h"
+
 namespace cnnstudio::app {
 
 class ProgressDisplay {
@@ -14,13 +16,14 @@ public:
     // terminal: redraw one progress line with \r (for an isatty stream); else one line per event.
     ProgressDisplay(std::FILE* out, bool terminal);
 
+    // An EventWriter listener: every event as written, read back through parseEvent.
     void onEvent(const nlohmann::json& event);
 
 private:
-    void runStarted(const nlohmann::json& event);
-    void step(const nlohmann::json& event);
-    void epoch(const nlohmann::json& event);
-    void finished(const nlohmann::json& event);
+    void runStarted(const RunStartedEvent& event);
+    void step(const StepEvent& event);
+    void epoch(const EpochEvent& event);
+    void finished(const FinishedEvent& event);
     void endProgressLine();
 
     std::FILE* out_;

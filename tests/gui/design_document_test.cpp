@@ -7,8 +7,8 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/auto_layout.h"
-#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/designer/auto_layout.h"
+#include "cnnstudio/ui/designer/design_document.h"
 #include "gui_tests.h"
 
 using cnnstudio::NetworkSpec;

@@ -12,14 +12,16 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/design_document.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/history/run_history_area.h"
+#include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
-#include "cnnstudio/ui/run_history_panel.h"
-#include "cnnstudio/ui/run_settings_panel.h"
-#include "cnnstudio/ui/train_area.h"
-#include "cnnstudio/ui/training_controller.h"
-#include "cnnstudio/ui/training_dashboard.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
+#include "cnnstudio/ui/training/train_area.h"
+#include "cnnstudio/ui/training/training_controller.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
+#include "cnnstudio/ui/training/training_session.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::MainWindow;
@@ -43,7 +45,7 @@ private slots:
         QStringList titles;
         for (int i = 0; i < areas->count(); ++i) titles << areas->tabText(i);
         QCOMPARE(titles, QStringList({"Design", "Train", "Run history"}));
-        QCOMPARE(window.historyPanel()->runsRoot(), options.runsRoot);
+        QCOMPARE(window.historyArea()->panel()->runsRoot(), options.runsRoot);
     }
 
     void presetsMenuListsEveryPreset() {
@@ -79,7 +81,7 @@ private slots:
         options.persistSettings = false;
         options.runsRoot = runs.path();
         MainWindow window(options);
-        window.controller()->setWorkerProgram(worker);
+        window.trainingSession()->controller()->setWorkerProgram(worker);
         window.newFromPreset("lenet5");
         cnnstudio::ui::RunSettings settings;
         // Enough epochs that Stop, sent after the first one, always lands before the run ends:
@@ -90,27 +92,27 @@ private slots:
         settings.threads = 2;
         window.trainArea()->settingsPanel()->setSettings(settings);
 
-        cnnstudio::ui::TrainingRun* live = window.liveRun();
-        QSignalSpy finished(window.controller(), &cnnstudio::ui::TrainingController::runFinished);
-        QSignalSpy failed(window.controller(), &cnnstudio::ui::TrainingController::runFailed);
+        cnnstudio::ui::TrainingRun* live = window.trainingSession()->liveRun();
+        QSignalSpy finished(window.trainingSession()->controller(), &cnnstudio::ui::TrainingController::runFinished);
+        QSignalSpy failed(window.trainingSession()->controller(), &cnnstudio::ui::TrainingController::runFailed);
         window.startTraining();
-        QVERIFY(window.controller()->isRunning());
+        QVERIFY(window.trainingSession()->controller()->isRunning());
         QTRY_VERIFY_WITH_TIMEOUT(live->epochs().size() >= 1 || !failed.isEmpty(), 300000);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
-        window.controller()->stop();
+        window.trainingSession()->controller()->stop();
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty() || !failed.isEmpty(), 300000);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
-        QCOMPARE(finished.at(0).at(0).value<QJsonObject>().value("reason").toString(), QString("stopped"));
+        QCOMPARE(QString::fromStdString(finished.at(0).at(0).value<cnnstudio::FinishedEvent>().reason), QString("stopped"));
         const QString runDirectory = live->runDirectory();
         QVERIFY(QFileInfo(runDirectory + "/checkpoints/latest").isDir());
 
-        QTRY_VERIFY_WITH_TIMEOUT(!window.historyPanel()->records().isEmpty() &&
-                                     window.historyPanel()->records().first().resumable, 20000);
-        emit window.historyPanel()->resumeRequested(runDirectory);
-        QVERIFY(window.controller()->isRunning());
+        QTRY_VERIFY_WITH_TIMEOUT(!window.historyArea()->panel()->records().isEmpty() &&
+                                     window.historyArea()->panel()->records().first().resumable, 20000);
+        emit window.historyArea()->panel()->resumeRequested(runDirectory);
+        QVERIFY(window.trainingSession()->controller()->isRunning());
         QTRY_VERIFY_WITH_TIMEOUT(finished.size() + failed.size() >= 2, 300000);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
-        QCOMPARE(finished.at(1).at(0).value<QJsonObject>().value("reason").toString(), QString("completed"));
+        QCOMPARE(QString::fromStdString(finished.at(1).at(0).value<cnnstudio::FinishedEvent>().reason), QString("completed"));
         // The epochs before the stop, replayed from the run's events, and the resumed ones.
         QCOMPARE(live->epochs().size(), qsizetype(settings.epochs));
         QCOMPARE(live->epochs().last().epoch, settings.epochs);

@@ -9,8 +9,8 @@
 #include <QTest>
 #include <QTreeWidget>
 
-#include "cnnstudio/ui/run_catalogue.h"
-#include "cnnstudio/ui/run_history_panel.h"
+#include "cnnstudio/ui/history/run_catalogue.h"
+#include "cnnstudio/ui/history/run_history_panel.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::RunRecord;

@@ -5,9 +5,9 @@
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_registry.h"
-#include "cnnstudio/ui/dataset_picker.h"
-#include "cnnstudio/ui/run_settings.h"
-#include "cnnstudio/ui/run_settings_panel.h"
+#include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/run_settings.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::RunSettings;

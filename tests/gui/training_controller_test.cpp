@@ -4,15 +4,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/training_controller.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/training_controller.h"
+#include "cnnstudio/ui/training/training_run.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::RunSettings;
@@ -64,8 +63,10 @@ private slots:
         QVERIFY(finished.wait(workerWaitMs));
         QCOMPARE(failed.count(), 0);
         QCOMPARE(events.count(), 2);
-        QCOMPARE(events.at(0).at(0).value<QJsonObject>().value("steps_per_epoch").toInt(), 10);
-        QCOMPARE(finished.at(0).at(0).value<QJsonObject>().value("reason").toString(), QString("completed"));
+        const cnnstudio::Event started = events.at(0).at(0).value<cnnstudio::Event>();
+        QVERIFY(started.as<cnnstudio::RunStartedEvent>());
+        QCOMPARE(started.as<cnnstudio::RunStartedEvent>()->stepsPerEpoch, 10);
+        QCOMPARE(QString::fromStdString(finished.at(0).at(0).value<cnnstudio::FinishedEvent>().reason), QString("completed"));
         QCOMPARE(output.count(), 1);
         QCOMPARE(run.classNames(), QStringList({"a", "b"}));
         QCOMPARE(controller.stderrTail().size(), qsizetype(TrainingController::stderrLinesKept));
@@ -117,7 +118,7 @@ private slots:
         controller.stop();
         QCOMPARE(controller.state(), TrainingController::State::Stopping);
         QVERIFY(finished.wait(workerWaitMs));
-        QCOMPARE(finished.at(0).at(0).value<QJsonObject>().value("reason").toString(), QString("stopped"));
+        QCOMPARE(QString::fromStdString(finished.at(0).at(0).value<cnnstudio::FinishedEvent>().reason), QString("stopped"));
         QCOMPARE(controller.state(), TrainingController::State::Idle);
         QVERIFY(states.count() >= 3);  // running, stopping, idle
     }
@@ -187,7 +188,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 300000);
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString() + "\n" +
                                                                        failed.at(0).at(1).toString()));
-        QCOMPARE(finished.at(0).at(0).value<QJsonObject>().value("reason").toString(), QString("completed"));
+        QCOMPARE(QString::fromStdString(finished.at(0).at(0).value<cnnstudio::FinishedEvent>().reason), QString("completed"));
         QCOMPARE(run.epochs().size(), qsizetype(1));
         QVERIFY(QFileInfo::exists(runDir + "/events.jsonl"));
     }

@@ -4,7 +4,6 @@
 #include <QCheckBox>
 #include <QElapsedTimer>
 #include <QFile>
-#include <QJsonObject>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
@@ -13,9 +12,9 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/confusion_matrix_plot.h"
-#include "cnnstudio/ui/training_dashboard.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/confusion_matrix_plot.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::TrainingDashboard;
@@ -28,9 +27,32 @@ namespace {
 const QString adamRun = "runs/20261130-014119-lenet5-adam";  // 4 epochs x 50 steps, a step event every 10
 const QString sgdRun = "runs/20261130-014251-lenet5-sgd";    // stopped during epoch 4 of 6
 
-QJsonObject stepEvent(qint64 step, double loss) {
-    return {{"schema", 1}, {"event", "step"}, {"epoch", 1}, {"step", step}, {"epoch_step", step},
-            {"loss", loss}, {"learning_rate", 0.001}, {"images_per_s", 1000.0}, {"elapsed_s", step * 0.1}};
+cnnstudio::Event stepEvent(qint64 step, double loss) {
+    cnnstudio::StepEvent event;
+    event.epoch = 1;
+    event.step = event.epochStep = step;
+    event.loss = loss;
+    event.learningRate = 0.001;
+    event.imagesPerSecond = 1000.0;
+    event.elapsedSeconds = double(step) * 0.1;
+    return {{}, event};
+}
+
+cnnstudio::Event runStartedEvent(int epochs, qint64 stepsPerEpoch) {
+    cnnstudio::RunStartedEvent event;
+    event.epochs = epochs;
+    event.stepsPerEpoch = stepsPerEpoch;
+    return {{}, event};
+}
+
+// A line of an event log, of any schema and event name.
+QByteArray stepLine(int schema, const char* event, qint64 step) {
+    return QStringLiteral(R"({"schema":%1,"event":"%2","epoch":1,"step":%3,"epoch_step":%3,"loss":1.0})")
+               .arg(schema)
+               .arg(QLatin1String(event))
+               .arg(step)
+               .toUtf8() +
+           '\n';
 }
 
 }  // namespace
@@ -94,7 +116,7 @@ private slots:
 
     void replotsAreThrottledToTenASecond() {
         TrainingRun run;
-        run.addEvent({{"schema", 1}, {"event", "run_started"}, {"epochs", 1}, {"steps_per_epoch", 100000}});
+        run.addEvent(runStartedEvent(1, 100000));
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
         dashboard.resize(900, 600);
@@ -141,7 +163,8 @@ private slots:
         TrainingRun run;
         run.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
         QCOMPARE(run.state(), TrainingRun::State::Finished);
-        QCOMPARE(run.finishedEvent().value("reason").toString(), QString("stopped"));
+        QVERIFY(run.finishedEvent().has_value());
+        QCOMPARE(QString::fromStdString(run.finishedEvent()->reason), QString("stopped"));
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
         QVERIFY2(dashboard.statusText().contains("resume"), qPrintable(dashboard.statusText()));
@@ -166,14 +189,15 @@ private slots:
     }
 
     void eventsOfAnotherSchemaAreSkipped() {
+        QTemporaryDir folder;
+        QFile log(folder.filePath("events.jsonl"));
+        QVERIFY(log.open(QIODevice::WriteOnly));
+        log.write(stepLine(2, "step", 1) + stepLine(1, "something_new", 1) + stepLine(1, "step", 2));
+        log.close();
         TrainingRun run;
-        QJsonObject future = stepEvent(1, 1.0);
-        future["schema"] = 2;
-        run.addEvent(future);
-        run.addEvent(QJsonObject{{"schema", 1}, {"event", "something_new"}});
-        QVERIFY(run.steps().isEmpty());
-        run.addEvent(stepEvent(1, 1.0));
+        QCOMPARE(run.loadEventsFile(folder.path()), 0);  // skipped, not malformed
         QCOMPARE(run.steps().size(), qsizetype(1));
+        QCOMPARE(run.steps().first().step, qint64(2));
     }
 
     void failureShowsTheReasonAndStandardErrorTail() {

@@ -4,7 +4,7 @@
 #include <QPainterPath>
 #include <QPixmap>
 
-#include "layer_colors.h"
+#include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 namespace {

@@ -1,4 +1,3 @@
-#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/ui/main_window.h"
 
 #include <QAction>
@@ -10,9 +9,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QPushButton>
 #include <QSettings>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -20,19 +17,19 @@
 #include <QUndoStack>
 
 #include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/spec.h"
-#include "cnnstudio/ui/design_area.h"
-#include "cnnstudio/ui/design_document.h"
-#include "cnnstudio/ui/designer_canvas.h"
-#include "cnnstudio/ui/designer_view.h"
-#include "cnnstudio/ui/formatting.h"
-#include "cnnstudio/ui/run_history_panel.h"
-#include "cnnstudio/ui/run_settings_panel.h"
-#include "cnnstudio/ui/train_area.h"
-#include "cnnstudio/ui/training_controller.h"
-#include "cnnstudio/ui/training_dashboard.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/designer/design_area.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/designer_canvas.h"
+#include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/history/run_history_area.h"
+#include "cnnstudio/ui/history/run_history_panel.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
+#include "cnnstudio/ui/training/train_area.h"
+#include "cnnstudio/ui/training/training_controller.h"
 #include "action_icons.h"
 
 namespace cnnstudio::ui {
@@ -52,32 +49,18 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     : QMainWindow(parent), persistSettings_(options.persistSettings) {
     setObjectName("mainWindow");
     document_ = new DesignDocument(this);
-    controller_ = new TrainingController(this);
-    liveRun_ = new TrainingRun(this);
-    historyRun_ = new TrainingRun(this);
-    comparisonRun_ = new TrainingRun(this);
+    session_ = new TrainingSession(this);
 
     design_ = new DesignArea(document_, this);
-    train_ = new TrainArea(this);
-    train_->dashboard()->setRun(liveRun_);
-    history_ = new RunHistoryPanel(this);
-    history_->setObjectName("runHistory");
-    historyDashboard_ = new TrainingDashboard(this);
-    historyDashboard_->setObjectName("historyDashboard");
-    historyDashboard_->setRun(historyRun_);
-    auto* historyPage = new QSplitter(Qt::Horizontal, this);
-    historyPage->addWidget(history_);
-    historyPage->addWidget(historyDashboard_);
-    historyPage->setStretchFactor(0, 2);
-    historyPage->setStretchFactor(1, 3);
-    historyPage->setSizes({640, 800});
+    train_ = new TrainArea(session_, this);
+    history_ = new RunHistoryArea(this);
 
     tabs_ = new QTabWidget(this);
     tabs_->setObjectName("areas");
     tabs_->setDocumentMode(true);
     tabs_->addTab(design_, tr("Design"));
     tabs_->addTab(train_, tr("Train"));
-    tabs_->addTab(historyPage, tr("Run history"));
+    tabs_->addTab(history_, tr("Run history"));
     setCentralWidget(tabs_);
 
     totals_ = new QLabel(this);
@@ -88,44 +71,37 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     createMenus();
     createToolBar();
 
-    connect(design_, &DesignArea::message, this, [this](const QString& text) {
-        statusBar()->showMessage(text, statusMessageMs);
-    });
+    connect(design_, &DesignArea::message, this, &MainWindow::showStatus);
+    connect(history_, &RunHistoryArea::message, this, &MainWindow::showStatus);
     connect(document_, &DesignDocument::analysisChanged, this, &MainWindow::refreshTotals);
     connect(document_, &DesignDocument::documentReset, this, &MainWindow::refreshTitle);
     connect(document_, &DesignDocument::filePathChanged, this, &MainWindow::refreshTitle);
     connect(document_, &DesignDocument::modifiedChanged, this, &MainWindow::refreshTitle);
     connect(train_, &TrainArea::trainRequested, this, &MainWindow::startTraining);
 
-    connect(controller_, &TrainingController::eventReceived, liveRun_, &TrainingRun::addEvent);
-    connect(controller_, &TrainingController::stateChanged, this, &MainWindow::refreshRunActions);
-    connect(controller_, &TrainingController::runStarted, this, [this](const QString& directory) {
-        statusBar()->showMessage(tr("Training in %1").arg(directory), statusMessageMs);
+    TrainingController* controller = session_->controller();
+    connect(controller, &TrainingController::stateChanged, this, &MainWindow::refreshRunActions);
+    connect(controller, &TrainingController::runStarted, this, [this](const QString& directory) {
+        showStatus(tr("Training in %1").arg(directory));
     });
-    connect(controller_, &TrainingController::runFinished, this, [this](const QJsonObject& finished) {
-        statusBar()->showMessage(tr("The run ended: %1").arg(finished.value("reason").toString()), statusMessageMs);
-        history_->refresh();
+    connect(controller, &TrainingController::runFinished, this, [this](const FinishedEvent& finished) {
+        showStatus(tr("The run ended: %1").arg(QString::fromStdString(finished.reason)));
+        history_->panel()->refresh();
         if (closeAfterStop_) close();
     });
-    connect(controller_, &TrainingController::runFailed, this, [this](const QString& reason, const QString& tail) {
-        train_->dashboard()->showFailure(reason, tail);
-        statusBar()->showMessage(tr("The run failed"), statusMessageMs);
-        history_->refresh();
+    connect(controller, &TrainingController::runFailed, this, [this] {
+        showStatus(tr("The run failed"));
+        history_->panel()->refresh();
         if (closeAfterStop_) close();
     });
-    connect(train_->dashboard(), &TrainingDashboard::stopRequested, controller_, &TrainingController::stop);
-    connect(train_->dashboard(), &TrainingDashboard::killRequested, killAction_, &QAction::trigger);
 
-    connect(history_, &RunHistoryPanel::openRequested, this, [this](const QString& directory) {
-        openRunInHistory(directory);
-    });
-    connect(history_, &RunHistoryPanel::compareRequested, this, &MainWindow::compareRuns);
-    connect(history_, &RunHistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
-    connect(history_, &RunHistoryPanel::runsRootChanged, this, [this] { saveSettings(); });
+    RunHistoryPanel* runs = history_->panel();
+    connect(runs, &RunHistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
+    connect(runs, &RunHistoryPanel::runsRootChanged, this, [this] { saveSettings(); });
 
     restoreSettings(options);
     if (options.openFile.isEmpty() || !openFile(options.openFile)) newFromPreset(startingPreset);
-    history_->refresh();
+    runs->refresh();
     refreshRunActions();
     refreshTitle();
     refreshTotals();
@@ -226,16 +202,10 @@ void MainWindow::createActions() {
     stopAction_ = new QAction(tr("&Stop"), this);
     stopAction_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
     stopAction_->setStatusTip(tr("Finish the current step, write a checkpoint and stop"));
-    connect(stopAction_, &QAction::triggered, controller_, &TrainingController::stop);
+    connect(stopAction_, &QAction::triggered, session_, &TrainingSession::stop);
     killAction_ = new QAction(tr("&Kill the worker"), this);
     killAction_->setStatusTip(tr("End the training process at once"));
-    connect(killAction_, &QAction::triggered, this, [this] {
-        if (!controller_->isRunning()) return;
-        const auto answer = QMessageBox::question(
-            this, tr("Kill the worker"),
-            tr("End the training process now? Progress since its last checkpoint is lost; Stop keeps it."));
-        if (answer == QMessageBox::Yes) controller_->kill();
-    });
+    connect(killAction_, &QAction::triggered, train_, &TrainArea::killAfterAsking);
 
     refreshPaintedIcons();
 
@@ -349,7 +319,7 @@ void MainWindow::restoreSettings(const MainWindowOptions& options) {
         train_->settingsPanel()->setSettings(run);
     }
     if (!options.runsRoot.isEmpty()) runsRoot = options.runsRoot;
-    history_->setRunsRoot(runsRoot);
+    history_->panel()->setRunsRoot(runsRoot);
     refreshRecentMenu();
 }
 
@@ -359,7 +329,7 @@ void MainWindow::saveSettings() const {
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());
     settings.setValue("files/recent", recentFiles_);
-    settings.setValue("runs/root", history_->runsRoot());
+    settings.setValue("runs/root", history_->panel()->runsRoot());
     settings.setValue("train/settings", train_->settingsPanel()->settings().toVariantMap());
 }
 
@@ -387,13 +357,11 @@ void MainWindow::refreshTitle() {
 }
 
 void MainWindow::refreshRunActions() {
-    const bool running = controller_->isRunning();
-    const bool stopping = controller_->state() == TrainingController::State::Stopping;
+    const bool running = session_->isRunning();
+    const bool stopping = session_->controller()->state() == TrainingController::State::Stopping;
     trainAction_->setEnabled(!running);
-    train_->trainButton()->setEnabled(!running);
     stopAction_->setEnabled(running && !stopping);
     killAction_->setEnabled(running);
-    train_->dashboard()->setRunning(running, stopping);
 }
 
 void MainWindow::newNetwork() {
@@ -433,7 +401,7 @@ bool MainWindow::save() {
     if (document_->filePath().isEmpty()) return saveAs();
     try {
         document_->save(document_->filePath());
-        statusBar()->showMessage(tr("Saved %1").arg(document_->filePath()), statusMessageMs);
+        showStatus(tr("Saved %1").arg(document_->filePath()));
         return true;
     } catch (const Error& error) {
         showError(tr("Save network"), QString::fromStdString(error.what()));
@@ -451,7 +419,7 @@ bool MainWindow::saveAs() {
     try {
         document_->save(path);
         addRecentFile(path);
-        statusBar()->showMessage(tr("Saved %1").arg(path), statusMessageMs);
+        showStatus(tr("Saved %1").arg(path));
         return true;
     } catch (const Error& error) {
         showError(tr("Save network"), QString::fromStdString(error.what()));
@@ -478,7 +446,7 @@ void MainWindow::exportDiagram(const QString& format) {
     try {
         if (format == "svg") design_->canvas()->exportSvg(path);
         else design_->canvas()->exportPng(path);
-        statusBar()->showMessage(tr("Exported %1").arg(path), statusMessageMs);
+        showStatus(tr("Exported %1").arg(path));
     } catch (const Error& error) {
         showError(tr("Export diagram"), QString::fromStdString(error.what()));
     }
@@ -503,35 +471,15 @@ void MainWindow::refreshRecentMenu() {
 }
 
 void MainWindow::startTraining() {
-    if (controller_->isRunning()) {
+    if (session_->isRunning()) {
         showArea(Area::Train);
-        statusBar()->showMessage(tr("A run is training already: stop it first."), statusMessageMs);
+        showStatus(tr("A run is training already: stop it first."));
         return;
     }
-    const RunSettings settings = train_->settingsPanel()->settings();
-    if (const QStringList problems = settings.problems(); !problems.isEmpty()) {
-        showArea(Area::Train);
-        showError(tr("Cannot train yet"), problems.join('\n'));
-        return;
-    }
-    const ShapeReport& report = document_->report();
-    if (!report.ok()) {
-        QStringList lines;
-        for (const auto& [node, message] : report.problems)
-            lines << (node.empty() ? QString::fromStdString(message)
-                                   : QStringLiteral("%1: %2").arg(QString::fromStdString(node), QString::fromStdString(message)));
-        showArea(Area::Design);
-        showError(tr("The network has problems"), tr("Fix these on the Design page first:\n%1").arg(lines.join('\n')));
-        return;
-    }
-    const QString runDirectory =
-        TrainingController::newRunDirectory(history_->runsRoot(), QString::fromStdString(document_->spec().name));
-    liveRun_->clear();
-    train_->dashboard()->showFailure({}, {});
-    try {
-        controller_->start(settings, document_->spec(), runDirectory);
-    } catch (const Error& error) {
-        showError(tr("Cannot train"), QString::fromStdString(error.what()));
+    const auto refusal = session_->start(train_->settingsPanel()->settings(), document_->spec(), document_->report(),
+                                         history_->panel()->runsRoot());
+    if (refusal) {
+        showRefusal(*refusal);
         return;
     }
     saveSettings();
@@ -539,64 +487,44 @@ void MainWindow::startTraining() {
 }
 
 void MainWindow::resumeRun(const QString& runDirectory) {
-    if (controller_->isRunning()) {
-        showError(tr("Resume"), tr("A run is training already: stop it first."));
-        return;
-    }
-    try {
-        liveRun_->loadEventsFile(runDirectory);
-        train_->dashboard()->showFailure({}, {});
-        controller_->resume(runDirectory);
-    } catch (const Error& error) {
-        showError(tr("Resume"), QString::fromStdString(error.what()));
+    if (const auto refusal = session_->resume(runDirectory)) {
+        showRefusal(*refusal);
         return;
     }
     showArea(Area::Train);
 }
 
 bool MainWindow::openRunInHistory(const QString& runDirectory, bool quiet) {
-    try {
-        const int skipped = historyRun_->loadEventsFile(runDirectory);
-        historyDashboard_->setComparison(nullptr);
-        if (skipped > 0)
-            statusBar()->showMessage(tr("%n line(s) of the event log could not be read and were skipped", nullptr, skipped),
-                                     statusMessageMs);
-    } catch (const Error& error) {
-        if (!quiet) showError(tr("Open run"), QString::fromStdString(error.what()));
-        return false;
-    }
+    if (!history_->openRun(runDirectory, quiet)) return false;
     showArea(Area::History);
-    history_->selectRun(runDirectory);
     return true;
 }
 
-void MainWindow::compareRuns(const QString& first, const QString& second) {
-    try {
-        historyRun_->loadEventsFile(first);
-        comparisonRun_->loadEventsFile(second);
-        historyDashboard_->setComparison(comparisonRun_);
-    } catch (const Error& error) {
-        showError(tr("Compare runs"), QString::fromStdString(error.what()));
-    }
+void MainWindow::showRefusal(const TrainingSession::Refusal& refusal) {
+    if (refusal.fixOn == TrainingSession::Refusal::Page::Design) showArea(Area::Design);
+    if (refusal.fixOn == TrainingSession::Refusal::Page::Train) showArea(Area::Train);
+    showError(refusal.title, refusal.message);
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
     QMessageBox::warning(this, title, message);
 }
 
+void MainWindow::showStatus(const QString& text) { statusBar()->showMessage(text, statusMessageMs); }
+
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (!closeAfterStop_ && !maybeSave()) {
         event->ignore();
         return;
     }
-    if (controller_->isRunning()) {
+    if (session_->isRunning()) {
         if (!closeAfterStop_) {
             const auto answer = QMessageBox::question(
                 this, tr("A run is training"),
                 tr("Stop the run (it writes a checkpoint, so it can be resumed) and quit when it has stopped?"));
             if (answer == QMessageBox::Yes) {
                 closeAfterStop_ = true;
-                controller_->stop();
+                session_->stop();
                 statusBar()->showMessage(tr("Stopping the run; CNN Studio closes when it has stopped…"));
             }
         }

@@ -10,17 +10,19 @@
 #include <QThread>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/ui/dataset_picker.h"
-#include "cnnstudio/ui/design_area.h"
-#include "cnnstudio/ui/design_document.h"
-#include "cnnstudio/ui/designer_canvas.h"
-#include "cnnstudio/ui/designer_view.h"
+#include "cnnstudio/ui/designer/design_area.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/designer_canvas.h"
+#include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/history/run_history_area.h"
+#include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
-#include "cnnstudio/ui/run_history_panel.h"
-#include "cnnstudio/ui/run_settings_panel.h"
-#include "cnnstudio/ui/train_area.h"
-#include "cnnstudio/ui/training_dashboard.h"
-#include "cnnstudio/ui/training_run.h"
+#include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
+#include "cnnstudio/ui/training/train_area.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
+#include "cnnstudio/ui/training/training_session.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -91,8 +93,9 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
     settle();
 
     // The newest runs of the runs folder feed the dashboard and the comparison.
-    waitUntil([&] { return !window.historyPanel()->isScanning(); }, loadTimeoutMs);
-    const QList<RunRecord> records = window.historyPanel()->records();
+    RunHistoryArea* history = window.historyArea();
+    waitUntil([&] { return !history->panel()->isScanning(); }, loadTimeoutMs);
+    const QList<RunRecord> records = history->panel()->records();
     DatasetPicker* datasets = window.trainArea()->settingsPanel()->datasetPicker();
     waitUntil([&] { return !datasets->isLoadingPreview(); }, loadTimeoutMs);
 
@@ -112,7 +115,8 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
             }
         files << grabTo(window, directory, "designer" + suffix);
 
-        window.liveRun()->clear();
+        TrainingRun* liveRun = window.trainingSession()->liveRun();
+        liveRun->clear();
         window.showArea(MainWindow::Area::Train);
         QTabWidget* pages = window.trainArea()->settingsPanel()->pages();
         if (!dark) {  // plain widgets: the light pictures say all
@@ -131,16 +135,16 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
                     break;
                 }
             const QString run = records[shown].directory;
-            window.liveRun()->loadEventsFile(run);
+            liveRun->loadEventsFile(run);
             window.trainArea()->dashboard()->refreshNow();
             files << grabTo(window, directory, "training-dashboard" + suffix);
             window.openRunInHistory(run, true);
             if (records.size() >= 2) {
                 const QString other = records[shown == 0 ? 1 : 0].directory;
-                window.historyPanel()->selectRuns({run, other});
-                window.compareRuns(run, other);
+                history->panel()->selectRuns({run, other});
+                history->compareRuns(run, other);
             }
-            window.historyDashboard()->refreshNow();
+            history->dashboard()->refreshNow();
             files << grabTo(window, directory, "run-history" + suffix);
         }
     }

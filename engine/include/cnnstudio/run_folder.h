@@ -1,9 +1,11 @@
-// A run is a folder (DESIGN.md):
+// A run is a folder:
 //   spec.json      the network as trained (adapted to the data set)
 //   config.json    the fully resolved configuration; `--resume` reads it back
-//   events.jsonl   the event stream (docs/events.md)
+//   events.jsonl   the event stream (written by EventWriter, read by readEvents: event_reader.h)
 //   checkpoints/   latest/ and best/ (checkpoint.h)
-//   model/         the final model (checkpoint.h)
+//   model/         the final model: model.json, spec.json, model.safetensors (checkpoint.h)
+// The names below are the only spelling of these in the code: the worker, the CLI and the GUI
+// all build their paths from them.
 #pragma once
 
 #include <filesystem>
@@ -17,19 +19,28 @@ namespace cnnstudio {
 
 class RunFolder {
 public:
+    static constexpr const char* kSpecFileName = "spec.json";
+    static constexpr const char* kConfigFileName = "config.json";
+    static constexpr const char* kEventsFileName = "events.jsonl";
+    static constexpr const char* kCheckpointsFolderName = "checkpoints";
+    static constexpr const char* kLatestCheckpoint = "latest";  // the one a resume continues from
+    static constexpr const char* kModelFolderName = "model";
+    // The file that makes a folder a model folder, in model/ or wherever a model was saved.
+    static constexpr const char* kModelInfoFileName = "model.json";
+
     // Creates the folder (and its parents) for a new run; refuses one that holds files already.
     static RunFolder create(const std::filesystem::path& path);
     // An existing run, for resuming or evaluating: spec.json and config.json must be there.
     static RunFolder open(const std::filesystem::path& path);
 
     const std::filesystem::path& path() const { return path_; }
-    std::filesystem::path specFile() const { return path_ / "spec.json"; }
-    std::filesystem::path configFile() const { return path_ / "config.json"; }
-    std::filesystem::path eventsFile() const { return path_ / "events.jsonl"; }
+    std::filesystem::path specFile() const { return path_ / kSpecFileName; }
+    std::filesystem::path configFile() const { return path_ / kConfigFileName; }
+    std::filesystem::path eventsFile() const { return path_ / kEventsFileName; }
     std::filesystem::path checkpointFolder(const std::string& kind) const {  // "latest" | "best"
-        return path_ / "checkpoints" / kind;
+        return path_ / kCheckpointsFolderName / kind;
     }
-    std::filesystem::path modelFolder() const { return path_ / "model"; }
+    std::filesystem::path modelFolder() const { return path_ / kModelFolderName; }
 
     void writeSpec(const NetworkSpec& spec) const;        // atomic
     void writeConfig(const nlohmann::json& config) const;  // atomic

@@ -16,7 +16,7 @@ RunFolder RunFolder::create(const std::filesystem::path& path) {
             throw Error("the run folder holds files already", path.string(),
                         "choose another --run-dir, or continue that run with --resume");
     }
-    std::filesystem::create_directories(path / "checkpoints", error);
+    std::filesystem::create_directories(path / kCheckpointsFolderName, error);
     if (error)
         throw Error("cannot create the run folder: " + error.message(), path.string(),
                     "check that the parent folder is writable");
@@ -32,7 +32,7 @@ RunFolder RunFolder::open(const std::filesystem::path& path) {
             throw Error("not a run folder: " + file.filename().string() + " is missing", path.string(),
                         "pass the --run-dir of an earlier run");
     std::error_code error;
-    std::filesystem::create_directories(path / "checkpoints", error);
+    std::filesystem::create_directories(path / kCheckpointsFolderName, error);
     return folder;
 }
 

@@ -1,12 +1,15 @@
-// MainWindow: CNN Studio's window — the Design page (network designer), the Train page (run
-// settings and the live dashboard) and Run history, with menus, a toolbar, keyboard shortcuts
-// and a status bar showing the network's totals. Window state, recent files, the runs folder
-// and the run settings are kept in QSettings. It starts with the fer-cnn preset and the built-in
-// Fashion-MNIST selected.
+// MainWindow: CNN Studio's window, a shell around its pages — the Design page (DesignArea), the
+// Train page (TrainArea, driving the TrainingSession) and Run history (RunHistoryArea) — with
+// menus, a toolbar, keyboard shortcuts and a status bar showing the network's totals. It owns
+// the network file (open, save, recent files) and wires the pages together; what a page does
+// lives in the page. Window state, recent files, the runs folder and the run settings are kept
+// in QSettings. It starts with the fer-cnn preset and the built-in Fashion-MNIST selected.
 #pragma once
 
 #include <QMainWindow>
 #include <QStringList>
+
+#include "cnnstudio/ui/training/training_session.h"
 
 class QAction;
 class QLabel;
@@ -17,11 +20,8 @@ namespace cnnstudio::ui {
 
 class DesignArea;
 class DesignDocument;
-class RunHistoryPanel;
+class RunHistoryArea;
 class TrainArea;
-class TrainingController;
-class TrainingDashboard;
-class TrainingRun;
 
 struct MainWindowOptions {
     QString openFile;          // a spec to open instead of the fer-cnn preset
@@ -41,18 +41,14 @@ public:
     DesignDocument* document() const { return document_; }
     DesignArea* designArea() const { return design_; }
     TrainArea* trainArea() const { return train_; }
-    RunHistoryPanel* historyPanel() const { return history_; }
-    TrainingDashboard* historyDashboard() const { return historyDashboard_; }
-    TrainingController* controller() const { return controller_; }
-    TrainingRun* liveRun() const { return liveRun_; }
+    RunHistoryArea* historyArea() const { return history_; }
+    TrainingSession* trainingSession() const { return session_; }
     void showArea(Area area);
     QString totalsText() const;
 
-    // Opens a recorded run in Run history (replaying its events). False, with a message box
-    // unless quiet, when it cannot be read.
+    // Opens a recorded run in Run history (replaying its events) and shows that page. False,
+    // with a message box unless quiet, when it cannot be read.
     bool openRunInHistory(const QString& runDirectory, bool quiet = false);
-    // Run history shows the first run with the second's curves overlaid.
-    void compareRuns(const QString& first, const QString& second);
 
 public slots:
     void newNetwork();
@@ -82,18 +78,16 @@ private:
     void refreshTotals();
     void refreshRunActions();
     void resumeRun(const QString& runDirectory);
+    void showRefusal(const TrainingSession::Refusal& refusal);
     void showError(const QString& title, const QString& message);
+    void showStatus(const QString& text);
 
     bool persistSettings_;
     DesignDocument* document_;
+    TrainingSession* session_;
     DesignArea* design_;
     TrainArea* train_;
-    RunHistoryPanel* history_;
-    TrainingDashboard* historyDashboard_;
-    TrainingController* controller_;
-    TrainingRun* liveRun_;
-    TrainingRun* historyRun_;
-    TrainingRun* comparisonRun_;
+    RunHistoryArea* history_;
     QTabWidget* tabs_;
     QLabel* totals_;
     QMenu* recentMenu_ = nullptr;

@@ -1,0 +1,62 @@
+// RunHistoryPanel: the runs under the runs folder (settable), newest first, with their data set,
+// backend, epochs and final metrics, and the selected run's configuration. From here a run is
+// reopened (its plots replayed), two runs are compared (curves overlaid) and a stopped run is
+// resumed. The folder is scanned off the GUI thread.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QList>
+#include <QWidget>
+
+#include "cnnstudio/ui/history/run_catalogue.h"
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTreeWidget;
+
+namespace cnnstudio::ui {
+
+class RunHistoryPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit RunHistoryPanel(QWidget* parent = nullptr);
+
+    QString runsRoot() const;
+    void setRunsRoot(const QString& root);  // and rescans
+    const QList<RunRecord>& records() const { return records_; }
+    bool isScanning() const { return scanner_.isRunning(); }
+    QStringList selectedRunDirectories() const;
+    void selectRun(const QString& directory);
+    void selectRuns(const QStringList& directories);
+
+public slots:
+    void refresh();
+
+signals:
+    void runsRootChanged(const QString& root);
+    void scanned();
+    void openRequested(const QString& runDirectory);
+    void compareRequested(const QString& runDirectory, const QString& otherRunDirectory);
+    void resumeRequested(const QString& runDirectory);
+
+private:
+    void showRecords();
+    void updateSelection();
+    void browse();
+
+    QLineEdit* root_;
+    QLabel* summary_;
+    QTreeWidget* runs_;
+    QTreeWidget* details_;
+    QPushButton* open_;
+    QPushButton* compare_;
+    QPushButton* resume_;
+    QPushButton* reveal_;
+    QList<RunRecord> records_;
+    QFutureWatcher<QList<RunRecord>> scanner_;
+    bool rescanPending_ = false;
+};
+
+}  // namespace cnnstudio::ui

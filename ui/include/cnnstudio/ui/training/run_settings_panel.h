@@ -1,0 +1,56 @@
+// RunSettingsPanel: the settings of the next training run on three pages — the data set
+// (DatasetPicker, with its preview), the training hyper-parameters and the hardware
+// (HardwarePicker) — and, under them, what is wrong with them, if anything. It edits a RunSettings.
+#pragma once
+
+#include <QWidget>
+
+#include "cnnstudio/ui/training/run_settings.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+class QTabWidget;
+
+namespace cnnstudio::ui {
+
+class DatasetPicker;
+class HardwarePicker;
+
+class RunSettingsPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit RunSettingsPanel(QWidget* parent = nullptr);
+
+    RunSettings settings() const;
+    void setSettings(const RunSettings& settings);
+    QStringList problems() const { return settings().problems(); }
+
+    HardwarePicker* hardwarePicker() const { return hardware_; }
+    QTabWidget* pages() const { return pages_; }  // Data set, Training, Hardware
+    DatasetPicker* datasetPicker() const { return dataset_; }
+
+signals:
+    void settingsChanged();
+
+private:
+    void refreshProblems();
+
+    QTabWidget* pages_;
+    HardwarePicker* hardware_;
+    DatasetPicker* dataset_;
+    QSpinBox* batch_;
+    QSpinBox* epochs_;
+    QComboBox* optimizer_;
+    QDoubleSpinBox* learningRate_;
+    QComboBox* schedule_;
+    QComboBox* augmentation_;
+    QSpinBox* seed_;
+    QSpinBox* limit_;
+    QLabel* problems_;
+    bool loading_ = false;
+};
+
+}  // namespace cnnstudio::ui

@@ -1,0 +1,56 @@
+// TrainingSession: the life of the run being trained — start a new run of the designed network,
+// resume a stopped one, stop it gracefully or kill it — around one TrainingController (the
+// worker process) and the live TrainingRun it feeds. It has no widgets: the Train page and the
+// window's Run menu drive it, and so can tests.
+#pragma once
+
+#include <optional>
+
+#include <QObject>
+#include <QString>
+
+#include "cnnstudio/spec.h"
+#include "cnnstudio/ui/training/run_settings.h"
+
+namespace cnnstudio::ui {
+
+class TrainingController;
+class TrainingRun;
+
+class TrainingSession : public QObject {
+    Q_OBJECT
+
+public:
+    // Why a run did not start: what to tell the user and, when the fix is on a page, which one.
+    struct Refusal {
+        enum class Page { None, Design, Train };
+        Page fixOn = Page::None;
+        QString title, message;
+    };
+
+    explicit TrainingSession(QObject* parent = nullptr);
+
+    TrainingController* controller() const { return controller_; }
+    TrainingRun* liveRun() const { return liveRun_; }
+    bool isRunning() const;
+
+    // Starts `spec` (analysed as `report`) with `settings` in a fresh folder under runsRoot.
+    // Nothing when it started; otherwise why not, with nothing changed.
+    std::optional<Refusal> start(const RunSettings& settings, const NetworkSpec& spec, const ShapeReport& report,
+                                 const QString& runsRoot);
+    // Continues a stopped or failed run: its recorded events are replayed into the live run first,
+    // so the curves go on from where they were.
+    std::optional<Refusal> resume(const QString& runDirectory);
+    void stop();  // the worker writes a checkpoint and ends the run as "stopped"
+    void kill();  // the worker ends at once; the run keeps its last checkpoint
+
+signals:
+    // A run (new or resumed) is about to launch: the live run holds what is known of it already.
+    void launching();
+
+private:
+    TrainingController* controller_;
+    TrainingRun* liveRun_;
+};
+
+}  // namespace cnnstudio::ui

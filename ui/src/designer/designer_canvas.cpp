@@ -1,0 +1,374 @@
+#include "cnnstudio/ui/designer/designer_canvas.h"
+
+#include <cmath>
+
+#include <QFile>
+#include <QGraphicsLineItem>
+#include <QGraphicsSceneDragDropEvent>
+#include <QGraphicsSceneMouseEvent>
+#include <QGraphicsView>
+#include <QImage>
+#include <QKeyEvent>
+#include <QMimeData>
+#include <QPainter>
+#include <QSvgGenerator>
+
+#include "cnnstudio/error.h"
+#include "cnnstudio/ui/designer/auto_layout.h"
+#include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/edge_item.h"
+#include "cnnstudio/ui/designer/node_item.h"
+
+namespace cnnstudio::ui {
+namespace {
+
+constexpr double gridSpacing = 24.0;
+constexpr double exportMargin = 24.0;
+
+}  // namespace
+
+DesignerCanvas::DesignerCanvas(DesignDocument* document, QObject* parent)
+    : QGraphicsScene(parent), document_(document) {
+    setSceneRect(-2000, -1000, 4000, 4000);
+    connect(document_, &DesignDocument::documentReset, this, &DesignerCanvas::rebuild);
+    connect(document_, &DesignDocument::nodeAdded, this, [this](const QString& name) {
+        addNodeItem(name);
+        rebuildInputEdges(name);
+    });
+    connect(document_, &DesignDocument::nodeRemoved, this, &DesignerCanvas::removeNodeItem);
+    connect(document_, &DesignDocument::nodeInputsChanged, this, &DesignerCanvas::rebuildInputEdges);
+    connect(document_, &DesignDocument::nodeMoved, this, [this](const QString& name, QPointF position) {
+        if (NodeItem* item = nodes_.value(name); item && item->pos() != position) item->setPos(position);
+    });
+    connect(document_, &DesignDocument::nodeRenamed, this, [this](const QString& from, const QString& to) {
+        NodeItem* item = nodes_.take(from);
+        if (!item) return;
+        nodes_.insert(to, item);
+        item->setName(to);
+        for (EdgeItem* edge : item->edges()) edge->updatePath();
+        if (lastSelected_ == from) {
+            lastSelected_ = to;
+            emit selectedNodeChanged(to);
+        }
+    });
+    connect(document_, &DesignDocument::analysisChanged, this, &DesignerCanvas::refreshAnalysis);
+    connect(this, &QGraphicsScene::selectionChanged, this, [this] {
+        const QString selected = selectedNode();
+        if (selected != lastSelected_) {
+            lastSelected_ = selected;
+            emit selectedNodeChanged(selected);
+        }
+    });
+    rebuild();
+}
+
+DesignerCanvas::~DesignerCanvas() {
+    // Deleting the items changes the selection; nobody should hear of it any more.
+    blockSignals(true);
+}
+
+QList<EdgeItem*> DesignerCanvas::edgeItems() const {
+    QList<EdgeItem*> edges;
+    for (QGraphicsItem* item : items())
+        if (auto* edge = qgraphicsitem_cast<EdgeItem*>(item)) edges.append(edge);
+    return edges;
+}
+
+QStringList DesignerCanvas::selectedNodeNames() const {
+    QStringList names;
+    for (QGraphicsItem* item : selectedItems())
+        if (auto* node = qgraphicsitem_cast<NodeItem*>(item)) names.append(node->name());
+    return names;
+}
+
+QString DesignerCanvas::selectedNode() const {
+    const QStringList names = selectedNodeNames();
+    return names.size() == 1 ? names.first() : QString();
+}
+
+void DesignerCanvas::rebuild() {
+    // clear() deletes every item, the connection being drawn included.
+    pendingConnection_ = nullptr;
+    connectionSource_ = nullptr;
+    insertType_.clear();
+    setMode(Mode::Select);
+    positionsAtPress_.clear();
+    clear();
+    nodes_.clear();
+    for (const NodeSpec& node : document_->spec().nodes) addNodeItem(QString::fromStdString(node.name));
+    for (const NodeSpec& node : document_->spec().nodes) rebuildInputEdges(QString::fromStdString(node.name));
+    refreshAnalysis();
+}
+
+void DesignerCanvas::addNodeItem(const QString& name) {
+    const NodeSpec* node = document_->spec().find(name.toStdString());
+    if (!node || nodes_.contains(name)) return;
+    auto* item = new NodeItem(name, QString::fromStdString(node->type));
+    item->setPos(document_->position(name));
+    addItem(item);
+    nodes_.insert(name, item);
+}
+
+void DesignerCanvas::removeNodeItem(const QString& name) {
+    NodeItem* item = nodes_.take(name);
+    if (!item) return;
+    if (item == connectionSource_) cancelMode();
+    for (EdgeItem* edge : QList<EdgeItem*>(item->edges())) {
+        (edge->source() == item ? edge->target() : edge->source())->removeEdge(edge);
+        delete edge;
+    }
+    positionsAtPress_.remove(name);
+    delete item;
+}
+
+void DesignerCanvas::rebuildInputEdges(const QString& name) {
+    NodeItem* target = nodes_.value(name);
+    const NodeSpec* node = document_->spec().find(name.toStdString());
+    if (!target || !node) return;
+    for (EdgeItem* edge : QList<EdgeItem*>(target->edges()))
+        if (edge->target() == target) {
+            edge->source()->removeEdge(edge);
+            target->removeEdge(edge);
+            delete edge;
+        }
+    const int slotCount = int(node->inputs.size());
+    for (int slot = 0; slot < slotCount; ++slot) {
+        NodeItem* source = nodes_.value(QString::fromStdString(node->inputs[std::size_t(slot)]));
+        if (!source) continue;
+        auto* edge = new EdgeItem(source, target);
+        edge->setSlot(slot, slotCount);
+        source->addEdge(edge);
+        target->addEdge(edge);
+        addItem(edge);
+    }
+}
+
+void DesignerCanvas::refreshAnalysis() {
+    const ShapeReport& report = document_->report();
+    QHash<QString, QStringList> problems;
+    for (const auto& [node, message] : report.problems)
+        problems[QString::fromStdString(node)].append(QString::fromStdString(message));
+    for (auto it = nodes_.cbegin(); it != nodes_.cend(); ++it)
+        it.value()->setAnalysis(report.find(it.key().toStdString()), problems.value(it.key()).join("; "));
+}
+
+NodeItem* DesignerCanvas::nodeItemAt(QPointF scenePos, const NodeItem* except) const {
+    for (QGraphicsItem* item : items(scenePos))
+        if (auto* node = qgraphicsitem_cast<NodeItem*>(item); node && node != except) return node;
+    return nullptr;
+}
+
+template <typename Edit>
+void DesignerCanvas::tryEdit(Edit&& edit) {
+    try {
+        edit();
+    } catch (const Error& error) {
+        emit editRefused(QString::fromStdString(error.what()));
+    }
+}
+
+void DesignerCanvas::selectNode(const QString& name) {
+    NodeItem* item = nodes_.value(name);
+    if (!item) return;
+    clearSelection();
+    item->setSelected(true);
+    for (QGraphicsView* view : views()) view->ensureVisible(item, 40, 40);
+}
+
+void DesignerCanvas::deleteSelection() {
+    QStringList nodes;
+    QList<QPair<QString, QString>> edges;
+    for (QGraphicsItem* item : selectedItems()) {
+        if (auto* node = qgraphicsitem_cast<NodeItem*>(item)) nodes.append(node->name());
+    }
+    for (QGraphicsItem* item : selectedItems())
+        if (auto* edge = qgraphicsitem_cast<EdgeItem*>(item))
+            if (!nodes.contains(edge->source()->name()) && !nodes.contains(edge->target()->name()))
+                edges.append({edge->source()->name(), edge->target()->name()});
+    tryEdit([&] { document_->removeItems(nodes, edges); });
+}
+
+void DesignerCanvas::addNodeAt(const QString& type, QPointF scenePos) {
+    tryEdit([&] {
+        const QString name = document_->addNode(
+            type, scenePos - QPointF(NodeMetrics::width / 2, NodeMetrics::height / 2));
+        selectNode(name);
+    });
+}
+
+void DesignerCanvas::setMode(Mode mode) {
+    if (mode_ == mode) return;
+    mode_ = mode;
+    const Qt::CursorShape cursor = mode == Mode::InsertNode ? Qt::CrossCursor
+                                   : mode == Mode::Connect ? Qt::DragLinkCursor
+                                                            : Qt::ArrowCursor;
+    for (QGraphicsView* view : views()) view->viewport()->setCursor(cursor);
+    emit modeChanged(mode);
+}
+
+void DesignerCanvas::startInserting(const QString& type) {
+    insertType_ = type;
+    setMode(Mode::InsertNode);
+}
+
+void DesignerCanvas::cancelMode() {
+    if (pendingConnection_) {
+        delete pendingConnection_;
+        pendingConnection_ = nullptr;
+        connectionSource_ = nullptr;
+    }
+    insertType_.clear();
+    setMode(Mode::Select);
+}
+
+void DesignerCanvas::keyPressEvent(QKeyEvent* event) {
+    if (event->key() == Qt::Key_Escape && mode_ != Mode::Select) {
+        cancelMode();
+        event->accept();
+        return;
+    }
+    QGraphicsScene::keyPressEvent(event);
+}
+
+void DesignerCanvas::mousePressEvent(QGraphicsSceneMouseEvent* event) {
+    if (mode_ == Mode::InsertNode) {
+        if (event->button() == Qt::LeftButton) {
+            const QString type = insertType_;
+            cancelMode();
+            addNodeAt(type, event->scenePos());
+        } else {
+            cancelMode();
+        }
+        event->accept();
+        return;
+    }
+    if (event->button() == Qt::LeftButton) {
+        NodeItem* node = nodeItemAt(event->scenePos());
+        if (node && node->portAt(event->scenePos()) == NodeItem::Port::Output) {
+            setMode(Mode::Connect);
+            connectionSource_ = node;
+            pendingConnection_ = new QGraphicsLineItem(QLineF(node->outputPortScenePos(), event->scenePos()));
+            QPen pen(palette().color(QPalette::Highlight), 2, Qt::DashLine);
+            pendingConnection_->setPen(pen);
+            pendingConnection_->setZValue(10);
+            addItem(pendingConnection_);
+            return;
+        }
+    }
+    QGraphicsScene::mousePressEvent(event);
+    positionsAtPress_.clear();
+    for (QGraphicsItem* item : selectedItems())
+        if (auto* node = qgraphicsitem_cast<NodeItem*>(item)) positionsAtPress_.insert(node->name(), node->pos());
+}
+
+void DesignerCanvas::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
+    if (pendingConnection_) {
+        QLineF line = pendingConnection_->line();
+        line.setP2(event->scenePos());
+        pendingConnection_->setLine(line);
+        return;
+    }
+    QGraphicsScene::mouseMoveEvent(event);
+}
+
+void DesignerCanvas::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
+    if (pendingConnection_) {
+        NodeItem* source = connectionSource_;
+        cancelMode();
+        if (NodeItem* target = nodeItemAt(event->scenePos(), source))
+            tryEdit([&] { document_->connectNodes(source->name(), target->name()); });
+        return;
+    }
+    QGraphicsScene::mouseReleaseEvent(event);
+    QHash<QString, QPointF> moved;
+    for (auto it = positionsAtPress_.cbegin(); it != positionsAtPress_.cend(); ++it)
+        if (NodeItem* node = nodes_.value(it.key()); node && node->pos() != it.value())
+            moved.insert(it.key(), node->pos());
+    positionsAtPress_.clear();
+    if (!moved.isEmpty()) tryEdit([&] { document_->moveNodes(moved); });
+}
+
+void DesignerCanvas::dragEnterEvent(QGraphicsSceneDragDropEvent* event) {
+    if (event->mimeData()->hasFormat(layerMimeType)) event->acceptProposedAction();
+    else event->ignore();
+}
+
+void DesignerCanvas::dragMoveEvent(QGraphicsSceneDragDropEvent* event) {
+    if (event->mimeData()->hasFormat(layerMimeType)) event->acceptProposedAction();
+    else event->ignore();
+}
+
+void DesignerCanvas::dropEvent(QGraphicsSceneDragDropEvent* event) {
+    if (!event->mimeData()->hasFormat(layerMimeType)) {
+        event->ignore();
+        return;
+    }
+    event->acceptProposedAction();
+    addNodeAt(QString::fromUtf8(event->mimeData()->data(layerMimeType)), event->scenePos());
+}
+
+void DesignerCanvas::drawBackground(QPainter* painter, const QRectF& rect) {
+    const QPalette colors = palette();
+    painter->fillRect(rect, colors.color(QPalette::Base));
+    if (exporting_) return;  // exported images get a plain background
+    QColor dot = colors.color(QPalette::Mid);
+    dot.setAlphaF(0.5f);
+    painter->setPen(QPen(dot, 1.5));
+    const double left = std::floor(rect.left() / gridSpacing) * gridSpacing;
+    const double top = std::floor(rect.top() / gridSpacing) * gridSpacing;
+    QVector<QPointF> dots;
+    for (double x = left; x < rect.right(); x += gridSpacing)
+        for (double y = top; y < rect.bottom(); y += gridSpacing) dots.append(QPointF(x, y));
+    painter->drawPoints(dots.constData(), int(dots.size()));
+}
+
+QImage DesignerCanvas::renderImage(double scale) {
+    const QList<QGraphicsItem*> selection = selectedItems();
+    clearSelection();
+    exporting_ = true;
+    const QRectF source = itemsBoundingRect().adjusted(-exportMargin, -exportMargin, exportMargin, exportMargin);
+    QImage image((source.size() * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(palette().color(QPalette::Base));
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        render(&painter, QRectF(QPointF(0, 0), source.size() * scale), source);
+    }
+    exporting_ = false;
+    for (QGraphicsItem* item : selection) item->setSelected(true);
+    return image;
+}
+
+void DesignerCanvas::exportPng(const QString& path) {
+    if (!renderImage().save(path, "PNG"))
+        throw Error("could not write the PNG image", path.toStdString(),
+                    "check that the folder exists and you may write to it");
+}
+
+void DesignerCanvas::exportSvg(const QString& path) {
+    {
+        QFile probe(path);
+        if (!probe.open(QIODevice::WriteOnly))
+            throw Error("could not write the SVG image: " + probe.errorString().toStdString(),
+                        path.toStdString(), "check that the folder exists and you may write to it");
+    }
+    const QList<QGraphicsItem*> selection = selectedItems();
+    clearSelection();
+    exporting_ = true;
+    const QRectF source = itemsBoundingRect().adjusted(-exportMargin, -exportMargin, exportMargin, exportMargin);
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(source.size().toSize());
+    generator.setViewBox(QRectF(QPointF(0, 0), source.size()));
+    generator.setTitle(QString::fromStdString(document_->spec().name));
+    generator.setDescription(tr("Network diagram drawn by CNN Studio"));
+    {
+        QPainter painter(&generator);
+        painter.fillRect(QRectF(QPointF(0, 0), source.size()), palette().color(QPalette::Base));
+        render(&painter, QRectF(QPointF(0, 0), source.size()), source);
+    }
+    exporting_ = false;
+    for (QGraphicsItem* item : selection) item->setSelected(true);
+}
+
+}  // namespace cnnstudio::ui

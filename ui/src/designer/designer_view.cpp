@@ -1,0 +1,138 @@
+#include "cnnstudio/ui/designer/designer_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QScrollBar>
+#include <QWheelEvent>
+
+namespace cnnstudio::ui {
+namespace {
+
+constexpr double zoomStep = 1.15;
+constexpr double minimumZoom = 0.1;
+constexpr double maximumZoom = 4.0;
+constexpr double smallestReadableZoom = 0.7;  // node text stays legible down to here
+
+}  // namespace
+
+DesignerView::DesignerView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene, parent) {
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setDragMode(RubberBandDrag);
+    setTransformationAnchor(AnchorUnderMouse);
+    setViewportUpdateMode(SmartViewportUpdate);
+    setAcceptDrops(true);
+}
+
+void DesignerView::zoomBy(double factor) {
+    const double target = std::clamp(zoom() * factor, minimumZoom, maximumZoom);
+    if (std::abs(target - zoom()) < 1e-9) return;
+    const double applied = target / zoom();
+    scale(applied, applied);
+    emit zoomChanged(zoom());
+}
+
+void DesignerView::zoomIn() {
+    const auto anchor = transformationAnchor();
+    setTransformationAnchor(AnchorViewCenter);
+    zoomBy(zoomStep);
+    setTransformationAnchor(anchor);
+}
+
+void DesignerView::zoomOut() {
+    const auto anchor = transformationAnchor();
+    setTransformationAnchor(AnchorViewCenter);
+    zoomBy(1 / zoomStep);
+    setTransformationAnchor(anchor);
+}
+
+void DesignerView::resetZoom() {
+    resetTransform();
+    emit zoomChanged(zoom());
+}
+
+void DesignerView::fitToContents() {
+    if (!scene()) return;
+    const QRectF contents = scene()->itemsBoundingRect().adjusted(-30, -30, 30, 30);
+    if (contents.isEmpty()) return;
+    fitInView(contents, Qt::KeepAspectRatio);
+    // Never blow a small network up beyond life size, nor shrink a big one to unreadable: a long
+    // network is shown from its input down, at the smallest size that still reads.
+    if (zoom() > 1.0) {
+        resetTransform();
+        centerOn(contents.center());
+    } else if (zoom() < smallestReadableZoom) {
+        resetTransform();
+        scale(smallestReadableZoom, smallestReadableZoom);
+        const double visibleHeight = viewport()->height() / smallestReadableZoom;
+        centerOn(contents.center().x(), contents.top() + visibleHeight / 2);
+    }
+    emit zoomChanged(zoom());
+}
+
+void DesignerView::wheelEvent(QWheelEvent* event) {
+    if (event->modifiers() & Qt::ControlModifier) {
+        const double steps = event->angleDelta().y() / 120.0;
+        if (steps != 0) zoomBy(std::pow(zoomStep, steps));
+        event->accept();
+        return;
+    }
+    QGraphicsView::wheelEvent(event);
+}
+
+void DesignerView::mousePressEvent(QMouseEvent* event) {
+    if (event->button() == Qt::MiddleButton || (spaceHeld_ && event->button() == Qt::LeftButton)) {
+        panning_ = true;
+        lastPanPoint_ = event->position().toPoint();
+        viewport()->setCursor(Qt::ClosedHandCursor);
+        event->accept();
+        return;
+    }
+    QGraphicsView::mousePressEvent(event);
+}
+
+void DesignerView::mouseMoveEvent(QMouseEvent* event) {
+    if (panning_) {
+        const QPoint delta = event->position().toPoint() - lastPanPoint_;
+        lastPanPoint_ = event->position().toPoint();
+        horizontalScrollBar()->setValue(horizontalScrollBar()->value() - delta.x());
+        verticalScrollBar()->setValue(verticalScrollBar()->value() - delta.y());
+        event->accept();
+        return;
+    }
+    QGraphicsView::mouseMoveEvent(event);
+}
+
+void DesignerView::mouseReleaseEvent(QMouseEvent* event) {
+    if (panning_ && (event->button() == Qt::MiddleButton || event->button() == Qt::LeftButton)) {
+        panning_ = false;
+        viewport()->setCursor(spaceHeld_ ? Qt::OpenHandCursor : Qt::ArrowCursor);
+        event->accept();
+        return;
+    }
+    QGraphicsView::mouseReleaseEvent(event);
+}
+
+void DesignerView::keyPressEvent(QKeyEvent* event) {
+    if (event->key() == Qt::Key_Space && !event->isAutoRepeat()) {
+        spaceHeld_ = true;
+        viewport()->setCursor(Qt::OpenHandCursor);
+        event->accept();
+        return;
+    }
+    QGraphicsView::keyPressEvent(event);
+}
+
+void DesignerView::keyReleaseEvent(QKeyEvent* event) {
+    if (event->key() == Qt::Key_Space && !event->isAutoRepeat()) {
+        spaceHeld_ = false;
+        if (!panning_) viewport()->setCursor(Qt::ArrowCursor);
+        event->accept();
+        return;
+    }
+    QGraphicsView::keyReleaseEvent(event);
+}
+
+}  // namespace cnnstudio::ui

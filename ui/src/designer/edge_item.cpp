@@ -1,0 +1,74 @@
+#include "cnnstudio/ui/designer/edge_item.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QApplication>
+#include <QPainter>
+#include <QPainterPathStroker>
+#include <QStyleOptionGraphicsItem>
+#include <QWidget>
+
+#include "cnnstudio/ui/designer/node_item.h"
+
+namespace cnnstudio::ui {
+namespace {
+
+constexpr double arrowLength = 10.0;
+constexpr double arrowHalfWidth = 5.0;
+
+}  // namespace
+
+EdgeItem::EdgeItem(NodeItem* source, NodeItem* target) : source_(source), target_(target) {
+    setFlag(ItemIsSelectable);
+    setZValue(-1);  // under the nodes, so ports stay clickable
+    updatePath();
+}
+
+void EdgeItem::setSlot(int slot, int slotCount) {
+    slot_ = slot;
+    slotCount_ = std::max(slotCount, 1);
+    updatePath();
+}
+
+void EdgeItem::updatePath() {
+    const QPointF start = source_->outputPortScenePos();
+    const QPointF end = target_->inputPortScenePos(slot_, slotCount_) - QPointF(0, arrowLength);
+    const double bend = std::max(40.0, std::abs(end.y() - start.y()) / 2);
+    QPainterPath path(start);
+    path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end);
+    prepareGeometryChange();
+    setPath(path);
+    setToolTip(QObject::tr("%1 → %2 (select and press Delete to disconnect)")
+                   .arg(source_->name(), target_->name()));
+}
+
+QPainterPath EdgeItem::shape() const {
+    QPainterPathStroker stroker;
+    stroker.setWidth(10);
+    return stroker.createStroke(path());
+}
+
+QRectF EdgeItem::boundingRect() const {
+    return path().boundingRect().adjusted(-arrowHalfWidth - 3, -3, arrowHalfWidth + 3, arrowLength + 3);
+}
+
+void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) {
+    const QPalette palette = widget ? widget->palette() : QApplication::palette();
+    const bool selected = option->state & QStyle::State_Selected;
+    QColor color = selected ? palette.color(QPalette::Highlight) : palette.color(QPalette::Text);
+    if (!selected) color.setAlphaF(0.65f);
+    painter->setRenderHint(QPainter::Antialiasing);
+    painter->setPen(QPen(color, selected ? 2.6 : 1.6));
+    painter->setBrush(Qt::NoBrush);
+    painter->drawPath(path());
+
+    const QPointF tip = path().currentPosition() + QPointF(0, arrowLength);
+    const QPointF back = path().currentPosition();
+    const QPolygonF head{tip, back + QPointF(-arrowHalfWidth, 0), back + QPointF(arrowHalfWidth, 0)};
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(color);
+    painter->drawPolygon(head);
+}
+
+}  // namespace cnnstudio::ui

@@ -1,0 +1,162 @@
+#include "cnnstudio/ui/designer/node_item.h"
+
+#include <QApplication>
+#include <QPainter>
+#include <QPalette>
+#include <QStyleOptionGraphicsItem>
+#include <QWidget>
+
+#include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/designer/auto_layout.h"
+#include "cnnstudio/ui/designer/edge_item.h"
+#include "common/layer_colors.h"
+
+namespace cnnstudio::ui {
+namespace {
+
+constexpr double portRadius = 5.5;
+constexpr double portHitRadius = 11.0;
+constexpr double cornerRadius = 8.0;
+constexpr double stripeWidth = 6.0;
+
+QRectF cardRect() { return QRectF(0, 0, NodeMetrics::width, NodeMetrics::height); }
+
+}  // namespace
+
+NodeItem::NodeItem(const QString& name, const QString& layerType)
+    : name_(name), layerType_(layerType) {
+    const LayerTypeInfo* info = findLayerType(layerType.toStdString());
+    category_ = info ? QString::fromStdString(info->category) : QString();
+    hasInputPort_ = !info || info->maxInputs != 0;
+    setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
+    setAcceptHoverEvents(true);
+    setToolTip(QString::fromStdString(info ? info->help : "unknown layer type " + layerType.toStdString()));
+}
+
+QRectF NodeItem::boundingRect() const {
+    return cardRect().adjusted(-3, -portRadius - 3, 3, portRadius + 3);
+}
+
+QPainterPath NodeItem::shape() const {
+    QPainterPath path;
+    path.addRoundedRect(cardRect(), cornerRadius, cornerRadius);
+    if (hasInputPort_) path.addEllipse(QPointF(NodeMetrics::width / 2, 0), portHitRadius, portHitRadius);
+    path.addEllipse(QPointF(NodeMetrics::width / 2, NodeMetrics::height), portHitRadius, portHitRadius);
+    return path;
+}
+
+void NodeItem::setName(const QString& name) {
+    name_ = name;
+    update();
+}
+
+void NodeItem::setAnalysis(const NodeInfo* info, const QString& problem) {
+    problem_ = problem;
+    if (info && problem.isEmpty() && info->outputShape.countPerImage() > 0) {
+        shapeLine_ = QStringLiteral("→ %1").arg(formatShape(info->outputShape));
+        costLine_ = QObject::tr("%1 params · %2").arg(formatCount(info->parameters), formatFlops(info->forwardFlops));
+    } else if (!problem.isEmpty()) {
+        shapeLine_ = QStringLiteral("⚠ ") + problem;
+        costLine_.clear();
+    } else {
+        shapeLine_ = QObject::tr("→ ? (an input is broken)");
+        costLine_.clear();
+    }
+    const LayerTypeInfo* type = findLayerType(layerType_.toStdString());
+    const QString help = type ? QString::fromStdString(type->help) : QString();
+    setToolTip(problem.isEmpty() ? help : QObject::tr("%1: %2").arg(name_, problem));
+    update();
+}
+
+QString NodeItem::annotationText() const {
+    return costLine_.isEmpty() ? shapeLine_ : shapeLine_ + QLatin1Char('\n') + costLine_;
+}
+
+QPointF NodeItem::inputPortScenePos(int slot, int slotCount) const {
+    const double spread = 18.0;
+    const double offset = (slot - (slotCount - 1) / 2.0) * spread;
+    return mapToScene(QPointF(NodeMetrics::width / 2 + offset, 0));
+}
+
+QPointF NodeItem::outputPortScenePos() const {
+    return mapToScene(QPointF(NodeMetrics::width / 2, NodeMetrics::height));
+}
+
+NodeItem::Port NodeItem::portAt(QPointF scenePos) const {
+    const QPointF local = mapFromScene(scenePos);
+    auto near = [&](QPointF port) { return QLineF(local, port).length() <= portHitRadius; };
+    if (near(QPointF(NodeMetrics::width / 2, NodeMetrics::height))) return Port::Output;
+    if (hasInputPort_ && near(QPointF(NodeMetrics::width / 2, 0))) return Port::Input;
+    return Port::None;
+}
+
+void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) {
+    const QPalette palette = widget ? widget->palette() : QApplication::palette();
+    const bool selected = option->state & QStyle::State_Selected;
+    const bool broken = !problem_.isEmpty();
+    const QColor accent = layerCategoryColor(category_);
+    const QColor base = palette.color(QPalette::Base);
+    const QColor text = palette.color(QPalette::Text);
+    const QColor errorColor = problemColor(palette);
+
+    painter->setRenderHint(QPainter::Antialiasing);
+    QPainterPath card;
+    card.addRoundedRect(cardRect(), cornerRadius, cornerRadius);
+    QColor fill = broken ? blend(base, errorColor, 0.16) : base;
+    painter->fillPath(card, fill);
+
+    // The category stripe on the left, clipped to the card's rounded corners.
+    painter->save();
+    painter->setClipPath(card);
+    painter->fillRect(QRectF(0, 0, stripeWidth, NodeMetrics::height), accent);
+    painter->restore();
+
+    QPen border(selected ? palette.color(QPalette::Highlight) : broken ? errorColor : palette.color(QPalette::Mid));
+    border.setWidthF(selected || broken ? 2.4 : 1.2);
+    painter->setPen(border);
+    painter->drawPath(card);
+
+    const double left = stripeWidth + 8, right = NodeMetrics::width - 8;
+    QFont titleFont = painter->font();
+    titleFont.setBold(true);
+    painter->setFont(titleFont);
+    painter->setPen(text);
+    const QFontMetricsF titleMetrics(titleFont);
+    QFont typeFont = painter->font();
+    typeFont.setBold(false);
+    typeFont.setPointSizeF(typeFont.pointSizeF() * 0.9);
+    const QFontMetricsF typeMetrics(typeFont);
+    const double typeWidth = typeMetrics.horizontalAdvance(layerType_);
+    const QRectF titleRect(left, 6, right - left - typeWidth - 8, 22);
+    painter->drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
+                      titleMetrics.elidedText(name_, Qt::ElideRight, titleRect.width()));
+    painter->setFont(typeFont);
+    painter->setPen(palette.color(QPalette::PlaceholderText));
+    painter->drawText(QRectF(right - typeWidth, 6, typeWidth, 22), Qt::AlignRight | Qt::AlignVCenter, layerType_);
+
+    QFont bodyFont = typeFont;
+    bodyFont.setPointSizeF(titleFont.pointSizeF() * 0.95);
+    painter->setFont(bodyFont);
+    const QFontMetricsF bodyMetrics(bodyFont);
+    painter->setPen(broken ? blend(text, errorColor, 0.55) : text);
+    const QRectF shapeRect(left, 31, right - left, 22);
+    painter->drawText(shapeRect, Qt::AlignLeft | Qt::AlignVCenter,
+                      bodyMetrics.elidedText(shapeLine_, Qt::ElideRight, shapeRect.width()));
+    painter->setPen(palette.color(QPalette::PlaceholderText));
+    const QRectF costRect(left, 54, right - left, 22);
+    painter->drawText(costRect, Qt::AlignLeft | Qt::AlignVCenter,
+                      bodyMetrics.elidedText(costLine_, Qt::ElideRight, costRect.width()));
+
+    painter->setPen(QPen(text, 1.2));
+    painter->setBrush(accent);
+    if (hasInputPort_) painter->drawEllipse(QPointF(NodeMetrics::width / 2, 0), portRadius, portRadius);
+    painter->drawEllipse(QPointF(NodeMetrics::width / 2, NodeMetrics::height), portRadius, portRadius);
+}
+
+QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) {
+    if (change == ItemPositionHasChanged)
+        for (EdgeItem* edge : edges_) edge->updatePath();
+    return QGraphicsItem::itemChange(change, value);
+}
+
+}  // namespace cnnstudio::ui

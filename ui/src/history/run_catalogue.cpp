@@ -1,0 +1,122 @@
+#include "cnnstudio/ui/history/run_catalogue.h"
+
+#include <algorithm>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+
+#include "cnnstudio/error.h"
+#include "cnnstudio/event_reader.h"
+#include "cnnstudio/run_folder.h"
+#include "cnnstudio/ui/training/training_run.h"
+
+namespace cnnstudio::ui {
+
+QString defaultRunsRoot() { return QDir::home().filePath("CNNStudio/runs"); }
+
+namespace {
+
+QString runFile(const QDir& folder, const char* name) { return folder.filePath(QString::fromLatin1(name)); }
+
+QString latestCheckpointFolder(const QDir& folder) {
+    return folder.filePath(QStringLiteral("%1/%2").arg(RunFolder::kCheckpointsFolderName, RunFolder::kLatestCheckpoint));
+}
+
+// config.json, or why it could not be read (empty when it is fine or missing).
+QString readConfig(const QDir& folder, QJsonObject& config) {
+    QFile file(runFile(folder, RunFolder::kConfigFileName));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &error);
+    if (error.error == QJsonParseError::NoError && document.isObject()) {
+        config = document.object();
+        return {};
+    }
+    return QObject::tr("%1 is not valid JSON: %2").arg(RunFolder::kConfigFileName, error.errorString());
+}
+
+}  // namespace
+
+RunRecord readRunRecord(const QString& directory) {
+    RunRecord record;
+    const QDir folder(directory);
+    record.directory = folder.absolutePath();
+    record.name = folder.dirName();
+    record.started = QFileInfo(directory).lastModified();
+    record.problem = readConfig(folder, record.config);
+
+    TrainingRun run;
+    const QString eventsFile = runFile(folder, RunFolder::kEventsFileName);
+    if (QFileInfo::exists(eventsFile)) {
+        try {
+            const EventLog log = readEvents(eventsFile.toStdString());
+            if (!log.events.empty()) {
+                const QDateTime time =
+                    QDateTime::fromString(QString::fromStdString(log.events.front().time), Qt::ISODateWithMs);
+                if (time.isValid()) record.started = time.toLocalTime();
+            }
+            for (const cnnstudio::Event& event : log.events) run.addEvent(event);
+            if (log.malformedLines > 0 && record.problem.isEmpty())
+                record.problem = QObject::tr("%n line(s) of %1 could not be read", nullptr, log.malformedLines)
+                                     .arg(RunFolder::kEventsFileName);
+        } catch (const Error& error) {
+            if (record.problem.isEmpty()) record.problem = QString::fromStdString(error.what());
+        }
+    } else if (record.problem.isEmpty()) {
+        record.problem = QObject::tr("no %1: the run never started").arg(RunFolder::kEventsFileName);
+    }
+
+    record.model = run.modelName();
+    record.dataset = run.datasetName().isEmpty() ? record.config.value("dataset").toString() : run.datasetName();
+    record.backend = run.backend().isEmpty() ? record.config.value("backend").toString() : run.backend();
+    // config.json keeps the epoch count with the trainer's settings.
+    const int configuredEpochs = record.config.value("trainer").toObject().value("epochs").toInt(
+        record.config.value("epochs").toInt());
+    record.epochsPlanned = run.totalEpochs() > 0 ? run.totalEpochs() : configuredEpochs;
+    record.epochsRun = run.epochs().isEmpty() ? 0 : run.epochs().last().epoch;
+    record.bestValidationAccuracy = run.bestValidationAccuracy();
+    record.testAccuracy = run.testAccuracy();
+    if (!run.epochs().isEmpty()) {
+        record.lastValidationAccuracy = run.epochs().last().validationAccuracy;
+        record.lastTrainLoss = run.epochs().last().trainLoss;
+    }
+    switch (run.state()) {
+    case TrainingRun::State::Finished: {
+        const QString reason = QString::fromStdString(run.finishedEvent()->reason);
+        record.status = reason == "stopped" ? QObject::tr("stopped")
+                        : reason == "early_stopped" ? QObject::tr("stopped early")
+                                                     : QObject::tr("completed");
+        record.resumable = reason == "stopped";
+        break;
+    }
+    case TrainingRun::State::Failed:
+        record.status = QObject::tr("failed");
+        record.failureReason = run.failureReason();
+        record.resumable = true;
+        break;
+    case TrainingRun::State::Running:
+    case TrainingRun::State::Empty:
+        record.status = QObject::tr("unfinished");
+        record.resumable = true;
+        break;
+    }
+    record.resumable = record.resumable && !record.config.isEmpty() && QFileInfo(latestCheckpointFolder(folder)).isDir();
+    return record;
+}
+
+QList<RunRecord> scanRunsFolder(const QString& root) {
+    QList<RunRecord> records;
+    const QDir folder(root);
+    for (const QFileInfo& entry : folder.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const QDir run(entry.absoluteFilePath());
+        if (run.exists(RunFolder::kEventsFileName) || run.exists(RunFolder::kConfigFileName))
+            records << readRunRecord(entry.absoluteFilePath());
+    }
+    std::sort(records.begin(), records.end(),
+              [](const RunRecord& a, const RunRecord& b) { return a.started > b.started; });
+    return records;
+}
+
+}  // namespace cnnstudio::ui

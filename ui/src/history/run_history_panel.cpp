@@ -1,0 +1,239 @@
+#include "cnnstudio/ui/history/run_history_panel.h"
+
+#include <QDesktopServices>
+#include <QDir>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTreeWidget>
+#include <QUrl>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace cnnstudio::ui {
+namespace {
+
+constexpr int directoryRole = Qt::UserRole + 1;
+
+QString percent(const std::optional<double>& fraction) {
+    return fraction ? QString::number(*fraction * 100.0, 'f', 1) + '%' : QStringLiteral("—");
+}
+
+void addJson(QTreeWidgetItem* parent, QTreeWidget* tree, const QString& key, const QJsonValue& value) {
+    auto* item = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(tree);
+    item->setText(0, key);
+    if (value.isObject()) {
+        const QJsonObject object = value.toObject();
+        for (auto it = object.begin(); it != object.end(); ++it) addJson(item, tree, it.key(), it.value());
+    } else if (value.isArray()) {
+        const QJsonArray array = value.toArray();
+        bool scalars = std::all_of(array.begin(), array.end(), [](const QJsonValue& v) { return !v.isObject() && !v.isArray(); });
+        if (scalars) {
+            QStringList parts;
+            for (const QJsonValue& element : array) parts << element.toVariant().toString();
+            item->setText(1, '[' + parts.join(", ") + ']');
+        } else {
+            for (qsizetype i = 0; i < array.size(); ++i) addJson(item, tree, QString::number(i), array[i]);
+        }
+    } else if (value.isBool()) {
+        item->setText(1, value.toBool() ? "true" : "false");
+    } else if (value.isNull()) {
+        item->setText(1, "null");
+    } else {
+        item->setText(1, value.toVariant().toString());
+    }
+}
+
+}  // namespace
+
+RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
+    root_ = new QLineEdit(defaultRunsRoot(), this);
+    root_->setObjectName("runsRoot");
+    auto* browse = new QPushButton(tr("Browse…"), this);
+    auto* refreshButton = new QPushButton(tr("Refresh"), this);
+    summary_ = new QLabel(this);
+    summary_->setWordWrap(true);
+
+    runs_ = new QTreeWidget(this);
+    runs_->setObjectName("runList");
+    runs_->setRootIsDecorated(false);
+    runs_->setAlternatingRowColors(true);
+    runs_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    runs_->setHeaderLabels({tr("Run"), tr("Model"), tr("Data set"), tr("Backend"), tr("Epochs"),
+                            tr("Best val."), tr("Test"), tr("Status")});
+    runs_->headerItem()->setToolTip(5, tr("Best validation accuracy"));
+    runs_->headerItem()->setToolTip(6, tr("Test accuracy of the final model"));
+    runs_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    runs_->header()->setSectionResizeMode(0, QHeaderView::Stretch);  // the long name gives way
+    runs_->header()->setStretchLastSection(false);
+    runs_->setTextElideMode(Qt::ElideMiddle);
+
+    details_ = new QTreeWidget(this);
+    details_->setObjectName("runConfig");
+    details_->setHeaderLabels({tr("Setting"), tr("Value")});
+    details_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+
+    open_ = new QPushButton(tr("Open"), this);
+    open_->setToolTip(tr("Show the run's curves and confusion matrix"));
+    compare_ = new QPushButton(tr("Compare"), this);
+    compare_->setToolTip(tr("Select two runs to overlay their curves"));
+    resume_ = new QPushButton(tr("Resume"), this);
+    resume_->setToolTip(tr("Continue a stopped run from its latest checkpoint"));
+    reveal_ = new QPushButton(tr("Show folder"), this);
+
+    auto* rootRow = new QHBoxLayout;
+    rootRow->addWidget(new QLabel(tr("Runs folder"), this));
+    rootRow->addWidget(root_, 1);
+    rootRow->addWidget(browse);
+    rootRow->addWidget(refreshButton);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(open_);
+    buttons->addWidget(compare_);
+    buttons->addWidget(resume_);
+    buttons->addStretch(1);
+    buttons->addWidget(reveal_);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(runs_);
+    split->addWidget(details_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(rootRow);
+    layout->addWidget(summary_);
+    layout->addWidget(split, 1);
+    layout->addLayout(buttons);
+
+    connect(browse, &QPushButton::clicked, this, &RunHistoryPanel::browse);
+    connect(refreshButton, &QPushButton::clicked, this, &RunHistoryPanel::refresh);
+    connect(root_, &QLineEdit::editingFinished, this, [this] {
+        emit runsRootChanged(runsRoot());
+        refresh();
+    });
+    connect(runs_, &QTreeWidget::itemSelectionChanged, this, &RunHistoryPanel::updateSelection);
+    connect(runs_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+        emit openRequested(item->data(0, directoryRole).toString());
+    });
+    connect(open_, &QPushButton::clicked, this, [this] {
+        if (const QStringList selected = selectedRunDirectories(); !selected.isEmpty()) emit openRequested(selected.first());
+    });
+    connect(compare_, &QPushButton::clicked, this, [this] {
+        if (const QStringList selected = selectedRunDirectories(); selected.size() == 2)
+            emit compareRequested(selected[0], selected[1]);
+    });
+    connect(resume_, &QPushButton::clicked, this, [this] {
+        if (const QStringList selected = selectedRunDirectories(); selected.size() == 1) emit resumeRequested(selected.first());
+    });
+    connect(reveal_, &QPushButton::clicked, this, [this] {
+        if (const QStringList selected = selectedRunDirectories(); selected.size() == 1)
+            QDesktopServices::openUrl(QUrl::fromLocalFile(selected.first()));
+    });
+    connect(&scanner_, &QFutureWatcher<QList<RunRecord>>::finished, this, [this] {
+        records_ = scanner_.result();
+        showRecords();
+        emit scanned();
+        if (rescanPending_) {
+            rescanPending_ = false;
+            refresh();
+        }
+    });
+    updateSelection();
+}
+
+QString RunHistoryPanel::runsRoot() const { return root_->text().trimmed(); }
+
+void RunHistoryPanel::setRunsRoot(const QString& root) {
+    if (root == runsRoot()) {
+        refresh();
+        return;
+    }
+    root_->setText(root);
+    emit runsRootChanged(root);
+    refresh();
+}
+
+void RunHistoryPanel::refresh() {
+    if (scanner_.isRunning()) {
+        rescanPending_ = true;
+        return;
+    }
+    summary_->setText(tr("Reading %1…").arg(runsRoot()));
+    scanner_.setFuture(QtConcurrent::run([root = runsRoot()] { return scanRunsFolder(root); }));
+}
+
+void RunHistoryPanel::browse() {
+    const QString chosen = QFileDialog::getExistingDirectory(this, tr("Runs folder"), runsRoot());
+    if (!chosen.isEmpty()) setRunsRoot(chosen);
+}
+
+void RunHistoryPanel::showRecords() {
+    const QStringList selected = selectedRunDirectories();
+    runs_->clear();
+    for (const RunRecord& record : records_) {
+        auto* item = new QTreeWidgetItem(runs_);
+        item->setData(0, directoryRole, record.directory);
+        item->setText(0, record.name);
+        item->setText(1, record.model);
+        item->setText(2, record.dataset);
+        item->setText(3, record.backend);
+        item->setText(4, record.epochsPlanned > 0 ? tr("%1/%2").arg(record.epochsRun).arg(record.epochsPlanned)
+                                                  : QString::number(record.epochsRun));
+        item->setText(5, percent(record.bestValidationAccuracy));
+        item->setText(6, percent(record.testAccuracy));
+        item->setText(7, record.status);
+        QString tip = tr("%1\nstarted %2").arg(record.directory, QLocale().toString(record.started, QLocale::ShortFormat));
+        if (!record.failureReason.isEmpty()) tip += '\n' + tr("Failed: %1").arg(record.failureReason);
+        if (!record.problem.isEmpty()) tip += '\n' + record.problem;
+        for (int column = 0; column < runs_->columnCount(); ++column) item->setToolTip(column, tip);
+        if (selected.contains(record.directory)) item->setSelected(true);
+    }
+    summary_->setText(records_.isEmpty() ? tr("No runs in %1 yet.").arg(runsRoot())
+                                         : tr("%n run(s) in %1", nullptr, int(records_.size())).arg(runsRoot()));
+    updateSelection();
+}
+
+QStringList RunHistoryPanel::selectedRunDirectories() const {
+    QStringList directories;
+    for (QTreeWidgetItem* item : runs_->selectedItems()) directories << item->data(0, directoryRole).toString();
+    return directories;
+}
+
+void RunHistoryPanel::selectRun(const QString& directory) { selectRuns({directory}); }
+
+void RunHistoryPanel::selectRuns(const QStringList& directories) {
+    QStringList wanted;
+    for (const QString& directory : directories) wanted << QDir(directory).absolutePath();
+    runs_->clearSelection();
+    for (int row = 0; row < runs_->topLevelItemCount(); ++row)
+        if (wanted.contains(runs_->topLevelItem(row)->data(0, directoryRole).toString())) {
+            runs_->topLevelItem(row)->setSelected(true);
+            runs_->scrollToItem(runs_->topLevelItem(row));
+        }
+}
+
+void RunHistoryPanel::updateSelection() {
+    const QStringList selected = selectedRunDirectories();
+    const RunRecord* record = nullptr;
+    if (selected.size() == 1)
+        for (const RunRecord& candidate : records_)
+            if (candidate.directory == selected.first()) record = &candidate;
+    open_->setEnabled(!selected.isEmpty());
+    compare_->setEnabled(selected.size() == 2);
+    resume_->setEnabled(record && record->resumable);
+    reveal_->setEnabled(record != nullptr);
+    details_->clear();
+    if (!record) return;
+    if (!record->failureReason.isEmpty()) addJson(nullptr, details_, tr("failure"), record->failureReason);
+    if (!record->problem.isEmpty()) addJson(nullptr, details_, tr("problem"), record->problem);
+    for (auto it = record->config.begin(); it != record->config.end(); ++it)
+        addJson(nullptr, details_, it.key(), it.value());
+    details_->expandToDepth(0);
+}
+
+}  // namespace cnnstudio::ui

@@ -1,0 +1,143 @@
+#include "cnnstudio/ui/training/dataset_picker.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "cnnstudio/datasets/dataset_spec.h"
+#include "cnnstudio/error.h"
+
+namespace cnnstudio::ui {
+namespace {
+
+// The combo's data: the spec prefix ("" for the built-in set).
+struct Kind {
+    const char* prefix;
+    const char* label;
+    bool folder;
+};
+const Kind kinds[] = {
+    {"fashion-mnist", QT_TRANSLATE_NOOP("DatasetPicker", "Fashion-MNIST (built in)"), false},
+    {"fer2013", QT_TRANSLATE_NOOP("DatasetPicker", "FER2013 CSV file"), false},
+    {"idx", QT_TRANSLATE_NOOP("DatasetPicker", "IDX folder (MNIST style)"), true},
+    {"folder", QT_TRANSLATE_NOOP("DatasetPicker", "Image folder (one sub-folder per class)"), true},
+};
+
+}  // namespace
+
+DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
+    kind_ = new QComboBox(this);
+    kind_->setObjectName("datasetKind");
+    for (const Kind& kind : kinds) kind_->addItem(tr(kind.label), QString::fromLatin1(kind.prefix));
+    path_ = new QLineEdit(this);
+    path_->setObjectName("datasetPath");
+    browse_ = new QPushButton(tr("Browse…"), this);
+    preview_ = new DatasetPreview(this);
+    preview_->setObjectName("datasetPreview");
+
+    auto* pathRow = new QWidget(this);
+    auto* pathLayout = new QHBoxLayout(pathRow);
+    pathLayout->setContentsMargins(0, 0, 0, 0);
+    pathLayout->addWidget(path_, 1);
+    pathLayout->addWidget(browse_);
+
+    auto* form = new QFormLayout(this);
+    form->setContentsMargins(0, 0, 0, 0);
+    form->addRow(tr("Source"), kind_);
+    form->addRow(tr("Location"), pathRow);
+    form->addRow(preview_);
+
+    connect(kind_, &QComboBox::currentIndexChanged, this, [this] {
+        updatePathRow();
+        emit changed();
+        refreshPreview();
+    });
+    connect(path_, &QLineEdit::textEdited, this, [this] { emit changed(); });
+    connect(path_, &QLineEdit::editingFinished, this, &DatasetPicker::refreshPreview);
+    connect(browse_, &QPushButton::clicked, this, &DatasetPicker::browse);
+    connect(&loader_, &QFutureWatcher<PreviewResult>::finished, this, [this] {
+        const PreviewResult result = loader_.result();
+        if (result.spec == datasetSpec()) {
+            shownSpec_ = result.spec;
+            if (result.error.isEmpty()) preview_->showSummary(result.summary);
+            else preview_->showMessage(result.error);
+            emit previewUpdated();
+        }
+        if (refreshPending_) {
+            refreshPending_ = false;
+            refreshPreview();
+        }
+    });
+    updatePathRow();
+}
+
+QString DatasetPicker::datasetSpec() const {
+    const QString prefix = kind_->currentData().toString();
+    if (prefix == "fashion-mnist") return prefix;
+    return prefix + ':' + path_->text().trimmed();
+}
+
+void DatasetPicker::setDatasetSpec(const QString& spec) {
+    const qsizetype colon = spec.indexOf(':');
+    const QString prefix = colon < 0 ? spec : spec.left(colon);
+    const int row = kind_->findData(prefix);
+    {
+        QSignalBlocker blockKind(kind_);
+        kind_->setCurrentIndex(row < 0 ? 0 : row);
+        path_->setText(colon < 0 ? QString() : spec.mid(colon + 1));
+    }
+    updatePathRow();
+    emit changed();
+    refreshPreview();
+}
+
+void DatasetPicker::updatePathRow() {
+    const bool needsPath = kind_->currentData().toString() != "fashion-mnist";
+    path_->setEnabled(needsPath);
+    browse_->setEnabled(needsPath);
+    path_->setPlaceholderText(needsPath ? (kinds[kind_->currentIndex()].folder ? tr("a folder") : tr("a .csv file"))
+                                        : tr("installed with CNN Studio"));
+}
+
+void DatasetPicker::browse() {
+    const bool folder = kinds[kind_->currentIndex()].folder;
+    const QString chosen =
+        folder ? QFileDialog::getExistingDirectory(this, tr("Data set folder"), path_->text())
+               : QFileDialog::getOpenFileName(this, tr("FER2013 CSV file"), path_->text(),
+                                              tr("CSV files (*.csv *.csv.gz);;All files (*)"));
+    if (chosen.isEmpty()) return;
+    path_->setText(chosen);
+    emit changed();
+    refreshPreview();
+}
+
+void DatasetPicker::refreshPreview() {
+    const QString spec = datasetSpec();
+    if (spec == shownSpec_) return;
+    if (spec.endsWith(':')) {
+        shownSpec_.clear();
+        preview_->showMessage(tr("Choose where the data set is."));
+        emit previewUpdated();
+        return;
+    }
+    if (loader_.isRunning()) {
+        refreshPending_ = true;  // one load at a time; the newest choice goes next
+        return;
+    }
+    preview_->showMessage(tr("Loading %1…").arg(spec));
+    loader_.setFuture(QtConcurrent::run([spec]() -> PreviewResult {
+        try {
+            return {spec, DatasetSummary::fromSplits(datasets::loadDataset(spec.toStdString())), {}};
+        } catch (const Error& error) {
+            return {spec, {}, QString::fromStdString(error.what())};
+        } catch (const std::exception& error) {
+            return {spec, {}, tr("Cannot read %1: %2").arg(spec, QString::fromLocal8Bit(error.what()))};
+        }
+    }));
+}
+
+}  // namespace cnnstudio::ui

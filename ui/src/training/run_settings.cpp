@@ -1,0 +1,167 @@
+#include "cnnstudio/ui/training/run_settings.h"
+
+#include <QRegularExpression>
+#include <QThread>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/backend_registry.h"
+#include "cnnstudio/datasets/augmentation.h"
+#include "cnnstudio/datasets/dataset_spec.h"
+#include "cnnstudio/error.h"
+
+namespace cnnstudio::ui {
+
+QStringList RunSettings::problems() const {
+    QStringList found;
+    const auto backends = knownBackends();
+    if (std::find(backends.begin(), backends.end(), backend.toStdString()) == backends.end())
+        found << QObject::tr("Unknown backend '%1': pick one from the list.").arg(backend);
+    else if (const std::string why = backendUnavailableReason(backend.toStdString()); !why.empty())
+        found << QObject::tr("The %1 backend cannot run here: %2.").arg(backend, QString::fromStdString(why));
+    if (!QStringList{"fp32", "tf32", "bf16"}.contains(precision))
+        found << QObject::tr("Unknown precision '%1': use fp32, tf32 or bf16.").arg(precision);
+    else if (!usesGpu() && precision != "fp32")
+        found << QObject::tr("The CPU backends train in fp32 only: pick fp32 or a GPU backend.");
+    if (!QStringList{"sgd", "adam", "adamw"}.contains(optimizer))
+        found << QObject::tr("Unknown optimiser '%1': use sgd, adam or adamw.").arg(optimizer);
+    if (!QStringList{"constant", "step", "cosine", "plateau"}.contains(schedule))
+        found << QObject::tr("Unknown schedule '%1': use constant, step, cosine or plateau.").arg(schedule);
+    if (batchSize < 1) found << QObject::tr("The batch size must be at least 1.");
+    if (epochs < 1) found << QObject::tr("Train for at least one epoch.");
+    if (!(learningRate > 0)) found << QObject::tr("The learning rate must be above zero.");
+    if (limit < 0) found << QObject::tr("The image limit cannot be negative (0 uses every image).");
+    if (threads < 0) found << QObject::tr("The thread count cannot be negative (0 uses every core).");
+    try {
+        datasets::parseDatasetSpec(dataset.toStdString());
+    } catch (const Error& error) {
+        found << QObject::tr("Data set: %1").arg(QString::fromStdString(error.what()));
+    }
+    try {
+        datasets::parseAugmentation(augmentation.toStdString());
+    } catch (const Error& error) {
+        found << QObject::tr("Augmentation: %1").arg(QString::fromStdString(error.what()));
+    }
+    if (usesGpu()) {
+        if (gpuCount < 1) found << QObject::tr("Use at least one GPU.");
+        if (!gpuIndices.isEmpty() && gpuIndices.size() != gpuCount)
+            found << QObject::tr("%n GPU(s) ticked for a GPU count of %1: tick as many GPUs as you use.",
+                                 nullptr, int(gpuIndices.size()))
+                         .arg(gpuCount);
+    }
+    if (nodeCount < 1) found << QObject::tr("Use at least one node.");
+    if (nodeCount > 1) found << hostfileProblems(hostfileText, nodeCount, usesGpu() ? gpuCount : 1);
+    return found;
+}
+
+QStringList RunSettings::workerArguments(const QString& specFile, const QString& runDir,
+                                         const QString& hostfilePath) const {
+    const int threadCount = threads > 0 ? threads : QThread::idealThreadCount();
+    QStringList arguments{
+        "--spec", specFile,
+        "--dataset", dataset,
+        "--backend", backend,
+        "--precision", usesGpu() ? precision : QStringLiteral("fp32"),
+        "--epochs", QString::number(epochs),
+        "--batch", QString::number(batchSize),
+        "--optimizer", optimizer,
+        "--lr", QString::number(learningRate, 'g', 10),
+        "--schedule", schedule,
+        "--augment", augmentation.isEmpty() ? QStringLiteral("none") : augmentation,
+        "--run-dir", runDir,
+        "--events", "-",
+        "--threads", QString::number(threadCount),
+        "--seed", QString::number(seed),
+    };
+    if (limit > 0) arguments << "--limit" << QString::number(limit);
+    if (usesGpu() && (gpuCount > 1 || nodeCount > 1)) arguments << "--gpus" << QString::number(gpuCount);
+    if (nodeCount > 1) arguments << "--nodes" << QString::number(nodeCount) << "--hostfile" << hostfilePath;
+    return arguments;
+}
+
+QString RunSettings::visibleDevices() const {
+    if (!usesGpu() || gpuIndices.isEmpty()) return {};
+    QStringList indices;
+    for (int index : gpuIndices) indices << QString::number(index);
+    return indices.join(',');
+}
+
+QVariantMap RunSettings::toVariantMap() const {
+    QVariantList gpus;
+    for (int index : gpuIndices) gpus << index;
+    return {{"backend", backend},       {"precision", precision},     {"gpuCount", gpuCount},
+            {"gpuIndices", gpus},       {"nodeCount", nodeCount},     {"hostfile", hostfileText},
+            {"dataset", dataset},       {"batchSize", batchSize},     {"epochs", epochs},
+            {"optimizer", optimizer},   {"learningRate", learningRate}, {"schedule", schedule},
+            {"augmentation", augmentation}, {"threads", threads},    {"seed", seed},
+            {"limit", limit}};
+}
+
+RunSettings RunSettings::fromVariantMap(const QVariantMap& map) {
+    RunSettings settings;
+    auto text = [&](const char* key, QString& field) {
+        if (map.contains(key)) field = map.value(key).toString();
+    };
+    auto number = [&](const char* key, int& field) {
+        if (map.contains(key)) field = map.value(key).toInt();
+    };
+    text("backend", settings.backend);
+    text("precision", settings.precision);
+    number("gpuCount", settings.gpuCount);
+    if (map.contains("gpuIndices")) {
+        settings.gpuIndices.clear();
+        for (const QVariant& index : map.value("gpuIndices").toList()) settings.gpuIndices << index.toInt();
+    }
+    number("nodeCount", settings.nodeCount);
+    text("hostfile", settings.hostfileText);
+    text("dataset", settings.dataset);
+    number("batchSize", settings.batchSize);
+    number("epochs", settings.epochs);
+    text("optimizer", settings.optimizer);
+    if (map.contains("learningRate")) settings.learningRate = map.value("learningRate").toDouble();
+    text("schedule", settings.schedule);
+    text("augmentation", settings.augmentation);
+    number("threads", settings.threads);
+    number("seed", settings.seed);
+    number("limit", settings.limit);
+    return settings;
+}
+
+QStringList hostfileProblems(const QString& text, int nodes, int ranksPerNode) {
+    static const QRegularExpression hostLine(
+        R"(^\s*([A-Za-z0-9_.:-]+)((?:\s+(?:slots|max_slots)=\d+)*)\s*$)");
+    static const QRegularExpression slotsField(R"(\bslots=(\d+))");
+    QStringList problems;
+    struct Host {
+        QString name;
+        int slotCount;
+        int line;
+    };
+    QList<Host> hosts;
+    const QStringList lines = text.split('\n');
+    for (int i = 0; i < lines.size(); ++i) {
+        const QString content = lines[i].section('#', 0, 0);
+        if (content.trimmed().isEmpty()) continue;
+        const QRegularExpressionMatch match = hostLine.match(content);
+        if (!match.hasMatch()) {
+            problems << QObject::tr("line %1: '%2' is not 'host slots=N'").arg(i + 1).arg(content.trimmed());
+            continue;
+        }
+        int slotCount = 1;
+        if (const auto slotMatch = slotsField.match(match.captured(2)); slotMatch.hasMatch())
+            slotCount = slotMatch.captured(1).toInt();
+        if (slotCount < 1) problems << QObject::tr("line %1: slots must be at least 1").arg(i + 1);
+        hosts.append({match.captured(1), slotCount, i + 1});
+    }
+    if (hosts.size() < nodes)
+        problems << QObject::tr("the hostfile lists %n host(s), %1 nodes are asked for", nullptr, int(hosts.size()))
+                        .arg(nodes);
+    for (int i = 0; i < std::min<int>(nodes, int(hosts.size())); ++i)
+        if (hosts[i].slotCount < ranksPerNode)
+            problems << QObject::tr("line %1: %2 has %n slot(s), each node runs %3 rank(s)", nullptr, hosts[i].slotCount)
+                            .arg(hosts[i].line)
+                            .arg(hosts[i].name)
+                            .arg(ranksPerNode);
+    return problems;
+}
+
+}  // namespace cnnstudio::ui
