@@ -6,6 +6,8 @@
 #include <QUndoStack>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/auto_layout.h"
 #include "cnnstudio/ui/design_document.h"

@@ -10,6 +10,7 @@
 #include <QTest>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/training_controller.h"
 #include "cnnstudio/ui/training_run.h"

@@ -18,6 +18,7 @@
 #include "cnnstudio/backend.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 #include "engine/backend_test_support.h"
 

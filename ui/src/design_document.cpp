@@ -8,6 +8,8 @@
 #include <QUndoStack>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/ui/auto_layout.h"
 #include "design_commands.h"
 

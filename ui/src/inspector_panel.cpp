@@ -17,6 +17,8 @@
 #include <QVBoxLayout>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/design_document.h"
 #include "cnnstudio/ui/formatting.h"

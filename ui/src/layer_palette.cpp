@@ -8,7 +8,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "cnnstudio/spec.h"
+#include "cnnstudio/layer_types.h"
 #include "cnnstudio/ui/designer_canvas.h"
 #include "layer_colors.h"
 

@@ -20,7 +20,8 @@
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/error.h"
-#include "cnnstudio/spec.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/ui/design_area.h"
 #include "cnnstudio/ui/design_document.h"
 #include "cnnstudio/ui/designer_canvas.h"
