@@ -53,9 +53,10 @@ ConvSettings conv2dSettings(const NodeSpec& node) {
     return conv;
 }
 
-// The depthwise step is implied by the type, so the settings have no groups.
+// groups stays 1: the depthwise step is implied by the type.
 ConvSettings separableConv2dSettings(const NodeSpec& node) { return sharedConvSettings(node); }
 
+// "same" keeps the size only when the window has a centre: an odd kernel.
 std::string checkSamePadding(const NodeSpec& node) {
     SpatialPair kernel = pairParam(node, "kernel");
     if (paramValue(node, "padding") == "same" && (kernel.height % 2 == 0 || kernel.width % 2 == 0))
