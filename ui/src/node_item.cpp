@@ -6,6 +6,7 @@
 #include <QStyleOptionGraphicsItem>
 #include <QWidget>
 
+#include "cnnstudio/layer_types.h"
 #include "cnnstudio/ui/auto_layout.h"
 #include "cnnstudio/ui/edge_item.h"
 #include "cnnstudio/ui/formatting.h"
