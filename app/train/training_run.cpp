@@ -15,6 +15,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/network.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/trainer.h"
 #include "train/loader_batch_source.h"

@@ -11,6 +11,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 
 namespace cnnstudio {

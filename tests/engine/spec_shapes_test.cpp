@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "engine/spec_builders.h"
 
