@@ -6,9 +6,7 @@
 // exactly when x > 0.
 #include <bit>
 
-#include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -17,11 +15,7 @@ namespace {
 // Leaky ReLU is oneDNN's relu with a negative slope; relu is the slope 0.
 float slope(Activation kind, float alpha) { return kind == Activation::Relu ? 0.0f : alpha; }
 
-// Checks the kind (an enum read from a file may hold anything) and builds the plan key.
-ActivationKey activationKey(Activation kind, float alpha, std::size_t count, const char* op) {
-    if (kind != Activation::Relu && kind != Activation::LeakyRelu && kind != Activation::Elu)
-        throw Error("unknown activation kind " + std::to_string(int(kind)), op,
-                    "use relu, leaky relu or elu");
+ActivationKey activationKey(Activation kind, float alpha, std::size_t count) {
     return {kind, std::bit_cast<std::uint32_t>(slope(kind, alpha)), count};
 }
 
@@ -80,13 +74,9 @@ ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
     return activationBackwardPlans_.emplace(key, std::move(p)).first->second;
 }
 
-void CpuBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
-                                   std::size_t count) {
-    if (count == 0) return;
-    const char* op = "cpu activationForward";
-    const ActivationKey key = activationKey(kind, alpha, count, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(y, "y", op);
+void CpuBackend::doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                     std::size_t count) {
+    const ActivationKey key = activationKey(kind, alpha, count);
     OmpThreadScope threads(threads_);
     ActivationPlan& p = activationForwardPlan(key);
     p.in.bindInput(x, stream_, buffers_);
@@ -95,14 +85,9 @@ void CpuBackend::activationForward(Activation kind, float alpha, const float* x,
     stream_.wait();
 }
 
-void CpuBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                                    const float* dy, float* dx, std::size_t count) {
-    if (count == 0) return;
-    const char* op = "cpu activationBackward";
-    const ActivationKey key = activationKey(kind, alpha, count, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(dx, "dx", op);
+void CpuBackend::doActivationBackward(Activation kind, float alpha, const float* x, const float* y,
+                                      const float* dy, float* dx, std::size_t count) {
+    const ActivationKey key = activationKey(kind, alpha, count);
     OmpThreadScope threads(threads_);
     ActivationPlan& p = activationBackwardPlan(key);
     p.in.bindInput(x, stream_, buffers_);

@@ -6,17 +6,12 @@
 // is exact where y + alpha would lose digits when y is close to -alpha.
 #include <cmath>
 
-#include "cnnstudio/error.h"
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 
-void activationForward(Activation kind, float alpha, const float* x, float* y, std::size_t count) {
-    const char* op = "cpu-ref activationForward";
-    if (count == 0) return;
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(y, "y", op);
+void CpuRefBackend::doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                        std::size_t count) {
     switch (kind) {
     case Activation::Relu:
         for (std::size_t i = 0; i < count; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
@@ -28,17 +23,12 @@ void activationForward(Activation kind, float alpha, const float* x, float* y, s
         for (std::size_t i = 0; i < count; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * std::expm1(x[i]);
         return;
     }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), op);
 }
 
 // Differentiates the forward lines above with respect to x.
-void activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                        const float* dy, float* dx, std::size_t count) {
-    const char* op = "cpu-ref activationBackward";
-    if (count == 0) return;
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(dx, "dx", op);
+void CpuRefBackend::doActivationBackward(Activation kind, float alpha, const float* x,
+                                         const float* y, const float* dy, float* dx,
+                                         std::size_t count) {
     switch (kind) {
     case Activation::Relu:
         for (std::size_t i = 0; i < count; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
@@ -51,7 +41,6 @@ void activationBackward(Activation kind, float alpha, const float* x, const floa
             dx[i] = x[i] > 0.0f ? dy[i] : alpha * std::exp(x[i]) * dy[i];
         return;
     }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), op);
 }
 
 }  // namespace cnnstudio::cpu_ref
