@@ -11,7 +11,7 @@
 
 #include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -111,7 +111,6 @@ void dispatchForward(Activation kind, cudaStream_t stream, int sms, float alpha,
         return launchForward<T, Activation::LeakyRelu>(stream, sms, alpha, x, y, count);
     case Activation::Elu: return launchForward<T, Activation::Elu>(stream, sms, alpha, x, y, count);
     }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationForward");
 }
 
 template <class T>
@@ -125,16 +124,12 @@ void dispatchBackward(Activation kind, cudaStream_t stream, int sms, float alpha
     case Activation::Elu:
         return launchBackward<T, Activation::Elu>(stream, sms, alpha, x, dy, dx, count);
     }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationBackward");
 }
 
 }  // namespace
 
-void CudaBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
-                                    std::size_t count) {
-    if (count == 0) return;
-    requirePointer(x, "x", "activationForward");
-    requirePointer(y, "y", "activationForward");
+void CudaBackend::doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                      std::size_t count) {
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     if (activationFormat().bf16)
@@ -144,12 +139,8 @@ void CudaBackend::activationForward(Activation kind, float alpha, const float* x
         dispatchForward(kind, stream(), sms, alpha, x, y, count);
 }
 
-void CudaBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                                     const float* dy, float* dx, std::size_t count) {
-    if (count == 0) return;
-    requirePointer(x, "x", "activationBackward");
-    requirePointer(dy, "dy", "activationBackward");
-    requirePointer(dx, "dx", "activationBackward");
+void CudaBackend::doActivationBackward(Activation kind, float alpha, const float* x, const float* y,
+                                       const float* dy, float* dx, std::size_t count) {
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     if (activationFormat().bf16)

@@ -31,10 +31,10 @@ cudnnTensorDescriptor_t CudnnBackend::flatDescriptor(std::size_t count) {
     return found->second.get();
 }
 
-void CudnnBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
-                                     std::size_t count) {
+void CudnnBackend::doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                       std::size_t count) {
     if (!cudnnRuns(kind, count, activationFormat())) {
-        CudaBackend::activationForward(kind, alpha, x, y, count);
+        CudaBackend::doActivationForward(kind, alpha, x, y, count);
         return;
     }
     activateDevice();
@@ -44,11 +44,11 @@ void CudnnBackend::activationForward(Activation kind, float alpha, const float* 
                                                  data, x, &zero, data, y));
 }
 
-void CudnnBackend::activationBackward(Activation kind, float alpha, const float* x,
-                                      const float* y, const float* dy, float* dx,
-                                      std::size_t count) {
+void CudnnBackend::doActivationBackward(Activation kind, float alpha, const float* x,
+                                        const float* y, const float* dy, float* dx,
+                                        std::size_t count) {
     if (!cudnnRuns(kind, count, activationFormat())) {
-        CudaBackend::activationBackward(kind, alpha, x, y, dy, dx, count);
+        CudaBackend::doActivationBackward(kind, alpha, x, y, dy, dx, count);
         return;
     }
     activateDevice();
