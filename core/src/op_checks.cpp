@@ -175,9 +175,11 @@ void checkActivationKind(Activation kind, const OpLabel& op) {
     switch (kind) {
     case Activation::Relu:
     case Activation::LeakyRelu:
-    case Activation::Elu: return;
+    case Activation::Elu:
+    case Activation::Silu: return;
     }
-    fail("unknown activation kind " + std::to_string(int(kind)), op, "use relu, leaky relu or elu");
+    fail("unknown activation kind " + std::to_string(int(kind)), op,
+         "use relu, leaky relu, elu or silu");
 }
 
 void checkDropoutProbability(float probability, const OpLabel& op) {

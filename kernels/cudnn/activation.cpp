@@ -1,6 +1,8 @@
 // cuDNN relu, elementwise over `count` floats, forward and backward. Leaky relu (cuDNN has none)
 // and ELU stay ours: cuDNN 9.14's ELU backward ignores alpha below zero (it gave dy (y + 1) for
-// dy (y + alpha), found by the conformance suite on an H200, 2026-11-30). Counts beyond a cuDNN
+// dy (y + alpha), found by the conformance suite on an H200, 2026-11-30). SiLU stays ours as
+// well, like every activation but relu: CUDNN_ACTIVATION_SWISH would be one more descriptor for a
+// memory-bound elementwise op our kernel already runs on fp32 and bf16. Counts beyond a cuDNN
 // tensor dimension (2^31 - 1) stay ours too, and so do bf16 activations (our kernels read and
 // write bf16 directly).
 

@@ -15,7 +15,7 @@
 //   batchNormReluForwardTraining,    Backend default: the two ops     cuDNN batch norm with the ReLU
 //     batchNormReluBackward            above, in turn                   fused (batchnorm.cpp)
 //   activationForward/Backward       relu: cuDNN (activation.cpp);    ours (kernels/cuda/activation.cu)
-//                                    leaky relu, elu: ours
+//                                    leaky relu, elu, silu: ours
 //   denseForward, ...BackwardData,   cuBLAS GEMMs, cuDNN bias         cuBLAS GEMMs, our channels-last
 //     ...BackwardWeights               (dense.cpp)                      bias kernels (cuda/layout.cu)
 //   fill, axpy, add, multiply,       ours, inherited from CudaBackend (kernels/cuda/elementwise.cu,

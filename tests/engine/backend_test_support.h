@@ -273,6 +273,7 @@ inline std::string describe(Activation kind, float alpha) {
     case Activation::Relu: return "relu";
     case Activation::LeakyRelu: return "leaky relu alpha " + std::to_string(alpha);
     case Activation::Elu: return "elu alpha " + std::to_string(alpha);
+    case Activation::Silu: return "silu";
     }
     return "unknown activation";
 }

@@ -154,7 +154,8 @@ TEST(CpuRefGradients, BatchNormTrainingBackwardMatchesCentralDifferences) {
 TEST(CpuRefGradients, ActivationBackwardMatchesCentralDifferences) {
     SeededRandom random;
     const std::pair<Activation, float> activations[] = {
-        {Activation::Relu, 0.0f}, {Activation::LeakyRelu, 0.1f}, {Activation::Elu, 1.0f}, {Activation::Elu, 0.4f}};
+        {Activation::Relu, 0.0f}, {Activation::LeakyRelu, 0.1f}, {Activation::Elu, 1.0f},
+        {Activation::Elu, 0.4f},  {Activation::Silu, 0.0f}};
     for (auto [kind, alpha] : activations) {
         SCOPED_TRACE(describe(kind, alpha));
         const std::size_t count = 301;

@@ -225,6 +225,23 @@ TEST(CpuRefSemantics, ActivationsTakeTheLeftDerivativeAtZero) {
     EXPECT_EQ(dx[2], 1.0f);
 }
 
+// PyTorch's nn.SiLU: y = x sigmoid(x), dy/dx = s (1 + x (1 - s)); smooth, so 0 is no kink
+// (silu'(0) = 1/2). SiLU has no parameter: the alpha passed along changes nothing.
+TEST(CpuRefSemantics, SiluIsXTimesSigmoidAndIgnoresAlpha) {
+    const std::vector<float> x = {-2.0f, 0.0f, 3.0f}, dy = {1.0f, 1.0f, 1.0f};
+    std::vector<float> y(3), dx(3);
+    for (float alpha : {0.0f, 0.7f}) {
+        cpuRef().activationForward(Activation::Silu, alpha, x.data(), y.data(), 3);
+        cpuRef().activationBackward(Activation::Silu, alpha, x.data(), y.data(), dy.data(), dx.data(), 3);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const double s = 1.0 / (1.0 + std::exp(-double(x[i])));
+            EXPECT_NEAR(y[i], x[i] * s, kHandTolerance) << "x = " << x[i];
+            EXPECT_NEAR(dx[i], s * (1.0 + x[i] * (1.0 - s)), kHandTolerance) << "x = " << x[i];
+        }
+        EXPECT_EQ(dx[1], 0.5f);
+    }
+}
+
 // ---- the backend object ----------------------------------------------------------------------
 
 TEST(CpuRefBackend, IsFp32OnlyHostMemoryAligned) {

@@ -51,7 +51,8 @@ inline Precision parsePrecision(const std::string& text) {
     throw Error("unknown precision '" + text + "'", "", "use fp32, tf32 or bf16");
 }
 
-enum class Activation { Relu, LeakyRelu, Elu };
+// Relu, LeakyRelu and Elu read alpha; Silu (PyTorch's nn.SiLU) has none and ignores it.
+enum class Activation { Relu, LeakyRelu, Elu, Silu };
 enum class PoolKind { Max, Average };  // Average divides by the count of non-padding elements
 
 // One 2-D convolution (cross-correlation, as in PyTorch). x (batch, inChannels, inHeight, inWidth),
@@ -259,7 +260,8 @@ public:
                                float* dx, float* dgamma, float* dbeta);
 
     // ---- activations: relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x;
-    //      elu(x) = x > 0 ? x : alpha (exp(x) - 1). Backward may read x or y (both given).
+    //      elu(x) = x > 0 ? x : alpha (exp(x) - 1); silu(x) = x sigmoid(x) = x / (1 + exp(-x)).
+    //      Backward may read x or y (both given).
     void activationForward(Activation kind, float alpha, const float* x, float* y,
                            std::size_t count);
     void activationBackward(Activation kind, float alpha, const float* x, const float* y,
