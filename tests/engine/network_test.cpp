@@ -110,6 +110,13 @@ TEST(NetworkGradients, PoolingBatchNormAndActivations) {
                          13);
 }
 
+TEST(NetworkGradients, SiluAfterConvolution) {
+    expectGradientsMatch(chain(2, 6, {node("c", "Conv2D", {}, {{"filters", 3}, {"kernel", 3}, {"padding", "same"}}),
+                                      node("silu", "SiLU", {}),
+                                      node("gap", "GlobalAvgPool", {})}),
+                         17);
+}
+
 TEST(NetworkGradients, DenseAndDropout) {
     expectGradientsMatch(chain(1, 5, {node("f", "Flatten", {}), node("d", "Dense", {}, {{"units", 8}}),
                                       node("drop", "Dropout", {}, {{"rate", 0.3}}), node("r", "ReLU", {})}),

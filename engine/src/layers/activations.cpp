@@ -1,8 +1,9 @@
-// ReLU, LeakyReLU and ELU: elementwise nonlinearities, x (N, C, H, W) -> y of the same shape.
+// ReLU, LeakyReLU, ELU and SiLU: elementwise nonlinearities, x (N, C, H, W) -> y of the same shape.
 //
 // ReLU       max(x, 0)                              FLOPs 1 per element
 // LeakyReLU  x for x > 0, alpha·x otherwise         FLOPs 2 per element
 // ELU        x for x > 0, alpha·(exp(x) - 1) else   FLOPs 3 per element
+// SiLU       x·sigmoid(x) (PyTorch's nn.SiLU)       FLOPs 4 per element (exp, add, divide, multiply)
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
@@ -48,6 +49,10 @@ LayerOutcome inferElu(const NodeSpec&, const std::vector<TensorShape>& inputs) {
     return sameShape(inputs[0], 3);
 }
 
+LayerOutcome inferSilu(const NodeSpec&, const std::vector<TensorShape>& inputs) {
+    return sameShape(inputs[0], 4);
+}
+
 std::unique_ptr<Layer> createRelu(const LayerBuild& build) {
     return createActivation(build, Activation::Relu, 0.0f);
 }
@@ -58,6 +63,10 @@ std::unique_ptr<Layer> createLeakyRelu(const LayerBuild& build) {
 
 std::unique_ptr<Layer> createElu(const LayerBuild& build) {
     return createActivation(build, Activation::Elu, float(floatParam(build.node, "alpha")));
+}
+
+std::unique_ptr<Layer> createSilu(const LayerBuild& build) {
+    return createActivation(build, Activation::Silu, 0.0f);
 }
 
 // Every activation: weights feeding it get He initialisation, and the class scores pass
@@ -97,6 +106,14 @@ LayerType eluLayerType() {
          "x for x > 0, alpha·(exp(x) - 1) otherwise."});
     type.inferShape = inferElu;
     type.create = createElu;
+    return type;
+}
+
+LayerType siluLayerType() {
+    LayerType type = activationType(
+        {"SiLU", "Activation", 1, 1, {}, "x·sigmoid(x) (swish): smooth, slightly negative below 0."});
+    type.inferShape = inferSilu;
+    type.create = createSilu;
     return type;
 }
 

@@ -26,6 +26,7 @@ LayerType batchNorm2dLayerType();
 LayerType reluLayerType();
 LayerType leakyReluLayerType();
 LayerType eluLayerType();
+LayerType siluLayerType();
 // dropout.cpp
 LayerType dropoutLayerType();
 // dense.cpp
@@ -43,6 +44,7 @@ const std::vector<LayerType>& registeredLayerTypes() {
         reluLayerType(),
         leakyReluLayerType(),
         eluLayerType(),
+        siluLayerType(),
         dropoutLayerType(),
         flattenLayerType(),
         denseLayerType(),
