@@ -5,6 +5,10 @@
 #   bench   cnnstudio-bench beside pytorch_reference.py (GPU at batch 256, CPU at 16 threads)
 #   train   fer-cnn on Fashion-MNIST on the GPU
 #   sanitize  compute-sanitizer memcheck over the GPU tests
+#   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
+#             and the libraries it was built with), interleaved, two rounds
+#   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
+#   reference  bench/pytorch_reference.py at batch 256 (fp32 and bf16 channels-last)
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -69,6 +73,25 @@ for step in "$@"; do
       python3 "$reference" --batch 256 --modes fp32 tf32-cl bf16
       torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 tf32-cl bf16
     } 2>&1 | grep -v Warning | tee "$out/scaling.jsonl" ;;
+  bench-before-after)
+    for round in 1 2; do
+      for build in before current; do
+        programs=$bin libraries=$LD_LIBRARY_PATH
+        if [ $build = before ]; then programs=$PWD/.device/before/bin libraries=$PWD/.device/before/lib:$LD_LIBRARY_PATH; fi
+        { LD_LIBRARY_PATH=$libraries "$programs/cnnstudio-bench" --backend cudnn --mode fp32 tf32 bf16 --batch 256
+          LD_LIBRARY_PATH=$libraries "$programs/cnnstudio-bench" --backend cuda --mode fp32 --batch 256
+        } | sed "s/^{/{\"build\": \"$build\", \"round\": $round, /"
+      done
+    done 2>&1 | tee "$out/bench_before_after.jsonl" ;;
+  scaling-ours)
+    gpus=$(nvidia-smi -L | wc -l)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    { "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
+      mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+        "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
+    } 2>&1 | grep -v Warning | tee "$out/scaling_ours.jsonl" ;;
+  reference)
+    python3 "$reference" --batch 256 --modes fp32 bf16-cl 2>&1 | grep -v Warning | tee "$out/reference.jsonl" ;;
   *) echo "unknown step $step" ;;
   esac
 done
