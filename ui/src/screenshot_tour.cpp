@@ -7,17 +7,23 @@
 #include <QElapsedTimer>
 #include <QPixmap>
 #include <QSize>
+#include <QMenuBar>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QThread>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/ui/common/theme.h"
 #include "cnnstudio/ui/designer/design_area.h"
 #include "cnnstudio/ui/designer/design_document.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
+#include "cnnstudio/ui/manual_dialog.h"
+#include "cnnstudio/ui/shortcuts_dialog.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/train_area.h"
@@ -57,37 +63,6 @@ QString grabTo(QWidget& widget, const QString& directory, const QString& name) {
     return file;
 }
 
-}  // namespace
-
-QPalette darkPalette() {
-    QPalette palette;
-    const QColor window(45, 45, 48), base(30, 30, 32), text(230, 230, 230), disabled(128, 128, 128);
-    palette.setColor(QPalette::Window, window);
-    palette.setColor(QPalette::WindowText, text);
-    palette.setColor(QPalette::Base, base);
-    palette.setColor(QPalette::AlternateBase, QColor(40, 40, 43));
-    palette.setColor(QPalette::ToolTipBase, QColor(60, 60, 64));
-    palette.setColor(QPalette::ToolTipText, text);
-    palette.setColor(QPalette::PlaceholderText, QColor(160, 160, 165));
-    palette.setColor(QPalette::Text, text);
-    palette.setColor(QPalette::Button, QColor(55, 55, 58));
-    palette.setColor(QPalette::ButtonText, text);
-    palette.setColor(QPalette::BrightText, QColor(255, 90, 90));
-    palette.setColor(QPalette::Light, QColor(75, 75, 80));
-    palette.setColor(QPalette::Midlight, QColor(62, 62, 66));
-    palette.setColor(QPalette::Mid, QColor(85, 85, 90));
-    palette.setColor(QPalette::Dark, QColor(25, 25, 27));
-    palette.setColor(QPalette::Shadow, QColor(10, 10, 10));
-    palette.setColor(QPalette::Highlight, QColor(42, 130, 218));
-    palette.setColor(QPalette::HighlightedText, Qt::white);
-    palette.setColor(QPalette::Link, QColor(90, 160, 255));
-    for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
-        palette.setColor(QPalette::Disabled, role, disabled);
-    return palette;
-}
-
-namespace {
-
 // The window sizes every page is shown at: the smallest the layout supports, and full HD.
 const QSize windowSizes[] = {{1024, 700}, {1920, 1080}};
 
@@ -96,11 +71,20 @@ const QSize windowSizes[] = {{1024, 700}, {1920, 1080}};
 struct TourShot {
     QString name;
     std::function<bool()> prepare;
-    bool alsoDark = true;  // plain widgets say all in the light palette
+    bool alsoDark = true;       // plain widgets say all in the light palette
+    QWidget* dialog = nullptr;  // a dialog of the window to grab instead of it, hidden afterwards
 };
 
+// A training image of the chosen data set, as a file to classify in the Classify dialog's shot.
+QString sampleImageFile(MainWindow& window, const QString& directory) {
+    const DatasetSummary& data = window.trainArea()->settingsPanel()->datasetPicker()->preview()->summary();
+    if (data.samples.isEmpty() || data.samples.first().isEmpty()) return {};
+    const QString file = QDir(directory).filePath("sample.png");
+    return data.samples.first().first().scaled(96, 96).save(file) ? file : QString();
+}
+
 // The pictures, in order. Add a page's shots as one block here.
-QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records) {
+QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, const QString& scratch) {
     RunHistoryArea* history = window.historyArea();
     TrainingRun* liveRun = window.trainingSession()->liveRun();
     QTabWidget* settingsPages = window.trainArea()->settingsPanel()->pages();
@@ -159,10 +143,32 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records) {
         if (comparedRuns.size() < 2) return false;
         window.showArea(MainWindow::Area::History);
         history->panel()->selectRuns(comparedRuns);
-        history->compareRuns(comparedRuns[0], comparedRuns[1]);
+        history->compareRuns(comparedRuns);
         history->dashboard()->refreshNow();
         return true;
     }};
+
+    auto* classify = new ClassifyImageDialog(records, QString(), &window);
+    const QString sample = sampleImageFile(window, scratch);
+    shots << TourShot{"classify-image", [classify, sample] {
+        if (classify->runCount() > 0 && !sample.isEmpty() && classify->shownScores().isEmpty()) {
+            classify->setImage(sample);
+            classify->classify();
+            waitUntil([classify] { return !classify->classifier()->isRunning(); }, loadTimeoutMs);
+        }
+        classify->show();
+        return true;
+    }, true, classify};
+    auto* shortcuts = new ShortcutsDialog(window.menuBar(), &window);
+    shots << TourShot{"keyboard-shortcuts", [shortcuts] {
+        shortcuts->show();
+        return true;
+    }, false, shortcuts};
+    auto* manual = new ManualDialog(&window);
+    shots << TourShot{"manual", [manual] {
+        manual->show();
+        return true;
+    }, false, manual};
     return shots;
 }
 
@@ -180,21 +186,24 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
     waitUntil([&] { return !history->panel()->isScanning(); }, loadTimeoutMs);
     DatasetPicker* datasets = window.trainArea()->settingsPanel()->datasetPicker();
     waitUntil([&] { return !datasets->isLoadingPreview(); }, loadTimeoutMs);
-    const QList<TourShot> shots = tourShots(window, history->panel()->records());
+    QTemporaryDir scratch;
+    const QList<TourShot> shots = tourShots(window, history->panel()->records(), scratch.path());
 
     QStringList files;
-    const QPalette light = QApplication::palette();
     for (const QSize& size : windowSizes) {
         window.resize(size);
         const QString sizeName = QStringLiteral("-%1x%2").arg(size.width()).arg(size.height());
         for (const bool dark : {false, true}) {
-            QApplication::setPalette(dark ? darkPalette() : light);
-            for (const TourShot& shot : shots)
-                if ((!dark || shot.alsoDark) && shot.prepare())
-                    files << grabTo(window, directory, shot.name + sizeName + (dark ? "-dark" : ""));
+            applyTheme(dark ? Theme::Dark : Theme::Light);
+            for (const TourShot& shot : shots) {
+                if ((dark && !shot.alsoDark) || !shot.prepare()) continue;
+                QWidget& shown = shot.dialog ? *shot.dialog : static_cast<QWidget&>(window);
+                files << grabTo(shown, directory, shot.name + sizeName + (dark ? "-dark" : ""));
+                if (shot.dialog) shot.dialog->hide();
+            }
         }
     }
-    QApplication::setPalette(light);
+    applyTheme(Theme::Light);
     return files;
 }
 
