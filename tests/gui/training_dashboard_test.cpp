@@ -170,6 +170,8 @@ private slots:
         other.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
         TrainingDashboard dashboard;
         dashboard.resize(1024, 700);
+        dashboard.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
         dashboard.setRun(&run);
         dashboard.setComparisons({&other});
         for (QCustomPlot* plot : {dashboard.lossPlot(), dashboard.accuracyPlot()}) {
