@@ -47,9 +47,9 @@ QString manualHtml() {
         "shows the most likely classes.</p>"
 
         "<h3>Exports</h3>"
-        "<p><b>Export plots</b> writes the loss and accuracy plots, one above the other, to one PNG or "
-        "PDF file; <b>Export metrics CSV</b> writes one line per epoch. File ▸ Export diagram saves the "
-        "network drawing.</p>"
+        "<p>The dashboard's <b>Export</b> button writes the loss and accuracy plots, one above the other, "
+        "to one PNG or PDF file, or the per-epoch metrics to a CSV file. File ▸ Export diagram saves "
+        "the network drawing.</p>"
 
         "<h3>Look</h3>"
         "<p>View ▸ Dark theme switches between the light and dark looks; CNN Studio remembers the "

@@ -3,7 +3,7 @@
 #include <QObject>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/trainer.h"
+#include "training/spec_adaptation.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -71,9 +71,9 @@ NetworkFit fitNetworkToData(const NetworkSpec& spec, const QString& datasetSpec,
     const int width = resizedToNetwork ? intParam(*input, "width") : data.width;
     const int classes = int(data.classNames.size());
 
-    SpecAdaptation fitted;
+    AdaptedSpec fitted;
     try {
-        fitted = adaptSpecToDataset(spec, channels, height, width, classes);
+        fitted = adaptSpecToData(spec, channels, height, width, classes);
     } catch (const Error& error) {
         fit.refusal = QObject::tr("This network cannot be trained on %1 (%2 images, %n class(es)): %3. "
                                   "Change it on the Design page.", nullptr, classes)

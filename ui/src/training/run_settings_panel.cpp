@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -29,6 +30,9 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
         scroll->setWidgetResizable(true);
         scroll->setFrameShape(QFrame::NoFrame);
         scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        // Without a horizontal scroll bar the column must never be narrower than its page.
+        scroll->setMinimumWidth(page->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() +
+                                2 * scroll->frameWidth());
         return scroll;
     };
     auto* hardwarePage = new QWidget;

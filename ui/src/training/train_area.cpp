@@ -43,6 +43,7 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     columns->setStretchFactor(0, 0);
     columns->setStretchFactor(1, 1);
     columns->setSizes({470, 970});
+    columns->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(columns);

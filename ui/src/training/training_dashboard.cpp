@@ -13,6 +13,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPageSize>
 #include <QPainter>
@@ -134,6 +135,7 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     learningRate_->setObjectName("learningRate");
     best_ = new QLabel(this);
     best_->setObjectName("bestAccuracy");
+    best_->setWordWrap(true);
     comparisonNote_ = new QLabel(this);
     comparisonNote_->setObjectName("comparisonNote");
     comparisonNote_->setWordWrap(true);
@@ -170,12 +172,14 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     matrix_->setObjectName("confusionMatrix");
     connect(normalised_, &QCheckBox::toggled, matrix_, &ConfusionMatrixPlot::setNormalised);
 
-    auto* exportPlots = new QPushButton(tr("Export plots…"), this);
-    exportPlots->setToolTip(tr("Save the loss and accuracy plots, one above the other, in one PNG or PDF file"));
-    auto* exportCsv = new QPushButton(tr("Export metrics CSV…"), this);
-    exportCsv->setToolTip(tr("Save the per-epoch metrics as a CSV table"));
-    connect(exportPlots, &QPushButton::clicked, this, &TrainingDashboard::chooseExportFile);
-    connect(exportCsv, &QPushButton::clicked, this, &TrainingDashboard::chooseCsvFile);
+    // One Export button with a menu keeps the figures row narrow enough for a 1024-pixel window.
+    auto* exportButton = new QPushButton(tr("Export"), this);
+    exportButton->setObjectName("exportButton");
+    auto* exportMenu = new QMenu(exportButton);
+    exportMenu->addAction(tr("Plots as one PNG or PDF…"), this, &TrainingDashboard::chooseExportFile)
+        ->setStatusTip(tr("The loss plot above the accuracy plot, in one file"));
+    exportMenu->addAction(tr("Per-epoch metrics as CSV…"), this, &TrainingDashboard::chooseCsvFile);
+    exportButton->setMenu(exportMenu);
     connect(stop_, &QPushButton::clicked, this, &TrainingDashboard::stopRequested);
     connect(kill_, &QPushButton::clicked, this, &TrainingDashboard::killRequested);
 
@@ -190,8 +194,7 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     figures->addSpacing(16);
     figures->addWidget(best_);
     figures->addStretch(1);
-    figures->addWidget(exportPlots);
-    figures->addWidget(exportCsv);
+    figures->addWidget(exportButton);
 
     auto* plots = new QSplitter(Qt::Vertical, this);
     plots->addWidget(lossPlot_);
