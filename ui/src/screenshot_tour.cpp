@@ -149,9 +149,10 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
     }};
 
     auto* classify = new ClassifyImageDialog(records, QString(), &window);
-    const QString sample = sampleImageFile(window, scratch);
-    shots << TourShot{"classify-image", [classify, sample] {
-        if (classify->runCount() > 0 && !sample.isEmpty() && classify->shownScores().isEmpty()) {
+    shots << TourShot{"classify-image", [&window, classify, scratch] {
+        // A training image of the data set on show, classified by the first run with a model.
+        const QString sample = classify->shownScores().isEmpty() ? sampleImageFile(window, scratch) : QString();
+        if (classify->runCount() > 0 && !sample.isEmpty()) {
             classify->setImage(sample);
             classify->classify();
             waitUntil([classify] { return !classify->classifier()->isRunning(); }, loadTimeoutMs);

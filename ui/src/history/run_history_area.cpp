@@ -22,9 +22,10 @@ RunHistoryArea::RunHistoryArea(QWidget* parent) : QWidget(parent), openedRun_(ne
     auto* columns = new QSplitter(Qt::Horizontal, this);
     columns->addWidget(panel_);
     columns->addWidget(dashboard_);
-    columns->setStretchFactor(0, 2);
-    columns->setStretchFactor(1, 3);
-    columns->setSizes({640, 800});
+    // The list needs about 550 pixels for all its columns; the curves take the rest.
+    columns->setStretchFactor(0, 1);
+    columns->setStretchFactor(1, 2);
+    columns->setSizes({560, 1000});
     columns->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

@@ -1,5 +1,6 @@
 #include "cnnstudio/ui/training/network_fit.h"
 
+#include <QFileInfo>
 #include <QObject>
 
 #include "cnnstudio/error.h"
@@ -45,6 +46,15 @@ QString inputChange(const NetworkSpec& drawn, const NetworkSpec& fitted) {
              imageSizeText(intParam(*before, "channels"), intParam(*before, "height"), intParam(*before, "width")));
 }
 
+// The data set as the user knows it: its kind and the file or folder's name, never a path.
+QString datasetName(const QString& datasetSpec) {
+    const QString kind = datasetSpec.section(':', 0, 0);
+    const QString place = QFileInfo(datasetSpec.section(':', 1)).fileName();
+    if (kind == "fashion-mnist") return QStringLiteral("Fashion-MNIST");
+    if (kind == "fer2013") return QObject::tr("FER2013 (%1)").arg(place);
+    return place.isEmpty() ? datasetSpec : place;
+}
+
 }  // namespace
 
 QString imageSizeText(int channels, int height, int width) {
@@ -56,7 +66,7 @@ QString imageSizeText(int channels, int height, int width) {
 
 NetworkFit fitNetworkToData(const NetworkSpec& spec, const QString& datasetSpec, const DatasetSummary& data) {
     NetworkFit fit;
-    fit.datasetName = data.description.isEmpty() ? datasetSpec : data.description;
+    fit.datasetName = datasetName(datasetSpec);
     if (data.classNames.isEmpty() || spec.nodes.empty()) return fit;
     fit.known = true;
     const NodeSpec* input = inputNode(spec);

@@ -9,7 +9,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
-#include <QScrollBar>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -23,16 +22,15 @@
 namespace cnnstudio::ui {
 
 RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
-    // Three pages, each fitting the panel's width without a horizontal scroll bar.
+    // Three pages, each in a scroll area so that a short window shows all of it.
     auto scrolled = [](QWidget* page) {
         auto* scroll = new QScrollArea;
         scroll->setWidget(page);
         scroll->setWidgetResizable(true);
         scroll->setFrameShape(QFrame::NoFrame);
-        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        // Without a horizontal scroll bar the column must never be narrower than its page.
-        scroll->setMinimumWidth(page->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() +
-                                2 * scroll->frameWidth());
+        // A page wider than the column (a data set preview of many classes) scrolls instead of
+        // being cut off.
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
         return scroll;
     };
     auto* hardwarePage = new QWidget;

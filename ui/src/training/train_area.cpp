@@ -32,6 +32,7 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     fitNotice_->setObjectName("networkFitNotice");
 
     auto* left = new QWidget(this);
+    left->setMinimumWidth(320);
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(settings_, 1);

@@ -100,6 +100,17 @@ void fillCurves(const TrainingRun* run, const std::array<QCPGraph*, 5>& curves) 
     curves[4]->setData(validationX, validationAccuracy, true);
 }
 
+// As many legend entries side by side as the plot's width holds; the rest wrap to more rows.
+void fitLegendColumns(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    int widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)  // a wrapped grid counts its empty cells too
+        if (const QCPAbstractLegendItem* item = legend->item(i))
+            widest = std::max(widest, item->minimumOuterSizeHint().width() + legend->columnSpacing());
+    const int available = plot->width() - legend->margins().left() - legend->margins().right();
+    legend->setWrap(std::max(1, available / widest));
+}
+
 // How a compared run is named in legends: its folder's name, which holds the time it started.
 QString runLabel(const TrainingRun* run) { return run->displayName().isEmpty() ? QObject::tr("run") : run->displayName(); }
 
@@ -161,6 +172,9 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     lossPlot_->setObjectName("lossPlot");
     accuracyPlot_ = makePlot(tr("accuracy (%)"), this);
     accuracyPlot_->setObjectName("accuracyPlot");
+    // The legends' rows follow the plots' widths.
+    lossPlot_->installEventFilter(this);
+    accuracyPlot_->installEventFilter(this);
     mainCurves_ = {addCurve(lossPlot_, tr("train loss (steps)"), false), addCurve(lossPlot_, tr("train loss"), true),
                    addCurve(lossPlot_, tr("validation loss"), true), addCurve(accuracyPlot_, tr("train accuracy"), true),
                    addCurve(accuracyPlot_, tr("validation accuracy"), true)};
@@ -202,10 +216,9 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     auto* matrixPane = new QWidget(this);
     auto* matrixLayout = new QVBoxLayout(matrixPane);
     matrixLayout->setContentsMargins(0, 0, 0, 0);
-    auto* matrixHeader = new QHBoxLayout;
-    matrixHeader->addWidget(matrixTitle_, 1);
-    matrixHeader->addWidget(normalised_);
-    matrixLayout->addLayout(matrixHeader);
+    matrixTitle_->setWordWrap(true);
+    matrixLayout->addWidget(matrixTitle_);
+    matrixLayout->addWidget(normalised_);
     matrixLayout->addWidget(matrix_, 1);
     auto* body = new QSplitter(Qt::Horizontal, this);
     body->addWidget(plots);
@@ -341,8 +354,7 @@ void TrainingDashboard::refreshCurves() {
         else curve(hidden)->addToLegend();
     }
     curve(Curve::StepLoss)->setVisible(!comparing);
-    // One column per entry while they fit; a comparison of many runs wraps into rows of three.
-    for (QCustomPlot* plot : {lossPlot_, accuracyPlot_}) plot->legend->setWrap(comparing ? 3 : 0);
+    for (QCustomPlot* plot : {lossPlot_, accuracyPlot_}) fitLegendColumns(plot);
 
     QList<const TrainingRun*> shown;
     if (run_) shown << run_;
@@ -498,6 +510,15 @@ void TrainingDashboard::applyPalette() {
     refreshComparisonNote();
     lossPlot_->replot(QCustomPlot::rpQueuedReplot);
     accuracyPlot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool TrainingDashboard::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize && (watched == lossPlot_ || watched == accuracyPlot_)) {
+        auto* plot = static_cast<QCustomPlot*>(watched);
+        fitLegendColumns(plot);
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void TrainingDashboard::changeEvent(QEvent* event) {
