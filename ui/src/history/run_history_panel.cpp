@@ -23,8 +23,9 @@ namespace cnnstudio::ui {
 namespace {
 
 constexpr int directoryRole = Qt::UserRole + 1;
-enum Column { RunColumn, StartedColumn, ModelColumn, DatasetColumn, BackendColumn, EpochsColumn, BestColumn,
-              TestColumn, StatusColumn };
+// How it ended and how well come first: what a narrow list shows without scrolling.
+enum Column { RunColumn, StartedColumn, StatusColumn, BestColumn, TestColumn, EpochsColumn, ModelColumn,
+              DatasetColumn, BackendColumn };
 
 QString percent(const std::optional<double>& fraction) {
     return fraction ? QString::number(*fraction * 100.0, 'f', 1) + '%' : QStringLiteral("—");
@@ -70,8 +71,8 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
     runs_->setRootIsDecorated(false);
     runs_->setAlternatingRowColors(true);
     runs_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    runs_->setHeaderLabels({tr("Run"), tr("Started"), tr("Model"), tr("Data set"), tr("Backend"), tr("Epochs"),
-                            tr("Best val."), tr("Test"), tr("Status")});
+    runs_->setHeaderLabels({tr("Run"), tr("Started"), tr("Status"), tr("Best val."), tr("Test"), tr("Epochs"),
+                            tr("Model"), tr("Data set"), tr("Backend")});
     runs_->headerItem()->setToolTip(BestColumn, tr("Best validation accuracy"));
     runs_->headerItem()->setToolTip(TestColumn, tr("Test accuracy of the final model"));
     runs_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);

@@ -108,7 +108,10 @@ void fitLegendColumns(QCustomPlot* plot) {
         if (const QCPAbstractLegendItem* item = legend->item(i))
             widest = std::max(widest, item->minimumOuterSizeHint().width() + legend->columnSpacing());
     const int available = plot->width() - legend->margins().left() - legend->margins().right();
-    legend->setWrap(std::max(1, available / widest));
+    const int columns = std::max(1, available / widest);
+    if (columns == legend->wrap()) return;
+    legend->setWrap(columns);
+    legend->setFillOrder(legend->fillOrder(), true);  // a new wrap moves only the entries placed after it
 }
 
 // How a compared run is named in legends: its folder's name, which holds the time it started.
@@ -223,9 +226,9 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     auto* body = new QSplitter(Qt::Horizontal, this);
     body->addWidget(plots);
     body->addWidget(matrixPane);
-    body->setStretchFactor(0, 3);
-    body->setStretchFactor(1, 2);
-    body->setSizes({600, 400});
+    body->setStretchFactor(0, 1);
+    body->setStretchFactor(1, 1);
+    body->setSizes({500, 500});
     body->setChildrenCollapsible(false);
 
     auto* layout = new QVBoxLayout(this);
