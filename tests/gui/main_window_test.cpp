@@ -1,6 +1,7 @@
 // The main window as a user first sees it: the fer-cnn preset on the Design page, the built-in
 // Fashion-MNIST chosen on the Train page, the totals in the status bar, the three areas.
 #include <QAction>
+#include <QApplication>
 #include <QMenu>
 #include <QMenuBar>
 #include <QStatusBar>
@@ -16,6 +17,8 @@
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
+#include "cnnstudio/ui/manual_dialog.h"
+#include "cnnstudio/ui/shortcuts_dialog.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/train_area.h"
 #include "cnnstudio/ui/training/training_controller.h"
@@ -67,6 +70,47 @@ private slots:
         MainWindow window(options);
         QVERIFY(window.openRunInHistory(cnnstudio::ui::tests::testDataPath("runs/20261130-014119-lenet5-adam")));
         QVERIFY(!window.openRunInHistory(cnnstudio::ui::tests::testDataPath("runs/no-such-run"), true));
+    }
+
+    void helpListsEveryShortcutAndHasAManual() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        MainWindow window(options);
+        QStringList help;
+        for (QAction* action : window.menuBar()->actions())
+            if (action->text() == "&Help")
+                for (QAction* item : action->menu()->actions()) help << item->text();
+        QVERIFY2(help.contains("&Keyboard shortcuts") && help.contains("&Manual"), qPrintable(help.join(", ")));
+        cnnstudio::ui::ShortcutsDialog shortcuts(window.menuBar());
+        int withShortcut = 0;
+        for (QAction* action : window.findChildren<QAction*>())
+            if (!action->shortcut().isEmpty() && !action->menu()) ++withShortcut;
+        QVERIFY(shortcuts.shortcutCount() >= 10);
+        QVERIFY(shortcuts.shortcutCount() <= withShortcut);
+        QVERIFY(cnnstudio::ui::ManualDialog().text().contains("Run history"));
+    }
+
+    void theDarkThemeIsKeptForTheNextStart() {
+        cnnstudio::ui::MainWindowOptions options;  // the settings live in the tests' own folder
+        {
+            MainWindow window(options);
+            QAction* dark = nullptr;
+            for (QAction* action : window.findChildren<QAction*>())
+                if (action->text() == "&Dark theme") dark = action;
+            QVERIFY(dark && dark->isCheckable() && !dark->isChecked());
+            dark->trigger();
+            QVERIFY(QApplication::palette().color(QPalette::Window).lightnessF() < 0.5);
+        }
+        {
+            MainWindow window(options);
+            QAction* dark = nullptr;
+            for (QAction* action : window.findChildren<QAction*>())
+                if (action->text() == "&Dark theme") dark = action;
+            QVERIFY(dark->isChecked());
+            QVERIFY(QApplication::palette().color(QPalette::Window).lightnessF() < 0.5);
+            dark->trigger();  // back to light for the tests that follow
+            QVERIFY(QApplication::palette().color(QPalette::Window).lightnessF() >= 0.5);
+        }
     }
 
     // With the real worker: Train from the window, Stop after the first epoch, Resume from Run

@@ -1,19 +1,43 @@
 // The run history over tests/gui/data/runs (recorded by cnnstudio-train): each run folder's config and final metrics, newest
-// first; the panel enables Compare for two runs and Resume only for resumable ones.
+// first; the panel enables Compare for two or more runs and Resume only for resumable ones; any
+// number of runs compare in distinct colours; a resumed run is shown as it is now, not as it was.
 #include <QDir>
 #include <QFile>
 #include <QJsonObject>
 #include <QPushButton>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
+#include <qcustomplot.h>
 
+#include "cnnstudio/ui/history/image_classifier.h"
 #include "cnnstudio/ui/history/run_catalogue.h"
+#include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
+#include "cnnstudio/ui/main_window.h"
+#include "cnnstudio/ui/training/training_controller.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_session.h"
 #include "gui_tests.h"
 
 using cnnstudio::ui::RunRecord;
+using Curve = cnnstudio::ui::TrainingDashboard::Curve;
+
+namespace {
+
+// A copy of a recorded run (its events and config) under root, named `name` (default: as recorded).
+QString copyRun(const QTemporaryDir& root, const QString& recorded, const QString& name = {}) {
+    const QString run = root.filePath(name.isEmpty() ? recorded : name);
+    if (!QDir().mkpath(run)) return {};
+    for (const char* file : {"events.jsonl", "config.json"})
+        if (!QFile::copy(cnnstudio::ui::tests::testDataPath("runs/" + recorded + "/" + file), run + "/" + file))
+            return {};
+    return run;
+}
+
+}  // namespace
 
 class RunHistoryTest : public QObject {
     Q_OBJECT
@@ -70,7 +94,7 @@ private slots:
         QVERIFY2(records[0].problem.contains("events.jsonl"), qPrintable(records[0].problem));
     }
 
-    void panelListsRunsAndEnablesCompareForTwo() {
+    void panelListsRunsAndEnablesCompareForTwoOrMore() {
         cnnstudio::ui::RunHistoryPanel panel;
         QSignalSpy scanned(&panel, &cnnstudio::ui::RunHistoryPanel::scanned);
         panel.setRunsRoot(cnnstudio::ui::tests::testDataPath("runs"));
@@ -96,6 +120,107 @@ private slots:
         QSignalSpy compared(&panel, &cnnstudio::ui::RunHistoryPanel::compareRequested);
         compare->click();
         QCOMPARE(compared.count(), 1);
+        QCOMPARE(compared.at(0).at(0).toStringList().size(), qsizetype(2));
+    }
+
+    void compareOfThreeRunsShowsThreeDistinctSeries() {
+        QTemporaryDir root;
+        const QStringList runs = {copyRun(root, "20261130-014119-lenet5-adam"), copyRun(root, "20261130-014251-lenet5-sgd"),
+                                  copyRun(root, "20261130-014119-lenet5-adam", "20261130-020000-lenet5-adam-again")};
+        for (const QString& run : runs) QVERIFY(!run.isEmpty());
+        cnnstudio::ui::RunHistoryArea area;
+        QSignalSpy scanned(area.panel(), &cnnstudio::ui::RunHistoryPanel::scanned);
+        area.panel()->setRunsRoot(root.path());
+        QTRY_COMPARE_WITH_TIMEOUT(area.panel()->records().size(), qsizetype(3), 20000);
+        area.panel()->selectRuns(runs);
+        QSignalSpy compared(area.panel(), &cnnstudio::ui::RunHistoryPanel::compareRequested);
+        QPushButton* compare = nullptr;
+        for (QPushButton* button : area.panel()->findChildren<QPushButton*>())
+            if (button->text().startsWith("Compare")) compare = button;
+        QVERIFY(compare && compare->isEnabled());
+        compare->click();
+        QCOMPARE(compared.count(), 1);
+
+        cnnstudio::ui::TrainingDashboard* dashboard = area.dashboard();
+        QCOMPARE(dashboard->comparisonCount(), 2);
+        QCOMPARE(area.shownRuns().size(), qsizetype(3));
+        QList<QCPGraph*> series = {dashboard->curve(Curve::EpochValidationAccuracy)};
+        for (int i = 0; i < dashboard->comparisonCount(); ++i)
+            series << dashboard->comparisonCurve(i, Curve::EpochValidationAccuracy);
+        QSet<QRgb> colours;
+        for (QCPGraph* graph : series) {
+            QVERIFY(graph->visible());
+            QVERIFY(graph->data()->size() >= 3);
+            colours.insert(graph->pen().color().rgb());
+        }
+        QCOMPARE(colours.size(), qsizetype(3));
+        int legendEntries = 0;  // one per run; a wrapped legend counts its empty cells as items too
+        for (int i = 0; i < dashboard->accuracyPlot()->legend->itemCount(); ++i)
+            legendEntries += dashboard->accuracyPlot()->legend->item(i) != nullptr;
+        QCOMPARE(legendEntries, 3);
+    }
+
+    // Resume a stopped run from Run history: when the resumed session completes, the list and the
+    // opened replay say "completed", not "stopped".
+    void aResumedRunIsShownAsItIsNow() {
+        QTemporaryDir root;
+        const QString run = copyRun(root, "20261130-014251-lenet5-sgd");
+        QVERIFY(QDir().mkpath(run + "/checkpoints/latest"));
+        QTemporaryDir workerFolder;
+        const QString worker = workerFolder.filePath("fake-worker");
+        QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath("fake-workers/resume-completes.sh"), worker));
+        QFile(worker).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = root.path();
+        cnnstudio::ui::MainWindow window(options);
+        window.trainingSession()->controller()->setWorkerProgram(worker);
+        cnnstudio::ui::RunHistoryArea* history = window.historyArea();
+        QTRY_COMPARE_WITH_TIMEOUT(history->panel()->records().size(), qsizetype(1), 20000);
+        QCOMPARE(history->panel()->records()[0].status, QString("stopped"));
+        QVERIFY(window.openRunInHistory(run));
+        QVERIFY2(history->dashboard()->statusText().startsWith("Stopped"), qPrintable(history->dashboard()->statusText()));
+
+        QSignalSpy ended(window.trainingSession(), &cnnstudio::ui::TrainingSession::runEnded);
+        emit history->panel()->resumeRequested(run);
+        QVERIFY(ended.wait(20000));
+        QTRY_COMPARE_WITH_TIMEOUT(history->panel()->records()[0].status, QString("completed"), 20000);
+        history->dashboard()->refreshNow();
+        QVERIFY2(history->dashboard()->statusText().startsWith("Finished"), qPrintable(history->dashboard()->statusText()));
+        auto* list = history->panel()->findChild<QTreeWidget*>("runList");
+        int status = 0;
+        while (status < list->columnCount() && list->headerItem()->text(status) != "Status") ++status;
+        QCOMPARE(list->topLevelItem(0)->text(status), QString("completed"));
+    }
+
+    void predictOutputGivesTheTopClasses() {
+        const QList<cnnstudio::ui::ClassScore> scores = cnnstudio::ui::parsePredictOutput(
+            "/images/boot.png\n  Ankle boot        91.20%\n  Sneaker            5.10%\n/images/other.png\n  Bag 1.00%\n");
+        QCOMPARE(scores.size(), qsizetype(2));
+        QCOMPARE(scores[0].className, QString("Ankle boot"));
+        QCOMPARE(scores[0].probability, 0.912);
+        QCOMPARE(scores[1].className, QString("Sneaker"));
+    }
+
+    // The classifier runs the worker's predict on the run's model, off the GUI thread.
+    void anImageIsClassifiedByTheWorker() {
+        QTemporaryDir folder;
+        const QString worker = folder.filePath("fake-worker");
+        QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath("fake-workers/predict-top-classes.sh"), worker));
+        QFile(worker).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        cnnstudio::ui::ImageClassifier classifier;
+        classifier.setWorkerProgram(worker);
+        QSignalSpy classified(&classifier, &cnnstudio::ui::ImageClassifier::classified);
+        classifier.classify("/runs/lenet", "/images/boot.png", 3);
+        QVERIFY(classified.wait(20000));
+        const auto scores = classified.at(0).at(0).value<QList<cnnstudio::ui::ClassScore>>();
+        QCOMPARE(scores.size(), qsizetype(3));
+        QCOMPARE(scores[0].className, QString("Ankle boot"));
+        QFile arguments(folder.filePath("arguments.txt"));
+        QVERIFY(arguments.open(QIODevice::ReadOnly | QIODevice::Text));
+        QCOMPARE(QString::fromUtf8(arguments.readAll()).split('\n', Qt::SkipEmptyParts),
+                 QStringList({"predict", "/runs/lenet", "/images/boot.png", "--top", "3"}));
     }
 };
 

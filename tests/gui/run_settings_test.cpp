@@ -33,7 +33,54 @@ private slots:
                  QStringList({"--spec", "/tmp/spec.json", "--dataset", "fer2013:/data/fer 2013.csv", "--backend", "cpu",
                               "--precision", "fp32", "--epochs", "30", "--batch", "128", "--optimizer", "adamw",
                               "--lr", "0.0003", "--schedule", "plateau", "--augment", "crop=4,flip", "--run-dir",
-                              "/runs/r1", "--events", "-", "--threads", "6", "--seed", "7", "--limit", "5000"}));
+                              "/runs/r1", "--events", "-", "--threads", "6", "--seed", "7", "--momentum", "0.9",
+                              "--weight-decay", "0", "--warmup-epochs", "0", "--label-smoothing", "0",
+                              "--class-weights", "none", "--early-stop", "0", "--log-every", "10", "--limit", "5000"}));
+    }
+
+    // Every option of cnnstudio-train's training command has a field, and the defaults are the CLI's.
+    void everyTrainerOptionReachesTheWorker() {
+        RunSettings settings;
+        settings.optimizer = "sgd";
+        settings.momentum = 0.95;
+        settings.weightDecay = 0.0005;
+        settings.warmupEpochs = 2;
+        settings.labelSmoothing = 0.1;
+        settings.classWeights = "balanced";
+        settings.earlyStopPatience = 5;
+        settings.logEvery = 3;
+        settings.scaleLearningRate = true;
+        settings.skipBad = true;
+        settings.cpuRankCount = 4;
+        const QString arguments = settings.workerArguments("/s.json", "/r").join(' ');
+        for (const char* expected : {"--momentum 0.95", "--weight-decay 0.0005", "--warmup-epochs 2",
+                                     "--label-smoothing 0.1", "--class-weights balanced", "--early-stop 5",
+                                     "--log-every 3", "--scale-lr", "--skip-bad", "--ranks 4"})
+            QVERIFY2(arguments.contains(expected), qPrintable(QString(expected) + " missing from " + arguments));
+
+        settings.backend = "cudnn";  // GPU backends: one rank per GPU, never --ranks
+        QVERIFY(!settings.workerArguments("/s.json", "/r").join(' ').contains("--ranks"));
+
+        const RunSettings defaults;
+        QCOMPARE(defaults.momentum, 0.9);
+        QCOMPARE(defaults.weightDecay, 0.0);
+        QCOMPARE(defaults.warmupEpochs, 0);
+        QCOMPARE(defaults.labelSmoothing, 0.0);
+        QCOMPARE(defaults.classWeights, QString("none"));
+        QCOMPARE(defaults.earlyStopPatience, 0);
+        QCOMPARE(defaults.cpuRankCount, 1);
+        QVERIFY(!defaults.workerArguments("/s.json", "/r").contains("--ranks"));
+    }
+
+    void outOfRangeOptionsAreProblems() {
+        RunSettings settings;
+        settings.momentum = 1.0;
+        settings.labelSmoothing = -0.1;
+        settings.classWeights = "inverse";
+        settings.cpuRankCount = 0;
+        const QString problems = settings.problems().join('\n');
+        for (const char* expected : {"momentum", "label smoothing", "class weights", "CPU rank"})
+            QVERIFY2(problems.contains(expected), qPrintable(QString(expected) + " not in: " + problems));
     }
 
     void severalGpusAndNodesGoToTheWorker() {
@@ -102,6 +149,16 @@ private slots:
         settings.hostfileText = "a slots=1\n";
         settings.learningRate = 0.05;
         settings.limit = 1000;
+        settings.momentum = 0.8;
+        settings.weightDecay = 0.01;
+        settings.warmupEpochs = 3;
+        settings.labelSmoothing = 0.2;
+        settings.classWeights = "balanced";
+        settings.earlyStopPatience = 4;
+        settings.cpuRankCount = 2;
+        settings.scaleLearningRate = true;
+        settings.skipBad = true;
+        settings.logEvery = 25;
         QVERIFY(RunSettings::fromVariantMap(settings.toVariantMap()) == settings);
     }
 
@@ -119,6 +176,16 @@ private slots:
         settings.seed = 11;
         settings.limit = 640;
         settings.dataset = "idx:/data/mnist";
+        settings.momentum = 0.85;
+        settings.weightDecay = 0.001;
+        settings.warmupEpochs = 1;
+        settings.labelSmoothing = 0.1;
+        settings.classWeights = "balanced";
+        settings.earlyStopPatience = 3;
+        settings.cpuRankCount = 2;
+        settings.scaleLearningRate = true;
+        settings.skipBad = true;
+        settings.logEvery = 5;
         panel.setSettings(settings);
         RunSettings read = panel.settings();
         read.threads = settings.threads = 1;  // cpu-ref runs one thread whatever the field says

@@ -1,11 +1,13 @@
 // The training dashboard fed runs recorded by cnnstudio-train (tests/gui/data/runs): the curves hold
 // the recorded points, the confusion matrix the recorded cells; replots are throttled; a second run
-// overlays; plots and metrics export.
+// overlays in its own colour, legends stay outside the plots; plots and metrics export.
 #include <QCheckBox>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -140,23 +142,65 @@ private slots:
         QCOMPARE(dashboard.curve(Curve::StepLoss)->data()->size(), int(step));
     }
 
-    void aSecondRunIsOverlaid() {
+    void aSecondRunIsOverlaidInItsOwnColour() {
         TrainingRun run, other;
         run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
         other.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
-        QVERIFY(!dashboard.comparisonCurve(Curve::EpochValidationAccuracy)->visible());
-        dashboard.setComparison(&other);
-        QCPGraph* overlay = dashboard.comparisonCurve(Curve::EpochValidationAccuracy);
-        QVERIFY(overlay->visible());
+        QCOMPARE(dashboard.comparisonCount(), 0);
+        dashboard.setComparisons({&other});
+        QCPGraph* overlay = dashboard.comparisonCurve(0, Curve::EpochValidationAccuracy);
+        QVERIFY(overlay && overlay->visible());
         QCOMPARE(overlay->data()->size(), 3);
         QCOMPARE(overlay->data()->at(2)->value, 75.41666666666667);
-        QCOMPARE(overlay->pen().style(), Qt::DashLine);
+        QVERIFY(overlay->pen().color() != dashboard.curve(Curve::EpochValidationAccuracy)->pen().color());
+        QCOMPARE(dashboard.comparisonCurve(0, Curve::EpochTrainAccuracy)->pen().style(), Qt::DashLine);
         auto* note = dashboard.findChild<QLabel*>("comparisonNote");
         QVERIFY(note && note->text().contains("20261130-014251-lenet5-sgd"));
-        dashboard.setComparison(nullptr);
-        QVERIFY(!overlay->visible());
+        dashboard.setComparisons({});
+        QCOMPARE(dashboard.comparisonCount(), 0);
+        QVERIFY(!note->isVisibleTo(&dashboard));
+    }
+
+    // Every legend has a row of its own under its plot's axes: no entry can cover a curve.
+    void legendsSitOutsideThePlots() {
+        TrainingRun run, other;
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
+        other.loadEventsFile(cnnstudio::ui::tests::testDataPath(sgdRun));
+        TrainingDashboard dashboard;
+        dashboard.resize(1024, 700);
+        dashboard.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+        dashboard.setRun(&run);
+        dashboard.setComparisons({&other});
+        for (QCustomPlot* plot : {dashboard.lossPlot(), dashboard.accuracyPlot()}) {
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            QCOMPARE(plot->legend->layout(), static_cast<QCPLayout*>(plot->plotLayout()));
+            QVERIFY(!plot->legend->outerRect().intersects(plot->axisRect()->rect()));
+        }
+    }
+
+    // A run that logs no step events (epochs shorter than the log interval) still shows its
+    // progress and speed from the epoch events, and no "0 images/s" before anything is known.
+    void progressComesFromEpochsWhenThereAreNoSteps() {
+        TrainingRun run;
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        run.addEvent(runStartedEvent(3, 20));
+        dashboard.refreshNow();
+        auto* throughput = dashboard.findChild<QLabel*>("throughput");
+        QVERIFY2(!throughput->text().contains("0 images/s"), qPrintable(throughput->text()));
+        cnnstudio::EpochEvent epoch;
+        epoch.epoch = 1;
+        epoch.step = 20;
+        epoch.imagesPerSecond = 950;
+        epoch.learningRate = 0.001;
+        run.addEvent({{}, epoch});
+        dashboard.refreshNow();
+        QCOMPARE(throughput->text(), QString("950 images/s"));
+        QVERIFY2(dashboard.findChild<QProgressBar*>("runProgress")->format().startsWith("step 20 of 60"),
+                 qPrintable(dashboard.findChild<QProgressBar*>("runProgress")->format()));
     }
 
     void aStoppedRunSaysItCanBeResumed() {
@@ -218,13 +262,16 @@ private slots:
         run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
         TrainingDashboard dashboard;
         dashboard.setRun(&run);
+        // One file asked for, one file written: the two plots one above the other.
         dashboard.exportPlots(folder.filePath("lenet.png"));
-        QVERIFY(!QImage(folder.filePath("lenet-loss.png")).isNull());
-        QVERIFY(!QImage(folder.filePath("lenet-accuracy.png")).isNull());
+        const QImage plots(folder.filePath("lenet.png"));
+        QVERIFY(!plots.isNull());
+        QVERIFY(plots.height() > plots.width());
         dashboard.exportPlots(folder.filePath("lenet.pdf"));
-        QFile pdf(folder.filePath("lenet-loss.pdf"));
+        QFile pdf(folder.filePath("lenet.pdf"));
         QVERIFY(pdf.open(QIODevice::ReadOnly));
         QVERIFY(pdf.read(5) == "%PDF-");
+        QCOMPARE(QDir(folder.path()).entryList(QDir::Files).size(), qsizetype(2));
 
         dashboard.exportMetricsCsv(folder.filePath("metrics.csv"));
         QFile csv(folder.filePath("metrics.csv"));

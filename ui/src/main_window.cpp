@@ -10,6 +10,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -23,15 +24,20 @@
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/common/theme.h"
 #include "cnnstudio/ui/designer/design_area.h"
 #include "cnnstudio/ui/designer/design_document.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
+#include "cnnstudio/ui/manual_dialog.h"
+#include "cnnstudio/ui/shortcuts_dialog.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/train_area.h"
 #include "cnnstudio/ui/training/training_controller.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
 #include "action_icons.h"
 
 namespace cnnstudio::ui {
@@ -70,12 +76,14 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     statusBar()->addPermanentWidget(totals_);
 
     createActions();
+    createThemeClassifyAndHelpActions();
     createMenus();
     createToolBar();
 
     connect(design_, &DesignArea::message, this, &MainWindow::showStatus);
     connect(history_, &RunHistoryArea::message, this, &MainWindow::showStatus);
     connect(document_, &DesignDocument::analysisChanged, this, &MainWindow::refreshTotals);
+    connect(document_, &DesignDocument::analysisChanged, this, [this] { train_->setNetwork(document_->spec()); });
     connect(document_, &DesignDocument::documentReset, this, &MainWindow::refreshTitle);
     connect(document_, &DesignDocument::filePathChanged, this, &MainWindow::refreshTitle);
     connect(document_, &DesignDocument::modifiedChanged, this, &MainWindow::refreshTitle);
@@ -85,20 +93,23 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(controller, &TrainingController::stateChanged, this, &MainWindow::refreshRunActions);
     connect(controller, &TrainingController::runStarted, this, [this](const QString& directory) {
         showStatus(tr("Training in %1").arg(directory));
+        history_->runChanged(directory, true);
     });
     connect(controller, &TrainingController::runFinished, this, [this](const FinishedEvent& finished) {
         showStatus(tr("The run ended: %1").arg(QString::fromStdString(finished.reason)));
-        history_->panel()->refresh();
+    });
+    connect(controller, &TrainingController::runFailed, this, [this] { showStatus(tr("The run failed")); });
+    // Run history reads the run again once its record on disk is complete.
+    connect(session_, &TrainingSession::runEnded, this, [this](const QString& directory) {
+        history_->runChanged(directory, false);
         if (closeAfterStop_) close();
     });
-    connect(controller, &TrainingController::runFailed, this, [this] {
-        showStatus(tr("The run failed"));
-        history_->panel()->refresh();
-        if (closeAfterStop_) close();
-    });
+    connect(session_, &TrainingSession::message, this, &MainWindow::showStatus);
+    connect(train_->dashboard(), &TrainingDashboard::message, this, &MainWindow::showStatus);
 
     RunHistoryPanel* runs = history_->panel();
     connect(runs, &RunHistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
+    connect(runs, &RunHistoryPanel::classifyRequested, this, &MainWindow::showClassifyDialog);
     connect(runs, &RunHistoryPanel::runsRootChanged, this, [this] { saveSettings(); });
 
     restoreSettings(options);
@@ -223,6 +234,40 @@ void MainWindow::createActions() {
     });
 }
 
+void MainWindow::createThemeClassifyAndHelpActions() {
+    darkThemeAction_ = new QAction(tr("&Dark theme"), this);
+    darkThemeAction_->setCheckable(true);
+    darkThemeAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    darkThemeAction_->setStatusTip(tr("Switch between the light and the dark look"));
+    connect(darkThemeAction_, &QAction::toggled, this, &MainWindow::setDarkTheme);
+
+    classifyAction_ = new QAction(tr("&Classify an image…"), this);
+    classifyAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+    classifyAction_->setStatusTip(tr("Run a trained model on an image file and see its most likely classes"));
+    connect(classifyAction_, &QAction::triggered, this, [this] {
+        const QStringList selected = history_->panel()->selectedRunDirectories();
+        showClassifyDialog(selected.isEmpty() ? QString() : selected.first());
+    });
+
+    shortcutsAction_ = new QAction(tr("&Keyboard shortcuts"), this);
+    shortcutsAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+    connect(shortcutsAction_, &QAction::triggered, this, [this] { ShortcutsDialog(menuBar(), this).exec(); });
+    manualAction_ = new QAction(tr("&Manual"), this);
+    manualAction_->setShortcut(QKeySequence::HelpContents);
+    connect(manualAction_, &QAction::triggered, this, [this] { ManualDialog(this).exec(); });
+}
+
+void MainWindow::setDarkTheme(bool dark) {
+    applyTheme(dark ? Theme::Dark : Theme::Light);
+    if (darkThemeAction_->isChecked() != dark) darkThemeAction_->setChecked(dark);
+    saveSettings();
+}
+
+void MainWindow::showClassifyDialog(const QString& runDirectory) {
+    ClassifyImageDialog dialog(history_->panel()->records(), runDirectory, this);
+    dialog.exec();
+}
+
 void MainWindow::refreshPaintedIcons() {
     const QPalette colors = palette();
     autoLayoutAction_->setIcon(paintedIcon(ActionIcon::AutoLayout, colors));
@@ -276,12 +321,20 @@ void MainWindow::createMenus() {
     view->addAction(showTrainAction_);
     view->addAction(showHistoryAction_);
 
+    view->addSeparator();
+    view->addAction(darkThemeAction_);
+
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(trainAction_);
     run->addAction(stopAction_);
     run->addAction(killAction_);
+    run->addSeparator();
+    run->addAction(classifyAction_);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(manualAction_);
+    help->addAction(shortcutsAction_);
+    help->addSeparator();
     help->addAction(aboutAction_);
 }
 
@@ -315,6 +368,10 @@ void MainWindow::restoreSettings(const MainWindowOptions& options) {
             restoreState(state);
         recentFiles_ = settings.value("files/recent").toStringList();
         runsRoot = settings.value("runs/root", runsRoot).toString();
+        const bool dark = themeFromName(settings.value("view/theme").toString()) == Theme::Dark;
+        const QSignalBlocker quiet(darkThemeAction_);  // applied here, saved when it changes
+        darkThemeAction_->setChecked(dark);
+        applyTheme(dark ? Theme::Dark : Theme::Light);
         // Hardware and hyper-parameters carry over; every session starts on the built-in data set.
         RunSettings run = RunSettings::fromVariantMap(settings.value("train/settings").toMap());
         run.dataset = RunSettings{}.dataset;
@@ -333,6 +390,7 @@ void MainWindow::saveSettings() const {
     settings.setValue("files/recent", recentFiles_);
     settings.setValue("runs/root", history_->panel()->runsRoot());
     settings.setValue("train/settings", train_->settingsPanel()->settings().toVariantMap());
+    settings.setValue("view/theme", themeName(darkThemeAction_->isChecked() ? Theme::Dark : Theme::Light));
 }
 
 void MainWindow::showArea(Area area) {
@@ -479,7 +537,7 @@ void MainWindow::startTraining() {
         return;
     }
     const auto refusal = session_->start(train_->settingsPanel()->settings(), document_->spec(), document_->report(),
-                                         history_->panel()->runsRoot());
+                                         train_->networkFit(), history_->panel()->runsRoot());
     if (refusal) {
         showRefusal(*refusal);
         return;

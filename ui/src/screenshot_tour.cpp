@@ -6,17 +6,24 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QPixmap>
+#include <QSize>
+#include <QMenuBar>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QThread>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/ui/common/theme.h"
 #include "cnnstudio/ui/designer/design_area.h"
 #include "cnnstudio/ui/designer/design_document.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
+#include "cnnstudio/ui/manual_dialog.h"
+#include "cnnstudio/ui/shortcuts_dialog.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/train_area.h"
@@ -56,55 +63,41 @@ QString grabTo(QWidget& widget, const QString& directory, const QString& name) {
     return file;
 }
 
-}  // namespace
+// The window sizes every page is shown at: the smallest the layout supports, and full HD.
+const QSize windowSizes[] = {{1024, 700}, {1920, 1080}};
 
-QPalette darkPalette() {
-    QPalette palette;
-    const QColor window(45, 45, 48), base(30, 30, 32), text(230, 230, 230), disabled(128, 128, 128);
-    palette.setColor(QPalette::Window, window);
-    palette.setColor(QPalette::WindowText, text);
-    palette.setColor(QPalette::Base, base);
-    palette.setColor(QPalette::AlternateBase, QColor(40, 40, 43));
-    palette.setColor(QPalette::ToolTipBase, QColor(60, 60, 64));
-    palette.setColor(QPalette::ToolTipText, text);
-    palette.setColor(QPalette::PlaceholderText, QColor(160, 160, 165));
-    palette.setColor(QPalette::Text, text);
-    palette.setColor(QPalette::Button, QColor(55, 55, 58));
-    palette.setColor(QPalette::ButtonText, text);
-    palette.setColor(QPalette::BrightText, QColor(255, 90, 90));
-    palette.setColor(QPalette::Light, QColor(75, 75, 80));
-    palette.setColor(QPalette::Midlight, QColor(62, 62, 66));
-    palette.setColor(QPalette::Mid, QColor(85, 85, 90));
-    palette.setColor(QPalette::Dark, QColor(25, 25, 27));
-    palette.setColor(QPalette::Shadow, QColor(10, 10, 10));
-    palette.setColor(QPalette::Highlight, QColor(42, 130, 218));
-    palette.setColor(QPalette::HighlightedText, Qt::white);
-    palette.setColor(QPalette::Link, QColor(90, 160, 255));
-    for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
-        palette.setColor(QPalette::Disabled, role, disabled);
-    return palette;
+// One picture of the tour: its file name (without size and palette) and how to bring the window
+// there. `prepare` returns false when there is nothing to show (no recorded runs, say).
+struct TourShot {
+    QString name;
+    std::function<bool()> prepare;
+    bool alsoDark = true;       // plain widgets say all in the light palette
+    QWidget* dialog = nullptr;  // a dialog of the window to grab instead of it, hidden afterwards
+};
+
+// A training image of the chosen data set, as a file to classify in the Classify dialog's shot.
+QString sampleImageFile(MainWindow& window, const QString& directory) {
+    const DatasetSummary& data = window.trainArea()->settingsPanel()->datasetPicker()->preview()->summary();
+    if (data.samples.isEmpty() || data.samples.first().isEmpty()) return {};
+    const QString file = QDir(directory).filePath("sample.png");
+    return data.samples.first().first().scaled(96, 96).save(file) ? file : QString();
 }
 
-QStringList saveScreenshots(MainWindow& window, const QString& directory) {
-    if (!QDir().mkpath(directory))
-        throw Error("cannot create the screenshot folder", directory.toStdString());
-    window.resize(1440, 900);
-    window.show();
-    settle();
-
-    // The newest runs of the runs folder feed the dashboard and the comparison.
+// The pictures, in order. Add a page's shots as one block here.
+QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, const QString& scratch) {
     RunHistoryArea* history = window.historyArea();
-    waitUntil([&] { return !history->panel()->isScanning(); }, loadTimeoutMs);
-    const QList<RunRecord> records = history->panel()->records();
-    DatasetPicker* datasets = window.trainArea()->settingsPanel()->datasetPicker();
-    waitUntil([&] { return !datasets->isLoadingPreview(); }, loadTimeoutMs);
+    TrainingRun* liveRun = window.trainingSession()->liveRun();
+    QTabWidget* settingsPages = window.trainArea()->settingsPanel()->pages();
+    // The newest run that completed shows best; the others are compared with it.
+    QString shownRun;
+    QStringList comparedRuns;
+    for (const RunRecord& record : records)
+        if (shownRun.isEmpty() && record.status == QObject::tr("completed")) shownRun = record.directory;
+    if (shownRun.isEmpty() && !records.isEmpty()) shownRun = records.first().directory;
+    for (const RunRecord& record : records) comparedRuns << record.directory;
 
-    QStringList files;
-    const QPalette light = QApplication::palette();
-    for (const bool dark : {false, true}) {
-        QApplication::setPalette(dark ? darkPalette() : light);
-        const QString suffix = dark ? QStringLiteral("-dark") : QString();
-
+    QList<TourShot> shots;
+    shots << TourShot{"designer", [&window] {
         window.showArea(MainWindow::Area::Design);
         DesignArea* design = window.designArea();
         design->view()->fitToContents();
@@ -113,42 +106,105 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
                 design->canvas()->selectNode(QString::fromStdString(node.name));
                 break;
             }
-        files << grabTo(window, directory, "designer" + suffix);
+        return true;
+    }};
 
-        TrainingRun* liveRun = window.trainingSession()->liveRun();
+    shots << TourShot{"run-settings", [&window, liveRun, settingsPages] {
         liveRun->clear();
         window.showArea(MainWindow::Area::Train);
-        QTabWidget* pages = window.trainArea()->settingsPanel()->pages();
-        if (!dark) {  // plain widgets: the light pictures say all
-            pages->setCurrentIndex(2);
-            files << grabTo(window, directory, "run-settings-hardware");
-            pages->setCurrentIndex(0);
-            files << grabTo(window, directory, "run-settings");
-        }
+        settingsPages->setCurrentIndex(0);
+        return true;
+    }, false};
+    shots << TourShot{"run-settings-training", [&window, settingsPages] {
+        window.showArea(MainWindow::Area::Train);
+        settingsPages->setCurrentIndex(1);
+        return true;
+    }, false};
+    shots << TourShot{"run-settings-hardware", [&window, settingsPages] {
+        window.showArea(MainWindow::Area::Train);
+        settingsPages->setCurrentIndex(2);
+        return true;
+    }, false};
+    shots << TourShot{"training-dashboard", [&window, liveRun, settingsPages, shownRun] {
+        if (shownRun.isEmpty()) return false;
+        window.showArea(MainWindow::Area::Train);
+        settingsPages->setCurrentIndex(1);
+        liveRun->loadEventsFile(shownRun);
+        window.trainArea()->dashboard()->refreshNow();
+        return true;
+    }};
+    shots << TourShot{"run-history", [&window, history, shownRun] {
+        if (shownRun.isEmpty()) return false;
+        window.openRunInHistory(shownRun, true);
+        history->dashboard()->refreshNow();
+        return true;
+    }};
+    shots << TourShot{"run-history-compare", [&window, history, comparedRuns] {
+        if (comparedRuns.size() < 2) return false;
+        window.showArea(MainWindow::Area::History);
+        history->panel()->selectRuns(comparedRuns);
+        history->compareRuns(comparedRuns);
+        history->dashboard()->refreshNow();
+        return true;
+    }};
 
-        if (!records.isEmpty()) {
-            // The newest run that completed shows best; the next one is compared with it.
-            qsizetype shown = 0;
-            for (qsizetype i = 0; i < records.size(); ++i)
-                if (records[i].status == QObject::tr("completed")) {
-                    shown = i;
-                    break;
-                }
-            const QString run = records[shown].directory;
-            liveRun->loadEventsFile(run);
-            window.trainArea()->dashboard()->refreshNow();
-            files << grabTo(window, directory, "training-dashboard" + suffix);
-            window.openRunInHistory(run, true);
-            if (records.size() >= 2) {
-                const QString other = records[shown == 0 ? 1 : 0].directory;
-                history->panel()->selectRuns({run, other});
-                history->compareRuns(run, other);
+    auto* classify = new ClassifyImageDialog(records, QString(), &window);
+    shots << TourShot{"classify-image", [&window, classify, scratch] {
+        // A training image of the data set on show, classified by the first run with a model.
+        const QString sample = classify->shownScores().isEmpty() ? sampleImageFile(window, scratch) : QString();
+        if (classify->runCount() > 0 && !sample.isEmpty()) {
+            classify->setImage(sample);
+            classify->classify();
+            waitUntil([classify] { return !classify->classifier()->isRunning(); }, loadTimeoutMs);
+        }
+        classify->show();
+        return true;
+    }, true, classify};
+    auto* shortcuts = new ShortcutsDialog(window.menuBar(), &window);
+    shots << TourShot{"keyboard-shortcuts", [shortcuts] {
+        shortcuts->show();
+        return true;
+    }, false, shortcuts};
+    auto* manual = new ManualDialog(&window);
+    shots << TourShot{"manual", [manual] {
+        manual->show();
+        return true;
+    }, false, manual};
+    return shots;
+}
+
+}  // namespace
+
+QStringList saveScreenshots(MainWindow& window, const QString& directory) {
+    if (!QDir().mkpath(directory))
+        throw Error("cannot create the screenshot folder", directory.toStdString());
+    window.resize(windowSizes[0]);
+    window.show();
+    settle();
+
+    // The runs of the runs folder feed the dashboard and the comparison.
+    RunHistoryArea* history = window.historyArea();
+    waitUntil([&] { return !history->panel()->isScanning(); }, loadTimeoutMs);
+    DatasetPicker* datasets = window.trainArea()->settingsPanel()->datasetPicker();
+    waitUntil([&] { return !datasets->isLoadingPreview(); }, loadTimeoutMs);
+    QTemporaryDir scratch;
+    const QList<TourShot> shots = tourShots(window, history->panel()->records(), scratch.path());
+
+    QStringList files;
+    for (const QSize& size : windowSizes) {
+        window.resize(size);
+        const QString sizeName = QStringLiteral("-%1x%2").arg(size.width()).arg(size.height());
+        for (const bool dark : {false, true}) {
+            applyTheme(dark ? Theme::Dark : Theme::Light);
+            for (const TourShot& shot : shots) {
+                if ((dark && !shot.alsoDark) || !shot.prepare()) continue;
+                QWidget& shown = shot.dialog ? *shot.dialog : static_cast<QWidget&>(window);
+                files << grabTo(shown, directory, shot.name + sizeName + (dark ? "-dark" : ""));
+                if (shot.dialog) shot.dialog->hide();
             }
-            history->dashboard()->refreshNow();
-            files << grabTo(window, directory, "run-history" + suffix);
         }
     }
-    QApplication::setPalette(light);
+    applyTheme(Theme::Light);
     return files;
 }
 

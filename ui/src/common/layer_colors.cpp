@@ -1,5 +1,7 @@
 #include "common/layer_colors.h"
 
+#include <iterator>
+
 #include <QHash>
 
 namespace cnnstudio::ui {
@@ -26,6 +28,21 @@ QColor blend(const QColor& from, const QColor& to, double amount) {
 
 bool isDarkPalette(const QPalette& palette) {
     return palette.color(QPalette::Window).lightnessF() < 0.5;
+}
+
+QColor seriesColor(int index, const QPalette& palette) {
+    // Tableau 10: blue, orange, green, red, purple, brown, pink, grey, olive, cyan.
+    static const QColor hues[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},
+                                  {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
+                                  {188, 189, 34},  {23, 190, 207}};
+    constexpr int hueCount = int(std::size(hues));
+    const QColor base = hues[index % hueCount];
+    const int round = index / hueCount;
+    const bool dark = isDarkPalette(palette);
+    // On a dark background every hue is lifted so that it stays readable.
+    QColor color = dark ? base.lighter(130) : base;
+    if (round > 0) color = (round % 2 == 1) == dark ? color.darker(100 + 35 * round) : color.lighter(100 + 35 * round);
+    return color;
 }
 
 }  // namespace cnnstudio::ui

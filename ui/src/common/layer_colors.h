@@ -1,4 +1,4 @@
-// Colours the designer draws with, chosen to read on both light and dark palettes.
+// Colours the pages draw with, chosen to read on both light and dark palettes.
 #pragma once
 
 #include <QColor>
@@ -13,5 +13,8 @@ QColor layerCategoryColor(const QString& category);
 QColor problemColor(const QPalette& palette);
 QColor blend(const QColor& from, const QColor& to, double amount);
 bool isDarkPalette(const QPalette& palette);
+// The index-th of a set of colours told apart at a glance (the curves of compared runs); after
+// ten it cycles through the same hues lighter or darker.
+QColor seriesColor(int index, const QPalette& palette);
 
 }  // namespace cnnstudio::ui

@@ -37,6 +37,13 @@ QString readConfig(const QDir& folder, QJsonObject& config) {
     return QObject::tr("%1 is not valid JSON: %2").arg(RunFolder::kConfigFileName, error.errorString());
 }
 
+// The network's name from spec.json: what a run that failed before it began is known by.
+QString specName(const QDir& folder) {
+    QFile file(runFile(folder, RunFolder::kSpecFileName));
+    if (!file.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(file.readAll()).object().value("name").toString();
+}
+
 }  // namespace
 
 RunRecord readRunRecord(const QString& directory) {
@@ -68,7 +75,7 @@ RunRecord readRunRecord(const QString& directory) {
         record.problem = QObject::tr("no %1: the run never started").arg(RunFolder::kEventsFileName);
     }
 
-    record.model = run.modelName();
+    record.model = run.modelName().isEmpty() ? specName(folder) : run.modelName();
     record.dataset = run.datasetName().isEmpty() ? record.config.value("dataset").toString() : run.datasetName();
     record.backend = run.backend().isEmpty() ? record.config.value("backend").toString() : run.backend();
     // config.json keeps the epoch count with the trainer's settings.

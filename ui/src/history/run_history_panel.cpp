@@ -8,6 +8,8 @@
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTreeWidget>
@@ -15,10 +17,15 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "cnnstudio/ui/history/image_classifier.h"
+
 namespace cnnstudio::ui {
 namespace {
 
 constexpr int directoryRole = Qt::UserRole + 1;
+// How it ended and how well come first: what a narrow list shows without scrolling.
+enum Column { RunColumn, StartedColumn, StatusColumn, BestColumn, TestColumn, EpochsColumn, ModelColumn,
+              DatasetColumn, BackendColumn };
 
 QString percent(const std::optional<double>& fraction) {
     return fraction ? QString::number(*fraction * 100.0, 'f', 1) + '%' : QStringLiteral("—");
@@ -64,14 +71,18 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
     runs_->setRootIsDecorated(false);
     runs_->setAlternatingRowColors(true);
     runs_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    runs_->setHeaderLabels({tr("Run"), tr("Model"), tr("Data set"), tr("Backend"), tr("Epochs"),
-                            tr("Best val."), tr("Test"), tr("Status")});
-    runs_->headerItem()->setToolTip(5, tr("Best validation accuracy"));
-    runs_->headerItem()->setToolTip(6, tr("Test accuracy of the final model"));
+    runs_->setHeaderLabels({tr("Run"), tr("Started"), tr("Status"), tr("Best val."), tr("Test"), tr("Epochs"),
+                            tr("Model"), tr("Data set"), tr("Backend")});
+    runs_->headerItem()->setToolTip(BestColumn, tr("Best validation accuracy"));
+    runs_->headerItem()->setToolTip(TestColumn, tr("Test accuracy of the final model"));
     runs_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    runs_->header()->setSectionResizeMode(0, QHeaderView::Stretch);  // the long name gives way
+    // The folder's name ends in the time and the model that tell runs apart: a narrow column
+    // drops its start, and the Started column shows the time whatever the width.
+    runs_->header()->setSectionResizeMode(RunColumn, QHeaderView::Interactive);
+    runs_->header()->resizeSection(RunColumn, 200);
     runs_->header()->setStretchLastSection(false);
-    runs_->setTextElideMode(Qt::ElideMiddle);
+    runs_->setTextElideMode(Qt::ElideLeft);
+    runs_->setContextMenuPolicy(Qt::CustomContextMenu);
 
     details_ = new QTreeWidget(this);
     details_->setObjectName("runConfig");
@@ -81,10 +92,11 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
     open_ = new QPushButton(tr("Open"), this);
     open_->setToolTip(tr("Show the run's curves and confusion matrix"));
     compare_ = new QPushButton(tr("Compare"), this);
-    compare_->setToolTip(tr("Select two runs to overlay their curves"));
+    compare_->setToolTip(tr("Select two or more runs (Ctrl+click) to overlay their curves"));
     resume_ = new QPushButton(tr("Resume"), this);
     resume_->setToolTip(tr("Continue a stopped run from its latest checkpoint"));
     reveal_ = new QPushButton(tr("Show folder"), this);
+    reveal_->setToolTip(tr("Open the run's folder in the file manager"));
 
     auto* rootRow = new QHBoxLayout;
     rootRow->addWidget(new QLabel(tr("Runs folder"), this));
@@ -124,16 +136,13 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
         if (const QStringList selected = selectedRunDirectories(); !selected.isEmpty()) emit openRequested(selected.first());
     });
     connect(compare_, &QPushButton::clicked, this, [this] {
-        if (const QStringList selected = selectedRunDirectories(); selected.size() == 2)
-            emit compareRequested(selected[0], selected[1]);
+        if (const QStringList selected = selectedRunDirectories(); selected.size() >= 2) emit compareRequested(selected);
     });
     connect(resume_, &QPushButton::clicked, this, [this] {
         if (const QStringList selected = selectedRunDirectories(); selected.size() == 1) emit resumeRequested(selected.first());
     });
-    connect(reveal_, &QPushButton::clicked, this, [this] {
-        if (const QStringList selected = selectedRunDirectories(); selected.size() == 1)
-            QDesktopServices::openUrl(QUrl::fromLocalFile(selected.first()));
-    });
+    connect(reveal_, &QPushButton::clicked, this, &RunHistoryPanel::revealSelected);
+    connect(runs_, &QTreeWidget::customContextMenuRequested, this, &RunHistoryPanel::showRunMenu);
     connect(&scanner_, &QFutureWatcher<QList<RunRecord>>::finished, this, [this] {
         records_ = scanner_.result();
         showRecords();
@@ -178,15 +187,16 @@ void RunHistoryPanel::showRecords() {
     for (const RunRecord& record : records_) {
         auto* item = new QTreeWidgetItem(runs_);
         item->setData(0, directoryRole, record.directory);
-        item->setText(0, record.name);
-        item->setText(1, record.model);
-        item->setText(2, record.dataset);
-        item->setText(3, record.backend);
-        item->setText(4, record.epochsPlanned > 0 ? tr("%1/%2").arg(record.epochsRun).arg(record.epochsPlanned)
-                                                  : QString::number(record.epochsRun));
-        item->setText(5, percent(record.bestValidationAccuracy));
-        item->setText(6, percent(record.testAccuracy));
-        item->setText(7, record.status);
+        item->setText(RunColumn, record.name);
+        item->setText(StartedColumn, QLocale().toString(record.started, QStringLiteral("d MMM HH:mm")));
+        item->setText(ModelColumn, record.model);
+        item->setText(DatasetColumn, record.dataset);
+        item->setText(BackendColumn, record.backend);
+        item->setText(EpochsColumn, record.epochsPlanned > 0 ? tr("%1/%2").arg(record.epochsRun).arg(record.epochsPlanned)
+                                                             : QString::number(record.epochsRun));
+        item->setText(BestColumn, percent(record.bestValidationAccuracy));
+        item->setText(TestColumn, percent(record.testAccuracy));
+        item->setText(StatusColumn, isTraining(record.directory) ? tr("training") : record.status);
         QString tip = tr("%1\nstarted %2").arg(record.directory, QLocale().toString(record.started, QLocale::ShortFormat));
         if (!record.failureReason.isEmpty()) tip += '\n' + tr("Failed: %1").arg(record.failureReason);
         if (!record.problem.isEmpty()) tip += '\n' + record.problem;
@@ -224,8 +234,9 @@ void RunHistoryPanel::updateSelection() {
         for (const RunRecord& candidate : records_)
             if (candidate.directory == selected.first()) record = &candidate;
     open_->setEnabled(!selected.isEmpty());
-    compare_->setEnabled(selected.size() == 2);
-    resume_->setEnabled(record && record->resumable);
+    compare_->setEnabled(selected.size() >= 2);
+    compare_->setText(selected.size() > 2 ? tr("Compare %1").arg(selected.size()) : tr("Compare"));
+    resume_->setEnabled(record && record->resumable && !isTraining(record->directory));
     reveal_->setEnabled(record != nullptr);
     details_->clear();
     if (!record) return;
@@ -234,6 +245,69 @@ void RunHistoryPanel::updateSelection() {
     for (auto it = record->config.begin(); it != record->config.end(); ++it)
         addJson(nullptr, details_, it.key(), it.value());
     details_->expandToDepth(0);
+}
+
+void RunHistoryPanel::setTrainingRun(const QString& directory) {
+    trainingRun_ = directory.isEmpty() ? QString() : QDir(directory).absolutePath();
+    showRecords();
+}
+
+bool RunHistoryPanel::isTraining(const QString& directory) const {
+    return !trainingRun_.isEmpty() && QDir(directory).absolutePath() == trainingRun_;
+}
+
+void RunHistoryPanel::showRunMenu(const QPoint& position) {
+    QTreeWidgetItem* clicked = runs_->itemAt(position);
+    if (!clicked) return;
+    if (!clicked->isSelected()) {
+        runs_->clearSelection();
+        clicked->setSelected(true);
+    }
+    const QStringList selected = selectedRunDirectories();
+    QMenu menu(this);
+    menu.addAction(tr("Open"), this, [this, selected] { emit openRequested(selected.first()); });
+    QAction* compare = menu.addAction(tr("Compare %n runs", nullptr, int(selected.size())), this,
+                                      [this, selected] { emit compareRequested(selected); });
+    compare->setEnabled(selected.size() >= 2);
+    QAction* resume = menu.addAction(tr("Resume"), this, [this, selected] { emit resumeRequested(selected.first()); });
+    resume->setEnabled(resume_->isEnabled());
+    QAction* classify = menu.addAction(tr("Classify an image with this run…"), this,
+                                       [this, selected] { emit classifyRequested(selected.first()); });
+    classify->setEnabled(selected.size() == 1 && hasTrainedModel(selected.first()));
+    QAction* reveal = menu.addAction(tr("Show folder"), this, &RunHistoryPanel::revealSelected);
+    reveal->setEnabled(selected.size() == 1);
+    menu.addSeparator();
+    QAction* remove = menu.addAction(tr("Delete %n run(s)…", nullptr, int(selected.size())), this,
+                                     &RunHistoryPanel::deleteSelectedAfterAsking);
+    remove->setEnabled(std::none_of(selected.begin(), selected.end(),
+                                    [this](const QString& directory) { return isTraining(directory); }));
+    menu.exec(runs_->viewport()->mapToGlobal(position));
+}
+
+void RunHistoryPanel::revealSelected() {
+    if (const QStringList selected = selectedRunDirectories(); selected.size() == 1)
+        QDesktopServices::openUrl(QUrl::fromLocalFile(selected.first()));
+}
+
+void RunHistoryPanel::deleteSelectedAfterAsking() {
+    const QStringList selected = selectedRunDirectories();
+    if (selected.isEmpty()) return;
+    QStringList names;
+    for (const QString& directory : selected) names << QDir(directory).dirName();
+    const auto answer = QMessageBox::question(
+        this, tr("Delete runs"),
+        tr("Delete %n run folder(s) with their checkpoints and models? This cannot be undone.\n\n%1", nullptr,
+           int(selected.size()))
+            .arg(names.join('\n')),
+        QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes) return;
+    QStringList failed;
+    for (const QString& directory : selected)
+        if (!QDir(directory).removeRecursively()) failed << directory;
+    if (!failed.isEmpty())
+        QMessageBox::warning(this, tr("Delete runs"),
+                             tr("Could not delete everything in:\n%1\nCheck that you may write there.").arg(failed.join('\n')));
+    refresh();
 }
 
 }  // namespace cnnstudio::ui

@@ -2,6 +2,8 @@
 
 #include <QComboBox>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLineEdit>
@@ -14,17 +16,29 @@
 namespace cnnstudio::ui {
 namespace {
 
-// The combo's data: the spec prefix ("" for the built-in set).
+// The combo's data: the spec prefix ("" for the built-in set), and what the source needs.
 struct Kind {
     const char* prefix;
     const char* label;
     bool folder;
+    const char* hint;
 };
 const Kind kinds[] = {
-    {"fashion-mnist", QT_TRANSLATE_NOOP("DatasetPicker", "Fashion-MNIST (built in)"), false},
-    {"fer2013", QT_TRANSLATE_NOOP("DatasetPicker", "FER2013 CSV file"), false},
-    {"idx", QT_TRANSLATE_NOOP("DatasetPicker", "IDX folder (MNIST style)"), true},
-    {"folder", QT_TRANSLATE_NOOP("DatasetPicker", "Image folder (one sub-folder per class)"), true},
+    {"fashion-mnist", QT_TRANSLATE_NOOP("DatasetPicker", "Fashion-MNIST (built in)"), false,
+     QT_TRANSLATE_NOOP("DatasetPicker", "Installed with CNN Studio: 28×28 grey pictures of clothing in 10 classes, "
+                                        "60,000 for training and 10,000 for testing.")},
+    {"fer2013", QT_TRANSLATE_NOOP("DatasetPicker", "FER2013 faces (CSV file)"), false,
+     QT_TRANSLATE_NOOP("DatasetPicker",
+                       "48×48 grey faces in 7 emotions. Not shipped with CNN Studio: download <i>fer2013.csv</i> "
+                       "from Kaggle's <a href=\"https://www.kaggle.com/c/challenges-in-representation-learning-"
+                       "facial-expression-recognition-challenge/data\">Facial Expression Recognition Challenge</a> "
+                       "(a free Kaggle account) and choose the file, plain or gzipped.")},
+    {"idx", QT_TRANSLATE_NOOP("DatasetPicker", "IDX folder (MNIST style)"), true,
+     QT_TRANSLATE_NOOP("DatasetPicker", "A folder holding train-images-idx3-ubyte, train-labels-idx1-ubyte and the "
+                                        "t10k- pair for testing, each plain or gzipped.")},
+    {"folder", QT_TRANSLATE_NOOP("DatasetPicker", "Image folder (one sub-folder per class)"), true,
+     QT_TRANSLATE_NOOP("DatasetPicker", "One sub-folder of images per class, named after it (or train/, val/ and "
+                                        "test/ folders of those). Images are resized to the network's input.")},
 };
 
 }  // namespace
@@ -36,6 +50,11 @@ DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
     path_ = new QLineEdit(this);
     path_->setObjectName("datasetPath");
     browse_ = new QPushButton(tr("Browse…"), this);
+    sourceHint_ = new QLabel(this);
+    sourceHint_->setObjectName("datasetSourceHint");
+    sourceHint_->setWordWrap(true);
+    sourceHint_->setOpenExternalLinks(true);
+    sourceHint_->setTextFormat(Qt::RichText);
     preview_ = new DatasetPreview(this);
     preview_->setObjectName("datasetPreview");
 
@@ -49,6 +68,7 @@ DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
     form->setContentsMargins(0, 0, 0, 0);
     form->addRow(tr("Source"), kind_);
     form->addRow(tr("Location"), pathRow);
+    form->addRow(sourceHint_);
     form->addRow(preview_);
 
     connect(kind_, &QComboBox::currentIndexChanged, this, [this] {
@@ -96,6 +116,7 @@ void DatasetPicker::setDatasetSpec(const QString& spec) {
 }
 
 void DatasetPicker::updatePathRow() {
+    sourceHint_->setText(tr(kinds[kind_->currentIndex()].hint));
     const bool needsPath = kind_->currentData().toString() != "fashion-mnist";
     path_->setEnabled(needsPath);
     browse_->setEnabled(needsPath);
@@ -107,8 +128,8 @@ void DatasetPicker::browse() {
     const bool folder = kinds[kind_->currentIndex()].folder;
     const QString chosen =
         folder ? QFileDialog::getExistingDirectory(this, tr("Data set folder"), path_->text())
-               : QFileDialog::getOpenFileName(this, tr("FER2013 CSV file"), path_->text(),
-                                              tr("CSV files (*.csv *.csv.gz);;All files (*)"));
+               : QFileDialog::getOpenFileName(this, tr("The FER2013 file (fer2013.csv)"), path_->text(),
+                                              tr("FER2013 CSV files (*.csv *.csv.gz);;All files (*)"));
     if (chosen.isEmpty()) return;
     path_->setText(chosen);
     emit changed();
@@ -120,7 +141,8 @@ void DatasetPicker::refreshPreview() {
     if (spec == shownSpec_) return;
     if (spec.endsWith(':')) {
         shownSpec_.clear();
-        preview_->showMessage(tr("Choose where the data set is."));
+        preview_->showMessage(kinds[kind_->currentIndex()].folder ? tr("Choose the data set's folder above.")
+                                                                   : tr("Choose the data set's file above."));
         emit previewUpdated();
         return;
     }
@@ -128,14 +150,15 @@ void DatasetPicker::refreshPreview() {
         refreshPending_ = true;  // one load at a time; the newest choice goes next
         return;
     }
-    preview_->showMessage(tr("Loading %1…").arg(spec));
-    loader_.setFuture(QtConcurrent::run([spec]() -> PreviewResult {
+    const QString location = path_->text().trimmed();
+    preview_->showMessage(tr("Reading %1…").arg(location.isEmpty() ? kind_->currentText() : QFileInfo(location).fileName()));
+    loader_.setFuture(QtConcurrent::run([spec, location]() -> PreviewResult {
         try {
             return {spec, DatasetSummary::fromSplits(datasets::loadDataset(spec.toStdString())), {}};
         } catch (const Error& error) {
             return {spec, {}, QString::fromStdString(error.what())};
         } catch (const std::exception& error) {
-            return {spec, {}, tr("Cannot read %1: %2").arg(spec, QString::fromLocal8Bit(error.what()))};
+            return {spec, {}, tr("Cannot read %1: %2").arg(location, QString::fromLocal8Bit(error.what()))};
         }
     }));
 }

@@ -71,6 +71,11 @@ HardwarePicker::HardwarePicker(QWidget* parent) : QWidget(parent) {
     threads_->setObjectName("threads");
     threads_->setRange(0, 1024);
     threads_->setSpecialValueText(tr("every core (%1)").arg(QThread::idealThreadCount()));
+    cpuRanks_ = new QSpinBox(this);
+    cpuRanks_->setObjectName("cpuRanks");
+    cpuRanks_->setRange(1, 256);
+    cpuRanks_->setToolTip(tr("Data-parallel training processes on each node (started with mpirun); each uses "
+                             "the CPU threads above"));
     nodes_ = new QSpinBox(this);
     nodes_->setObjectName("nodeCount");
     nodes_->setRange(1, 256);
@@ -97,6 +102,7 @@ HardwarePicker::HardwarePicker(QWidget* parent) : QWidget(parent) {
     form_->addRow(tr("GPUs"), gpuBox);
     form_->addRow(tr("GPU count"), gpuCount_);
     form_->addRow(tr("CPU threads"), threads_);
+    form_->addRow(tr("CPU ranks"), cpuRanks_);
     form_->addRow(tr("Nodes"), nodes_);
     form_->addRow(tr("Hostfile"), hostfile_);
     form_->addRow(QString(), machine_);
@@ -106,7 +112,7 @@ HardwarePicker::HardwarePicker(QWidget* parent) : QWidget(parent) {
             updateEnabledState();
             emit changed();
         });
-    for (QSpinBox* box : {gpuCount_, threads_, nodes_})
+    for (QSpinBox* box : {gpuCount_, threads_, cpuRanks_, nodes_})
         connect(box, &QSpinBox::valueChanged, this, [this] {
             updateEnabledState();
             emit changed();
@@ -174,8 +180,9 @@ void HardwarePicker::updateEnabledState() {
     gpus_->setEnabled(gpu);
     gpuCount_->setEnabled(gpu && hardware_.gpus.size() > 1);
     threads_->setEnabled(backend == "cpu");
+    cpuRanks_->setEnabled(!gpu);
     form_->setRowVisible(hostfile_, nodes_->value() > 1);  // only a multi-node run needs one
-    hostfile_->setRequirement(nodes_->value(), gpu ? gpuCount_->value() : 1);
+    hostfile_->setRequirement(nodes_->value(), gpu ? gpuCount_->value() : cpuRanks_->value());
 }
 
 void HardwarePicker::applyTo(RunSettings& settings) const {
@@ -188,6 +195,7 @@ void HardwarePicker::applyTo(RunSettings& settings) const {
             settings.gpuIndices << gpus_->item(row)->data(Qt::UserRole).toInt();
     if (gpus_->count() == 0) settings.gpuIndices = pendingGpuIndices_;
     settings.threads = settings.backend == "cpu-ref" ? 1 : threads_->value();
+    settings.cpuRankCount = cpuRanks_->value();
     settings.nodeCount = nodes_->value();
     settings.hostfileText = hostfile_->text();
 }
@@ -195,7 +203,7 @@ void HardwarePicker::applyTo(RunSettings& settings) const {
 void HardwarePicker::load(const RunSettings& settings) {
     {
         QSignalBlocker blockBackend(backend_), blockPrecision(precision_), blockCount(gpuCount_),
-            blockThreads(threads_), blockNodes(nodes_), blockHostfile(hostfile_);
+            blockThreads(threads_), blockRanks(cpuRanks_), blockNodes(nodes_), blockHostfile(hostfile_);
         const int backendRow = backend_->findData(settings.backend);
         const auto* model = qobject_cast<QStandardItemModel*>(backend_->model());
         if (backendRow >= 0 && model->item(backendRow)->isEnabled()) backend_->setCurrentIndex(backendRow);
@@ -203,6 +211,7 @@ void HardwarePicker::load(const RunSettings& settings) {
         precision_->setCurrentIndex(std::max(0, precision_->findData(settings.precision)));
         gpuCount_->setValue(settings.gpuCount);
         threads_->setValue(settings.threads);
+        cpuRanks_->setValue(settings.cpuRankCount);
         nodes_->setValue(settings.nodeCount);
         hostfile_->setText(settings.hostfileText);
         pendingGpuIndices_ = settings.gpuIndices;

@@ -31,10 +31,24 @@ QStringList RunSettings::problems() const {
     if (!(learningRate > 0)) found << QObject::tr("The learning rate must be above zero.");
     if (limit < 0) found << QObject::tr("The image limit cannot be negative (0 uses every image).");
     if (threads < 0) found << QObject::tr("The thread count cannot be negative (0 uses every core).");
-    try {
-        datasets::parseDatasetSpec(dataset.toStdString());
-    } catch (const Error& error) {
-        found << QObject::tr("Data set: %1").arg(QString::fromStdString(error.what()));
+    if (!(momentum >= 0 && momentum < 1)) found << QObject::tr("The momentum must be at least 0 and below 1.");
+    if (!(weightDecay >= 0 && weightDecay <= 1)) found << QObject::tr("The weight decay must be between 0 and 1.");
+    if (warmupEpochs < 0) found << QObject::tr("The warm-up cannot be negative (0: none).");
+    if (!(labelSmoothing >= 0 && labelSmoothing < 1))
+        found << QObject::tr("The label smoothing must be at least 0 and below 1.");
+    if (!QStringList{"none", "balanced"}.contains(classWeights))
+        found << QObject::tr("Unknown class weights '%1': use none or balanced.").arg(classWeights);
+    if (earlyStopPatience < 0) found << QObject::tr("The early-stopping patience cannot be negative (0: off).");
+    if (logEvery < 1) found << QObject::tr("Log at least every step (1) or less often.");
+    if (!usesGpu() && cpuRankCount < 1) found << QObject::tr("Use at least one CPU rank.");
+    if (dataset.endsWith(':')) {
+        found << QObject::tr("Choose the data set's file or folder on the Data set page.");
+    } else {
+        try {
+            datasets::parseDatasetSpec(dataset.toStdString());
+        } catch (const Error& error) {
+            found << QObject::tr("Data set: %1").arg(QString::fromStdString(error.what()));
+        }
     }
     try {
         datasets::parseAugmentation(augmentation.toStdString());
@@ -49,7 +63,7 @@ QStringList RunSettings::problems() const {
                          .arg(gpuCount);
     }
     if (nodeCount < 1) found << QObject::tr("Use at least one node.");
-    if (nodeCount > 1) found << hostfileProblems(hostfileText, nodeCount, usesGpu() ? gpuCount : 1);
+    if (nodeCount > 1) found << hostfileProblems(hostfileText, nodeCount, ranksPerNode());
     return found;
 }
 
@@ -71,9 +85,19 @@ QStringList RunSettings::workerArguments(const QString& specFile, const QString&
         "--events", "-",
         "--threads", QString::number(threadCount),
         "--seed", QString::number(seed),
+        "--momentum", QString::number(momentum, 'g', 10),
+        "--weight-decay", QString::number(weightDecay, 'g', 10),
+        "--warmup-epochs", QString::number(warmupEpochs),
+        "--label-smoothing", QString::number(labelSmoothing, 'g', 10),
+        "--class-weights", classWeights,
+        "--early-stop", QString::number(earlyStopPatience),
+        "--log-every", QString::number(logEvery),
     };
     if (limit > 0) arguments << "--limit" << QString::number(limit);
+    if (scaleLearningRate) arguments << "--scale-lr";
+    if (skipBad) arguments << "--skip-bad";
     if (usesGpu() && (gpuCount > 1 || nodeCount > 1)) arguments << "--gpus" << QString::number(gpuCount);
+    if (!usesGpu() && cpuRankCount > 1) arguments << "--ranks" << QString::number(cpuRankCount);
     if (nodeCount > 1) arguments << "--nodes" << QString::number(nodeCount) << "--hostfile" << hostfilePath;
     return arguments;
 }
@@ -93,7 +117,10 @@ QVariantMap RunSettings::toVariantMap() const {
             {"dataset", dataset},       {"batchSize", batchSize},     {"epochs", epochs},
             {"optimizer", optimizer},   {"learningRate", learningRate}, {"schedule", schedule},
             {"augmentation", augmentation}, {"threads", threads},    {"seed", seed},
-            {"limit", limit}};
+            {"limit", limit},           {"cpuRankCount", cpuRankCount}, {"momentum", momentum},
+            {"weightDecay", weightDecay}, {"warmupEpochs", warmupEpochs}, {"labelSmoothing", labelSmoothing},
+            {"classWeights", classWeights}, {"earlyStopPatience", earlyStopPatience},
+            {"scaleLearningRate", scaleLearningRate}, {"skipBad", skipBad}, {"logEvery", logEvery}};
 }
 
 RunSettings RunSettings::fromVariantMap(const QVariantMap& map) {
@@ -103,6 +130,12 @@ RunSettings RunSettings::fromVariantMap(const QVariantMap& map) {
     };
     auto number = [&](const char* key, int& field) {
         if (map.contains(key)) field = map.value(key).toInt();
+    };
+    auto decimal = [&](const char* key, double& field) {
+        if (map.contains(key)) field = map.value(key).toDouble();
+    };
+    auto flag = [&](const char* key, bool& field) {
+        if (map.contains(key)) field = map.value(key).toBool();
     };
     text("backend", settings.backend);
     text("precision", settings.precision);
@@ -117,12 +150,22 @@ RunSettings RunSettings::fromVariantMap(const QVariantMap& map) {
     number("batchSize", settings.batchSize);
     number("epochs", settings.epochs);
     text("optimizer", settings.optimizer);
-    if (map.contains("learningRate")) settings.learningRate = map.value("learningRate").toDouble();
+    decimal("learningRate", settings.learningRate);
     text("schedule", settings.schedule);
     text("augmentation", settings.augmentation);
     number("threads", settings.threads);
     number("seed", settings.seed);
     number("limit", settings.limit);
+    number("cpuRankCount", settings.cpuRankCount);
+    decimal("momentum", settings.momentum);
+    decimal("weightDecay", settings.weightDecay);
+    number("warmupEpochs", settings.warmupEpochs);
+    decimal("labelSmoothing", settings.labelSmoothing);
+    text("classWeights", settings.classWeights);
+    number("earlyStopPatience", settings.earlyStopPatience);
+    flag("scaleLearningRate", settings.scaleLearningRate);
+    flag("skipBad", settings.skipBad);
+    number("logEvery", settings.logEvery);
     return settings;
 }
 

@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -21,13 +22,15 @@
 namespace cnnstudio::ui {
 
 RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
-    // Three pages, each fitting the panel's width without a horizontal scroll bar.
+    // Three pages, each in a scroll area so that a short window shows all of it.
     auto scrolled = [](QWidget* page) {
         auto* scroll = new QScrollArea;
         scroll->setWidget(page);
         scroll->setWidgetResizable(true);
         scroll->setFrameShape(QFrame::NoFrame);
-        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        // A page wider than the column (a data set preview of many classes) scrolls instead of
+        // being cut off.
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
         return scroll;
     };
     auto* hardwarePage = new QWidget;
@@ -36,66 +39,7 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     hardwareLayout->addWidget(hardware_);
     hardwareLayout->addStretch(1);
 
-    auto* trainingBox = new QWidget;
-    auto* form = new QFormLayout(trainingBox);
-    batch_ = new QSpinBox(trainingBox);
-    batch_->setObjectName("batchSize");
-    batch_->setRange(1, 65536);
-    batch_->setToolTip(tr("Images per step on each rank"));
-    epochs_ = new QSpinBox(trainingBox);
-    epochs_->setObjectName("epochs");
-    epochs_->setRange(1, 100000);
-    optimizer_ = new QComboBox(trainingBox);
-    optimizer_->setObjectName("optimizer");
-    optimizer_->addItem(tr("SGD with momentum"), "sgd");
-    optimizer_->addItem(tr("Adam"), "adam");
-    optimizer_->addItem(tr("AdamW (decoupled weight decay)"), "adamw");
-    learningRate_ = new QDoubleSpinBox(trainingBox);
-    learningRate_->setObjectName("learningRate");
-    learningRate_->setDecimals(6);
-    learningRate_->setRange(0.000001, 10.0);
-    learningRate_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
-    schedule_ = new QComboBox(trainingBox);
-    schedule_->setObjectName("schedule");
-    schedule_->addItem(tr("constant"), "constant");
-    schedule_->addItem(tr("step decay"), "step");
-    schedule_->addItem(tr("cosine"), "cosine");
-    schedule_->addItem(tr("reduce on plateau"), "plateau");
-    augmentation_ = new QComboBox(trainingBox);
-    augmentation_->setObjectName("augmentation");
-    augmentation_->setEditable(true);
-    augmentation_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    augmentation_->setMinimumContentsLength(12);
-    // Offer only what this build can do (rotate and scale need OpenCV).
-    for (const char* choice : {"none", "default", "crop=4,flip", "crop=4,flip,brightness=0.2,contrast=0.2",
-                               "crop=4,flip,rotate=10,scale=0.1",
-                               "crop=4,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2"}) {
-        try {
-            datasets::parseAugmentation(choice);
-            augmentation_->addItem(QString::fromLatin1(choice));
-        } catch (const Error&) {
-            continue;  // not in this build: left out of the list, and said so if typed
-        }
-    }
-    augmentation_->setToolTip(tr("none, default, or a comma list of crop=P, flip, rotate=DEG, scale=S, "
-                                 "brightness=B, contrast=C"));
-    seed_ = new QSpinBox(trainingBox);
-    seed_->setObjectName("seed");
-    seed_->setRange(0, INT_MAX);
-    limit_ = new QSpinBox(trainingBox);
-    limit_->setObjectName("limit");
-    limit_->setRange(0, INT_MAX);
-    limit_->setSpecialValueText(tr("all images"));
-    limit_->setSingleStep(1000);
-    limit_->setToolTip(tr("Train on the first N training images only, for a quick try"));
-    form->addRow(tr("Batch size"), batch_);
-    form->addRow(tr("Epochs"), epochs_);
-    form->addRow(tr("Optimiser"), optimizer_);
-    form->addRow(tr("Learning rate"), learningRate_);
-    form->addRow(tr("Schedule"), schedule_);
-    form->addRow(tr("Augmentation"), augmentation_);
-    form->addRow(tr("Seed"), seed_);
-    form->addRow(tr("Training images"), limit_);
+    QWidget* trainingBox = makeTrainingPage();
 
     auto* datasetPage = new QWidget;
     dataset_ = new DatasetPicker(datasetPage);
@@ -124,9 +68,14 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     };
     connect(hardware_, &HardwarePicker::changed, this, changed);
     connect(dataset_, &DatasetPicker::changed, this, changed);
-    for (QSpinBox* box : {batch_, epochs_, seed_, limit_}) connect(box, &QSpinBox::valueChanged, this, changed);
-    connect(learningRate_, &QDoubleSpinBox::valueChanged, this, changed);
-    for (QComboBox* box : {optimizer_, schedule_}) connect(box, &QComboBox::currentIndexChanged, this, changed);
+    for (QSpinBox* box : {batch_, epochs_, seed_, limit_, warmupEpochs_, earlyStop_, logEvery_})
+        connect(box, &QSpinBox::valueChanged, this, changed);
+    for (QDoubleSpinBox* box : {learningRate_, momentum_, weightDecay_, labelSmoothing_})
+        connect(box, &QDoubleSpinBox::valueChanged, this, changed);
+    for (QComboBox* box : {optimizer_, schedule_, classWeights_})
+        connect(box, &QComboBox::currentIndexChanged, this, changed);
+    for (QCheckBox* box : {scaleLearningRate_, skipBad_}) connect(box, &QCheckBox::toggled, this, changed);
+    connect(optimizer_, &QComboBox::currentIndexChanged, this, &RunSettingsPanel::refreshOptimiserRows);
     connect(augmentation_, &QComboBox::currentTextChanged, this, changed);
 
     setSettings(RunSettings{});
@@ -144,6 +93,15 @@ RunSettings RunSettingsPanel::settings() const {
     settings.augmentation = augmentation_->currentText().trimmed();
     settings.seed = seed_->value();
     settings.limit = limit_->value();
+    settings.momentum = momentum_->value();
+    settings.weightDecay = weightDecay_->value();
+    settings.warmupEpochs = warmupEpochs_->value();
+    settings.labelSmoothing = labelSmoothing_->value();
+    settings.classWeights = classWeights_->currentData().toString();
+    settings.earlyStopPatience = earlyStop_->value();
+    settings.logEvery = logEvery_->value();
+    settings.scaleLearningRate = scaleLearningRate_->isChecked();
+    settings.skipBad = skipBad_->isChecked();
     return settings;
 }
 
@@ -159,9 +117,148 @@ void RunSettingsPanel::setSettings(const RunSettings& settings) {
     augmentation_->setCurrentText(settings.augmentation);
     seed_->setValue(settings.seed);
     limit_->setValue(settings.limit);
+    momentum_->setValue(settings.momentum);
+    weightDecay_->setValue(settings.weightDecay);
+    warmupEpochs_->setValue(settings.warmupEpochs);
+    labelSmoothing_->setValue(settings.labelSmoothing);
+    classWeights_->setCurrentIndex(std::max(0, classWeights_->findData(settings.classWeights)));
+    earlyStop_->setValue(settings.earlyStopPatience);
+    logEvery_->setValue(settings.logEvery);
+    scaleLearningRate_->setChecked(settings.scaleLearningRate);
+    skipBad_->setChecked(settings.skipBad);
     loading_ = false;
+    refreshOptimiserRows();
     refreshProblems();
     emit settingsChanged();
+}
+
+QWidget* RunSettingsPanel::makeTrainingPage() {
+    auto* page = new QWidget;
+    auto* form = new QFormLayout(page);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    auto section = [form, page](const QString& title) {
+        auto* heading = new QLabel(QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()), page);
+        form->addRow(heading);
+    };
+    auto spin = [page](const char* name, int minimum, int maximum) {
+        auto* box = new QSpinBox(page);
+        box->setObjectName(name);
+        box->setRange(minimum, maximum);
+        return box;
+    };
+    auto decimal = [page](const char* name, double minimum, double maximum, int decimals, double step) {
+        auto* box = new QDoubleSpinBox(page);
+        box->setObjectName(name);
+        box->setDecimals(decimals);
+        box->setRange(minimum, maximum);
+        box->setSingleStep(step);
+        return box;
+    };
+
+    batch_ = spin("batchSize", 1, 65536);
+    batch_->setToolTip(tr("Images per step on each rank"));
+    epochs_ = spin("epochs", 1, 100000);
+    optimizer_ = new QComboBox(page);
+    optimizer_->setObjectName("optimizer");
+    optimizer_->addItem(tr("SGD with momentum"), "sgd");
+    optimizer_->addItem(tr("Adam"), "adam");
+    optimizer_->addItem(tr("AdamW (decoupled weight decay)"), "adamw");
+    learningRate_ = decimal("learningRate", 0.000001, 10.0, 6, 0.001);
+    learningRate_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+    momentum_ = decimal("momentum", 0.0, 0.9999, 4, 0.01);
+    momentum_->setToolTip(tr("SGD only: how much of the previous update each step keeps"));
+    weightDecay_ = decimal("weightDecay", 0.0, 1.0, 6, 0.0001);
+    weightDecay_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+    weightDecay_->setSpecialValueText(tr("none"));
+    weightDecay_->setToolTip(tr("L2 penalty for SGD and Adam; decoupled decay for AdamW"));
+    scaleLearningRate_ = new QCheckBox(tr("Scale with the number of ranks"), page);
+    scaleLearningRate_->setObjectName("scaleLearningRate");
+    scaleLearningRate_->setToolTip(tr("Multiply the learning rate by the number of data-parallel ranks, with a "
+                                      "one-epoch warm-up unless one is set"));
+
+    schedule_ = new QComboBox(page);
+    schedule_->setObjectName("schedule");
+    schedule_->addItem(tr("constant"), "constant");
+    schedule_->addItem(tr("step decay"), "step");
+    schedule_->addItem(tr("cosine"), "cosine");
+    schedule_->addItem(tr("reduce on plateau"), "plateau");
+    warmupEpochs_ = spin("warmupEpochs", 0, 1000);
+    warmupEpochs_->setSpecialValueText(tr("none"));
+    warmupEpochs_->setSuffix(tr(" epoch(s)"));
+    warmupEpochs_->setToolTip(tr("Raise the learning rate linearly from a hundredth of it over these epochs"));
+    earlyStop_ = spin("earlyStop", 0, 100000);
+    earlyStop_->setSpecialValueText(tr("off"));
+    earlyStop_->setToolTip(tr("Stop after this many epochs without a better validation accuracy"));
+
+    labelSmoothing_ = decimal("labelSmoothing", 0.0, 0.999, 3, 0.05);
+    labelSmoothing_->setSpecialValueText(tr("none"));
+    labelSmoothing_->setToolTip(tr("Spread this share of each label's weight over the other classes"));
+    classWeights_ = new QComboBox(page);
+    classWeights_->setObjectName("classWeights");
+    classWeights_->addItem(tr("equal"), "none");
+    classWeights_->addItem(tr("balanced (rare classes weigh more)"), "balanced");
+    classWeights_->setToolTip(tr("Balanced weighs each class by the inverse of its share of the training images"));
+
+    augmentation_ = new QComboBox(page);
+    augmentation_->setObjectName("augmentation");
+    augmentation_->setEditable(true);
+    augmentation_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    augmentation_->setMinimumContentsLength(12);
+    // Offer only what this build can do (rotate and scale need OpenCV).
+    for (const char* choice : {"none", "default", "crop=4,flip", "crop=4,flip,brightness=0.2,contrast=0.2",
+                               "crop=4,flip,rotate=10,scale=0.1",
+                               "crop=4,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2"}) {
+        try {
+            datasets::parseAugmentation(choice);
+            augmentation_->addItem(QString::fromLatin1(choice));
+        } catch (const Error&) {
+            continue;  // not in this build: left out of the list, and said so if typed
+        }
+    }
+    augmentation_->setToolTip(tr("none, default, or a comma list of crop=P, flip, rotate=DEG, scale=S, "
+                                 "brightness=B, contrast=C"));
+    limit_ = spin("limit", 0, INT_MAX);
+    limit_->setSpecialValueText(tr("all images"));
+    limit_->setSingleStep(1000);
+    limit_->setToolTip(tr("Train on the first N training images only, for a quick try"));
+    skipBad_ = new QCheckBox(tr("Skip unreadable images and rows"), page);
+    skipBad_->setObjectName("skipBad");
+    skipBad_->setToolTip(tr("Leave out malformed CSV rows and images that cannot be read, counting them, "
+                            "instead of stopping at the first"));
+    seed_ = spin("seed", 0, INT_MAX);
+    seed_->setToolTip(tr("Sets the initial weights, the data order, dropout and augmentation"));
+    logEvery_ = spin("logEvery", 1, 1000000);
+    logEvery_->setPrefix(tr("every "));
+    logEvery_->setSuffix(tr(" step(s)"));
+    logEvery_->setToolTip(tr("How often the worker reports the training loss and speed"));
+
+    section(tr("Optimisation"));
+    form->addRow(tr("Batch size"), batch_);
+    form->addRow(tr("Epochs"), epochs_);
+    form->addRow(tr("Optimiser"), optimizer_);
+    form->addRow(tr("Learning rate"), learningRate_);
+    form->addRow(QString(), scaleLearningRate_);
+    form->addRow(tr("Momentum"), momentum_);
+    form->addRow(tr("Weight decay"), weightDecay_);
+    section(tr("Schedule"));
+    form->addRow(tr("Learning rate schedule"), schedule_);
+    form->addRow(tr("Warm-up"), warmupEpochs_);
+    form->addRow(tr("Early stopping after"), earlyStop_);
+    section(tr("Loss"));
+    form->addRow(tr("Label smoothing"), labelSmoothing_);
+    form->addRow(tr("Class weights"), classWeights_);
+    section(tr("Data"));
+    form->addRow(tr("Augmentation"), augmentation_);
+    form->addRow(tr("Training images"), limit_);
+    form->addRow(QString(), skipBad_);
+    form->addRow(tr("Seed"), seed_);
+    form->addRow(tr("Progress"), logEvery_);
+    return page;
+}
+
+void RunSettingsPanel::refreshOptimiserRows() {
+    // Momentum is read by SGD only; Adam and AdamW have their own moments.
+    momentum_->setEnabled(optimizer_->currentData().toString() == "sgd");
 }
 
 void RunSettingsPanel::refreshProblems() {

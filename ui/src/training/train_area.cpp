@@ -5,6 +5,8 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/network_fit_notice.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/training_controller.h"
 #include "cnnstudio/ui/training/training_dashboard.h"
@@ -26,11 +28,15 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     bold.setBold(true);
     train_->setFont(bold);
     train_->setMinimumHeight(32);
+    fitNotice_ = new NetworkFitNotice(this);
+    fitNotice_->setObjectName("networkFitNotice");
 
     auto* left = new QWidget(this);
+    left->setMinimumWidth(320);
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(settings_, 1);
+    leftLayout->addWidget(fitNotice_);
     leftLayout->addWidget(train_);
     auto* columns = new QSplitter(Qt::Horizontal, this);
     columns->addWidget(left);
@@ -38,6 +44,7 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     columns->setStretchFactor(0, 0);
     columns->setStretchFactor(1, 1);
     columns->setSizes({470, 970});
+    columns->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(columns);
@@ -50,7 +57,20 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     connect(session_, &TrainingSession::launching, dashboard_, [this] { dashboard_->showFailure({}, {}); });
     connect(dashboard_, &TrainingDashboard::stopRequested, session_, &TrainingSession::stop);
     connect(dashboard_, &TrainingDashboard::killRequested, this, &TrainArea::killAfterAsking);
+    connect(settings_->datasetPicker(), &DatasetPicker::previewUpdated, this, &TrainArea::refreshFit);
+    connect(settings_, &RunSettingsPanel::settingsChanged, this, &TrainArea::refreshFit);
     refreshRunControls();
+}
+
+void TrainArea::setNetwork(const NetworkSpec& spec) {
+    network_ = spec;
+    refreshFit();
+}
+
+void TrainArea::refreshFit() {
+    DatasetPicker* data = settings_->datasetPicker();
+    fit_ = fitNetworkToData(network_, data->datasetSpec(), data->preview()->summary());
+    fitNotice_->showFit(fit_, QString::fromStdString(network_.name));
 }
 
 void TrainArea::killAfterAsking() {

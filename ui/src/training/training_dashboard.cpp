@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QFile>
 #include <QFileDialog>
@@ -12,7 +13,11 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -31,22 +36,21 @@ namespace cnnstudio::ui {
 namespace {
 
 constexpr int replotIntervalMs = 100;  // at most ten redraws a second
-constexpr int curveCount = 5;
-
-QColor trainColor(const QPalette& palette) {
-    return isDarkPalette(palette) ? QColor(100, 170, 255) : QColor(30, 100, 200);
-}
-QColor validationColor(const QPalette& palette) {
-    return isDarkPalette(palette) ? QColor(255, 170, 80) : QColor(220, 110, 0);
-}
+constexpr int exportWidth = 1000, exportPlotHeight = 560;
 
 QCustomPlot* makePlot(const QString& yLabel, QWidget* parent) {
     auto* plot = new QCustomPlot(parent);
-    plot->setMinimumSize(260, 170);
+    plot->setMinimumSize(240, 150);
     plot->xAxis->setLabel(QObject::tr("epoch"));
     plot->yAxis->setLabel(yLabel);
+    // The legend gets a row of its own under the axes, so it can never hide a curve.
     plot->legend->setVisible(true);
-    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot->plotLayout()->addElement(1, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setMargins(QMargins(4, 0, 4, 2));
+    plot->legend->setRowSpacing(0);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->setNoAntialiasingOnDrag(true);
     return plot;
@@ -59,9 +63,59 @@ QCPGraph* addCurve(QCustomPlot* plot, const QString& name, bool scatter) {
     return graph;
 }
 
-void setCurveData(QCPGraph* graph, const QVector<double>& x, const QVector<double>& y) {
-    graph->setData(x, y, true);
+void styleCurve(QCPGraph* graph, const QColor& color, double width, Qt::PenStyle line) {
+    if (!graph) return;
+    graph->setPen(QPen(color, width, line));
+    QCPScatterStyle scatter = graph->scatterStyle();
+    if (scatter.shape() != QCPScatterStyle::ssNone) {
+        scatter.setPen(QPen(color, 1.5));
+        scatter.setBrush(color);
+        graph->setScatterStyle(scatter);
+    }
 }
+
+// The run's points into its curves (StepLoss may be null: compared runs show epochs only).
+void fillCurves(const TrainingRun* run, const std::array<QCPGraph*, 5>& curves) {
+    QVector<double> stepX, stepLoss, epochX, trainLoss, trainAccuracy, validationX, validationLoss, validationAccuracy;
+    if (run) {
+        for (const StepPoint& point : run->steps()) {
+            stepX << point.epochPosition;
+            stepLoss << point.loss;
+        }
+        for (const EpochPoint& point : run->epochs()) {
+            epochX << point.epoch;
+            trainLoss << point.trainLoss;
+            trainAccuracy << point.trainAccuracy * 100.0;
+            if (point.validationLoss && point.validationAccuracy) {
+                validationX << point.epoch;
+                validationLoss << *point.validationLoss;
+                validationAccuracy << *point.validationAccuracy * 100.0;
+            }
+        }
+    }
+    if (curves[0]) curves[0]->setData(stepX, stepLoss, true);
+    curves[1]->setData(epochX, trainLoss, true);
+    curves[2]->setData(validationX, validationLoss, true);
+    curves[3]->setData(epochX, trainAccuracy, true);
+    curves[4]->setData(validationX, validationAccuracy, true);
+}
+
+// As many legend entries side by side as the plot's width holds; the rest wrap to more rows.
+void fitLegendColumns(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    int widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)  // a wrapped grid counts its empty cells too
+        if (const QCPAbstractLegendItem* item = legend->item(i))
+            widest = std::max(widest, item->minimumOuterSizeHint().width() + legend->columnSpacing());
+    const int available = plot->width() - legend->margins().left() - legend->margins().right();
+    const int columns = std::max(1, available / widest);
+    if (columns == legend->wrap()) return;
+    legend->setWrap(columns);
+    legend->setFillOrder(legend->fillOrder(), true);  // a new wrap moves only the entries placed after it
+}
+
+// How a compared run is named in legends: its folder's name, which holds the time it started.
+QString runLabel(const TrainingRun* run) { return run->displayName().isEmpty() ? QObject::tr("run") : run->displayName(); }
 
 }  // namespace
 
@@ -95,6 +149,7 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     learningRate_->setObjectName("learningRate");
     best_ = new QLabel(this);
     best_->setObjectName("bestAccuracy");
+    best_->setWordWrap(true);
     comparisonNote_ = new QLabel(this);
     comparisonNote_->setObjectName("comparisonNote");
     comparisonNote_->setWordWrap(true);
@@ -120,19 +175,12 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     lossPlot_->setObjectName("lossPlot");
     accuracyPlot_ = makePlot(tr("accuracy (%)"), this);
     accuracyPlot_->setObjectName("accuracyPlot");
-    QCPGraph* stepLoss = addCurve(lossPlot_, tr("train loss (steps)"), false);
-    QCPGraph* trainLoss = addCurve(lossPlot_, tr("train loss"), true);
-    QCPGraph* validationLoss = addCurve(lossPlot_, tr("validation loss"), true);
-    QCPGraph* trainAccuracy = addCurve(accuracyPlot_, tr("train accuracy"), true);
-    QCPGraph* validationAccuracy = addCurve(accuracyPlot_, tr("validation accuracy"), true);
-    const QCPGraph* mains[curveCount] = {stepLoss, trainLoss, validationLoss, trainAccuracy, validationAccuracy};
-    for (int i = 0; i < curveCount; ++i) {
-        QCustomPlot* plot = mains[i]->parentPlot();
-        QCPGraph* overlay = addCurve(plot, QString(), i != 0);
-        overlay->setVisible(false);
-        overlay->removeFromLegend();
-        overlay->setProperty("curve", i);
-    }
+    // The legends' rows follow the plots' widths.
+    lossPlot_->installEventFilter(this);
+    accuracyPlot_->installEventFilter(this);
+    mainCurves_ = {addCurve(lossPlot_, tr("train loss (steps)"), false), addCurve(lossPlot_, tr("train loss"), true),
+                   addCurve(lossPlot_, tr("validation loss"), true), addCurve(accuracyPlot_, tr("train accuracy"), true),
+                   addCurve(accuracyPlot_, tr("validation accuracy"), true)};
 
     matrixTitle_ = new QLabel(tr("Validation confusion matrix"), this);
     normalised_ = new QCheckBox(tr("Row-normalised (recall)"), this);
@@ -141,12 +189,14 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     matrix_->setObjectName("confusionMatrix");
     connect(normalised_, &QCheckBox::toggled, matrix_, &ConfusionMatrixPlot::setNormalised);
 
-    auto* exportPlots = new QPushButton(tr("Export plots…"), this);
-    exportPlots->setToolTip(tr("Save the loss and accuracy plots as PNG or PDF"));
-    auto* exportCsv = new QPushButton(tr("Export metrics CSV…"), this);
-    exportCsv->setToolTip(tr("Save the per-epoch metrics as a CSV table"));
-    connect(exportPlots, &QPushButton::clicked, this, &TrainingDashboard::chooseExportFile);
-    connect(exportCsv, &QPushButton::clicked, this, &TrainingDashboard::chooseCsvFile);
+    // One Export button with a menu keeps the figures row narrow enough for a 1024-pixel window.
+    auto* exportButton = new QPushButton(tr("Export"), this);
+    exportButton->setObjectName("exportButton");
+    auto* exportMenu = new QMenu(exportButton);
+    exportMenu->addAction(tr("Plots as one PNG or PDF…"), this, &TrainingDashboard::chooseExportFile)
+        ->setStatusTip(tr("The loss plot above the accuracy plot, in one file"));
+    exportMenu->addAction(tr("Per-epoch metrics as CSV…"), this, &TrainingDashboard::chooseCsvFile);
+    exportButton->setMenu(exportMenu);
     connect(stop_, &QPushButton::clicked, this, &TrainingDashboard::stopRequested);
     connect(kill_, &QPushButton::clicked, this, &TrainingDashboard::killRequested);
 
@@ -161,8 +211,7 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     figures->addSpacing(16);
     figures->addWidget(best_);
     figures->addStretch(1);
-    figures->addWidget(exportPlots);
-    figures->addWidget(exportCsv);
+    figures->addWidget(exportButton);
 
     auto* plots = new QSplitter(Qt::Vertical, this);
     plots->addWidget(lossPlot_);
@@ -170,18 +219,17 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     auto* matrixPane = new QWidget(this);
     auto* matrixLayout = new QVBoxLayout(matrixPane);
     matrixLayout->setContentsMargins(0, 0, 0, 0);
-    auto* matrixHeader = new QHBoxLayout;
-    matrixHeader->addWidget(matrixTitle_, 1);
-    matrixHeader->addWidget(normalised_);
-    matrixLayout->addLayout(matrixHeader);
+    matrixTitle_->setWordWrap(true);
+    matrixLayout->addWidget(matrixTitle_);
+    matrixLayout->addWidget(normalised_);
     matrixLayout->addWidget(matrix_, 1);
     auto* body = new QSplitter(Qt::Horizontal, this);
     body->addWidget(plots);
     body->addWidget(matrixPane);
-    body->setStretchFactor(0, 3);
-    body->setStretchFactor(1, 2);
-    body->setSizes({600, 400});
-    accuracyPlot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    body->setStretchFactor(0, 1);
+    body->setStretchFactor(1, 1);
+    body->setSizes({500, 500});
+    body->setChildrenCollapsible(false);
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(header);
@@ -196,26 +244,11 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     refreshNow();
 }
 
-QCPGraph* TrainingDashboard::curve(Curve which) const {
-    switch (which) {
-    case Curve::StepLoss: return lossPlot_->graph(0);
-    case Curve::EpochTrainLoss: return lossPlot_->graph(1);
-    case Curve::EpochValidationLoss: return lossPlot_->graph(2);
-    case Curve::EpochTrainAccuracy: return accuracyPlot_->graph(0);
-    case Curve::EpochValidationAccuracy: return accuracyPlot_->graph(1);
-    }
-    return nullptr;
-}
+QCPGraph* TrainingDashboard::curve(Curve which) const { return mainCurves_[std::size_t(which)]; }
 
-QCPGraph* TrainingDashboard::comparisonCurve(Curve which) const {
-    switch (which) {
-    case Curve::StepLoss: return lossPlot_->graph(3);
-    case Curve::EpochTrainLoss: return lossPlot_->graph(4);
-    case Curve::EpochValidationLoss: return lossPlot_->graph(5);
-    case Curve::EpochTrainAccuracy: return accuracyPlot_->graph(2);
-    case Curve::EpochValidationAccuracy: return accuracyPlot_->graph(3);
-    }
-    return nullptr;
+QCPGraph* TrainingDashboard::comparisonCurve(int index, Curve which) const {
+    if (index < 0 || index >= compared_.size()) return nullptr;
+    return compared_[index].curves[std::size_t(which)];
 }
 
 void TrainingDashboard::setRun(TrainingRun* run) {
@@ -239,17 +272,37 @@ void TrainingDashboard::setRun(TrainingRun* run) {
     refreshNow();
 }
 
-void TrainingDashboard::setComparison(TrainingRun* run) {
-    if (comparison_) comparison_->disconnect(this);
-    comparison_ = run;
-    if (comparison_) {
-        connect(comparison_, &TrainingRun::reloaded, this, &TrainingDashboard::refreshNow);
-        connect(comparison_, &QObject::destroyed, this, [this] {
-            comparison_ = nullptr;
-            refreshNow();
+void TrainingDashboard::setComparisons(const QList<TrainingRun*>& runs) {
+    removeComparisons();
+    for (TrainingRun* run : runs) {
+        const QString label = runLabel(run);
+        ComparedRun compared{run,
+                             {nullptr, addCurve(lossPlot_, tr("%1 train").arg(label), true),
+                              addCurve(lossPlot_, label, true), addCurve(accuracyPlot_, tr("%1 train").arg(label), true),
+                              addCurve(accuracyPlot_, label, true)}};
+        // The legend names each run once, by its validation curve; the note says dashed is train.
+        compared.curves[std::size_t(Curve::EpochTrainLoss)]->removeFromLegend();
+        compared.curves[std::size_t(Curve::EpochTrainAccuracy)]->removeFromLegend();
+        compared_.append(compared);
+        connect(run, &TrainingRun::reloaded, this, &TrainingDashboard::refreshNow);
+        connect(run, &QObject::destroyed, this, [this, run] {
+            QList<TrainingRun*> remaining;
+            for (const ComparedRun& other : compared_)
+                if (other.run != run) remaining << other.run;
+            setComparisons(remaining);
         });
     }
+    applyPalette();
     refreshNow();
+}
+
+void TrainingDashboard::removeComparisons() {
+    for (const ComparedRun& compared : compared_) {
+        compared.run->disconnect(this);
+        for (QCPGraph* graph : compared.curves)
+            if (graph) graph->parentPlot()->removeGraph(graph);
+    }
+    compared_.clear();
 }
 
 void TrainingDashboard::setRunControlsVisible(bool visible) {
@@ -288,63 +341,33 @@ void TrainingDashboard::refreshNow() {
 }
 
 void TrainingDashboard::refreshCurves() {
-    auto fill = [](TrainingRun* run, QCPGraph* const* graphs) {
-        QVector<double> stepX, stepLoss, epochX, trainLoss, trainAccuracy, validationX, validationLoss, validationAccuracy;
-        if (run) {
-            for (const StepPoint& point : run->steps()) {
-                stepX << point.epochPosition;
-                stepLoss << point.loss;
-            }
-            for (const EpochPoint& point : run->epochs()) {
-                epochX << point.epoch;
-                trainLoss << point.trainLoss;
-                trainAccuracy << point.trainAccuracy * 100.0;
-                if (point.validationLoss && point.validationAccuracy) {
-                    validationX << point.epoch;
-                    validationLoss << *point.validationLoss;
-                    validationAccuracy << *point.validationAccuracy * 100.0;
-                }
-            }
-        }
-        setCurveData(graphs[0], stepX, stepLoss);
-        setCurveData(graphs[1], epochX, trainLoss);
-        setCurveData(graphs[2], validationX, validationLoss);
-        setCurveData(graphs[3], epochX, trainAccuracy);
-        setCurveData(graphs[4], validationX, validationAccuracy);
-    };
-    QCPGraph* const mains[curveCount] = {curve(Curve::StepLoss), curve(Curve::EpochTrainLoss),
-                                         curve(Curve::EpochValidationLoss), curve(Curve::EpochTrainAccuracy),
-                                         curve(Curve::EpochValidationAccuracy)};
-    QCPGraph* const overlays[curveCount] = {
-        comparisonCurve(Curve::StepLoss), comparisonCurve(Curve::EpochTrainLoss),
-        comparisonCurve(Curve::EpochValidationLoss), comparisonCurve(Curve::EpochTrainAccuracy),
-        comparisonCurve(Curve::EpochValidationAccuracy)};
-    fill(run_, mains);
-    fill(comparison_, overlays);
-    comparisonNote_->setVisible(comparison_ != nullptr);
-    if (comparison_)
-        comparisonNote_->setText(tr("Dashed: %1 (%2 on %3, %4)")
-                                     .arg(comparison_->displayName(), comparison_->modelName(),
-                                          comparison_->datasetName(), comparison_->backend()));
+    fillCurves(run_, mainCurves_);
+    for (const ComparedRun& compared : compared_) fillCurves(compared.run, compared.curves);
+    refreshComparisonNote();
 
-    const QStringList overlayNames = {tr("train loss (steps)"), tr("train loss"), tr("validation loss"),
-                                      tr("train accuracy"), tr("validation accuracy")};
-    for (int i = 0; i < curveCount; ++i) {
-        QCPGraph* overlay = overlays[i];
-        const bool shown = comparison_ != nullptr;
-        overlay->setVisible(shown);
-        overlay->setName(shown ? tr("compared: %1").arg(overlayNames[i]) : QString());
-        if (shown && i != 0) overlay->addToLegend();
-        else overlay->removeFromLegend();
+    // With runs compared, the main run is named in the legend like the others.
+    const bool comparing = !compared_.isEmpty();
+    const QString mainLabel = run_ ? runLabel(run_) : QString();
+    curve(Curve::EpochTrainLoss)->setName(comparing ? tr("%1 train").arg(mainLabel) : tr("train loss"));
+    curve(Curve::EpochValidationLoss)->setName(comparing ? mainLabel : tr("validation loss"));
+    curve(Curve::EpochTrainAccuracy)->setName(comparing ? tr("%1 train").arg(mainLabel) : tr("train accuracy"));
+    curve(Curve::EpochValidationAccuracy)->setName(comparing ? mainLabel : tr("validation accuracy"));
+    for (Curve hidden : {Curve::StepLoss, Curve::EpochTrainLoss, Curve::EpochTrainAccuracy}) {
+        if (comparing) curve(hidden)->removeFromLegend();
+        else curve(hidden)->addToLegend();
     }
+    curve(Curve::StepLoss)->setVisible(!comparing);
+    for (QCustomPlot* plot : {lossPlot_, accuracyPlot_}) fitLegendColumns(plot);
 
+    QList<const TrainingRun*> shown;
+    if (run_) shown << run_;
+    for (const ComparedRun& compared : compared_) shown << compared.run;
     double lastEpoch = 1;
-    for (TrainingRun* run : {run_, comparison_})
-        if (run) {
-            lastEpoch = std::max<double>(lastEpoch, run->totalEpochs());
-            if (!run->epochs().isEmpty()) lastEpoch = std::max<double>(lastEpoch, run->epochs().last().epoch);
-            if (!run->steps().isEmpty()) lastEpoch = std::max(lastEpoch, std::ceil(run->steps().last().epochPosition));
-        }
+    for (const TrainingRun* run : shown) {
+        lastEpoch = std::max<double>(lastEpoch, run->totalEpochs());
+        if (!run->epochs().isEmpty()) lastEpoch = std::max<double>(lastEpoch, run->epochs().last().epoch);
+        if (!run->steps().isEmpty()) lastEpoch = std::max(lastEpoch, std::ceil(run->steps().last().epochPosition));
+    }
     for (QCustomPlot* plot : {lossPlot_, accuracyPlot_}) plot->xAxis->setRange(0, lastEpoch + 0.25);
     double highestLoss = 0;
     for (int i = 0; i < lossPlot_->graphCount(); ++i) {
@@ -357,6 +380,23 @@ void TrainingDashboard::refreshCurves() {
     accuracyPlot_->yAxis->setRange(0, 100);
     lossPlot_->replot(QCustomPlot::rpQueuedReplot);
     accuracyPlot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TrainingDashboard::refreshComparisonNote() {
+    comparisonNote_->setVisible(!compared_.isEmpty());
+    if (compared_.isEmpty()) return;
+    const QPalette colors = palette();
+    auto entry = [&colors](int index, const TrainingRun* run) {
+        return QStringLiteral("<span style=\"color:%1\">■</span>&nbsp;%2 (%3 on %4, %5)")
+            .arg(seriesColor(index, colors).name(), runLabel(run).toHtmlEscaped(), run->modelName().toHtmlEscaped(),
+                 run->datasetName().toHtmlEscaped(), run->backend().toHtmlEscaped());
+    };
+    QStringList entries;
+    if (run_) entries << entry(0, run_);
+    for (int i = 0; i < compared_.size(); ++i) entries << entry(i + 1, compared_[i].run);
+    comparisonNote_->setText(tr("Comparing %n run(s) — solid: validation, dashed: train<br>%1", nullptr,
+                                int(entries.size()))
+                                 .arg(entries.join(QStringLiteral("&nbsp;&nbsp; "))));
 }
 
 void TrainingDashboard::refreshMatrix() {
@@ -413,8 +453,13 @@ void TrainingDashboard::refreshStatus() {
                              .arg(run.state() == TrainingRun::State::Running && eta >= 0
                                       ? tr(" · %1 left").arg(formatDuration(eta))
                                       : QString()));
-    throughput_->setText(tr("%1 images/s").arg(QString::number(run.imagesPerSecond(), 'f', 0)));
-    learningRate_->setText(tr("learning rate %1").arg(QString::number(run.learningRate(), 'g', 3)));
+    // Throughput and learning rate come with the first step or epoch event; until then say so
+    // rather than show zeros.
+    const bool measured = !run.steps().isEmpty() || !run.epochs().isEmpty();
+    throughput_->setText(measured ? tr("%1 images/s").arg(QString::number(run.imagesPerSecond(), 'f', 0))
+                                  : tr("images/s after the first step"));
+    learningRate_->setText(measured ? tr("learning rate %1").arg(QString::number(run.learningRate(), 'g', 3))
+                                    : QString());
     QString best;
     if (const auto accuracy = run.bestValidationAccuracy())
         best = tr("best validation accuracy %1%").arg(QString::number(*accuracy * 100, 'f', 1));
@@ -449,30 +494,34 @@ void TrainingDashboard::applyPalette() {
             axis->setLabelFont(font());
         }
     }
-    const QColor train = trainColor(colors), validation = validationColor(colors);
-    QColor stepColor = train;
-    stepColor.setAlphaF(0.45f);
-    auto style = [](QCPGraph* graph, const QColor& color, double width, Qt::PenStyle line) {
-        graph->setPen(QPen(color, width, line));
-        QCPScatterStyle scatter = graph->scatterStyle();
-        if (scatter.shape() != QCPScatterStyle::ssNone) {
-            scatter.setPen(QPen(color, 1.5));
-            scatter.setBrush(color);
-            graph->setScatterStyle(scatter);
-        }
+    // One run: train and validation in two colours. Runs compared: a colour per run, validation
+    // solid and train dashed.
+    const bool comparing = !compared_.isEmpty();
+    auto styleRun = [](const CurveSet& curves, const QColor& train, const QColor& validation, Qt::PenStyle trainLine) {
+        QColor stepColor = train;
+        stepColor.setAlphaF(0.45f);
+        styleCurve(curves[std::size_t(Curve::StepLoss)], stepColor, 1.2, Qt::SolidLine);
+        styleCurve(curves[std::size_t(Curve::EpochTrainLoss)], train, 2, trainLine);
+        styleCurve(curves[std::size_t(Curve::EpochValidationLoss)], validation, 2, Qt::SolidLine);
+        styleCurve(curves[std::size_t(Curve::EpochTrainAccuracy)], train, 2, trainLine);
+        styleCurve(curves[std::size_t(Curve::EpochValidationAccuracy)], validation, 2, Qt::SolidLine);
     };
-    style(curve(Curve::StepLoss), stepColor, 1.2, Qt::SolidLine);
-    style(curve(Curve::EpochTrainLoss), train, 2, Qt::SolidLine);
-    style(curve(Curve::EpochValidationLoss), validation, 2, Qt::SolidLine);
-    style(curve(Curve::EpochTrainAccuracy), train, 2, Qt::SolidLine);
-    style(curve(Curve::EpochValidationAccuracy), validation, 2, Qt::SolidLine);
-    style(comparisonCurve(Curve::StepLoss), stepColor, 1, Qt::DashLine);
-    style(comparisonCurve(Curve::EpochTrainLoss), train, 1.6, Qt::DashLine);
-    style(comparisonCurve(Curve::EpochValidationLoss), validation, 1.6, Qt::DashLine);
-    style(comparisonCurve(Curve::EpochTrainAccuracy), train, 1.6, Qt::DashLine);
-    style(comparisonCurve(Curve::EpochValidationAccuracy), validation, 1.6, Qt::DashLine);
+    if (comparing) styleRun(mainCurves_, seriesColor(0, colors), seriesColor(0, colors), Qt::DashLine);
+    else styleRun(mainCurves_, seriesColor(0, colors), seriesColor(1, colors), Qt::SolidLine);
+    for (int i = 0; i < compared_.size(); ++i)
+        styleRun(compared_[i].curves, seriesColor(i + 1, colors), seriesColor(i + 1, colors), Qt::DashLine);
+    refreshComparisonNote();
     lossPlot_->replot(QCustomPlot::rpQueuedReplot);
     accuracyPlot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool TrainingDashboard::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize && (watched == lossPlot_ || watched == accuracyPlot_)) {
+        auto* plot = static_cast<QCustomPlot*>(watched);
+        fitLegendColumns(plot);
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void TrainingDashboard::changeEvent(QEvent* event) {
@@ -480,19 +529,42 @@ void TrainingDashboard::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
 }
 
-void TrainingDashboard::exportPlots(const QString& basePath) {
-    const QFileInfo info(basePath);
-    const bool pdf = info.suffix().compare("pdf", Qt::CaseInsensitive) == 0;
-    const QString stem = info.dir().filePath(info.suffix().isEmpty() ? info.fileName() : info.completeBaseName());
+void TrainingDashboard::exportPlots(const QString& path) {
     refreshCurves();
-    for (const auto& [plot, name] : {std::pair{lossPlot_, QStringLiteral("loss")}, std::pair{accuracyPlot_, QStringLiteral("accuracy")}}) {
-        const QString file = stem + '-' + name + (pdf ? ".pdf" : ".png");
-        plot->replot(QCustomPlot::rpImmediateRefresh);
-        const bool written = pdf ? plot->savePdf(file, 800, 500) : plot->savePng(file, 1000, 620, 1.0);
-        if (!written)
-            throw Error("could not write the plot", file.toStdString(),
-                        "check that the folder exists and you may write to it");
+    const bool pdf = QFileInfo(path).suffix().compare("pdf", Qt::CaseInsensitive) == 0;
+    const QList<QCustomPlot*> plots = {lossPlot_, accuracyPlot_};
+    for (QCustomPlot* plot : plots) plot->replot(QCustomPlot::rpImmediateRefresh);
+    bool written = false;
+    if (pdf) {
+        // Vector output: each plot painted in turn, one above the other, on one page.
+        QPdfWriter writer(path);
+        writer.setCreator(QApplication::applicationDisplayName());
+        writer.setPageSize(QPageSize(QSizeF(exportWidth, exportPlotHeight * plots.size()), QPageSize::Point));
+        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+        writer.setResolution(72);
+        QCPPainter painter;
+        if (painter.begin(&writer)) {
+            painter.setMode(QCPPainter::pmVectorized);
+            painter.setMode(QCPPainter::pmNoCaching);
+            for (QCustomPlot* plot : plots) {
+                plot->toPainter(&painter, exportWidth, exportPlotHeight);
+                painter.translate(0, exportPlotHeight);
+            }
+            written = painter.end();
+        }
+    } else {
+        QImage image(exportWidth, exportPlotHeight * int(plots.size()), QImage::Format_ARGB32);
+        image.fill(palette().color(QPalette::Base));
+        {
+            QPainter painter(&image);
+            for (qsizetype i = 0; i < plots.size(); ++i)
+                painter.drawPixmap(0, int(i) * exportPlotHeight, plots[i]->toPixmap(exportWidth, exportPlotHeight));
+        }
+        written = image.save(path, "PNG");
     }
+    if (!written)
+        throw Error("could not write the plots", path.toStdString(),
+                    "check that the folder exists and you may write to it");
 }
 
 void TrainingDashboard::exportMetricsCsv(const QString& path) {
@@ -504,12 +576,14 @@ void TrainingDashboard::exportMetricsCsv(const QString& path) {
 }
 
 void TrainingDashboard::chooseExportFile() {
-    const QString suggested = run_ ? run_->displayName() : QStringLiteral("training");
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export plots"), suggested + ".png",
-                                                      tr("PNG images (*.png);;PDF documents (*.pdf)"));
+    const QString suggested = (run_ ? run_->displayName() : QStringLiteral("training")) + "-plots.png";
+    QString path = QFileDialog::getSaveFileName(this, tr("Export the loss and accuracy plots to one file"), suggested,
+                                                tr("PNG images (*.png);;PDF documents (*.pdf)"));
     if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += ".png";
     try {
         exportPlots(path);
+        emit message(tr("Wrote the loss and accuracy plots to %1").arg(path));
     } catch (const Error& error) {
         QMessageBox::warning(this, tr("Export plots"), QString::fromStdString(error.what()));
     }
@@ -522,6 +596,7 @@ void TrainingDashboard::chooseCsvFile() {
     if (path.isEmpty()) return;
     try {
         exportMetricsCsv(path);
+        emit message(tr("Wrote the per-epoch metrics to %1").arg(path));
     } catch (const Error& error) {
         QMessageBox::warning(this, tr("Export metrics"), QString::fromStdString(error.what()));
     }

@@ -107,6 +107,13 @@ void TrainingRun::fail(const FailedEvent& event) {
     emit ended();
 }
 
+void TrainingRun::endWithoutFinalEvent(const QString& reason) {
+    if (state_ == State::Finished || state_ == State::Failed) return;
+    state_ = State::Failed;
+    failureReason_ = reason;
+    emit ended();
+}
+
 int TrainingRun::loadEventsFile(const QString& path) {
     const QString file = QFileInfo(path).isDir() ? QDir(path).filePath(RunFolder::kEventsFileName) : path;
     const EventLog log = readEvents(file.toStdString());

@@ -2,8 +2,8 @@
 // Train page (TrainArea, driving the TrainingSession) and Run history (RunHistoryArea) — with
 // menus, a toolbar, keyboard shortcuts and a status bar showing the network's totals. It owns
 // the network file (open, save, recent files) and wires the pages together; what a page does
-// lives in the page. Window state, recent files, the runs folder and the run settings are kept
-// in QSettings. It starts with the fer-cnn preset and the built-in Fashion-MNIST selected.
+// lives in the page. Window state, recent files, the runs folder, the run settings and the light
+// or dark theme are kept in QSettings. It starts with the fer-cnn preset and the built-in Fashion-MNIST selected.
 #pragma once
 
 #include <QMainWindow>
@@ -62,6 +62,10 @@ protected:
 
 private:
     void createActions();
+    // The View menu's theme switch, Run ▸ Classify an image and the Help pages.
+    void createThemeClassifyAndHelpActions();
+    void setDarkTheme(bool dark);
+    void showClassifyDialog(const QString& runDirectory);
     void refreshPaintedIcons();
     void createMenus();
     void createToolBar();
@@ -117,6 +121,10 @@ private:
     QAction* stopAction_ = nullptr;
     QAction* killAction_ = nullptr;
     QAction* aboutAction_ = nullptr;
+    QAction* darkThemeAction_ = nullptr;
+    QAction* classifyAction_ = nullptr;
+    QAction* shortcutsAction_ = nullptr;
+    QAction* manualAction_ = nullptr;
 };
 
 }  // namespace cnnstudio::ui

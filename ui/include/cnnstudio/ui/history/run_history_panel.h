@@ -1,7 +1,9 @@
 // RunHistoryPanel: the runs under the runs folder (settable), newest first, with their data set,
-// backend, epochs and final metrics, and the selected run's configuration. From here a run is
-// reopened (its plots replayed), two runs are compared (curves overlaid) and a stopped run is
-// resumed. The folder is scanned off the GUI thread.
+// backend, epochs and final metrics, and the selected run's configuration. From here, with the
+// buttons or a run's right-click menu, a run is reopened (its plots replayed), any number of runs
+// are compared (curves overlaid), a stopped run is resumed, a trained one classifies an image,
+// a run's folder is shown or deleted. The
+// folder is scanned off the GUI thread.
 #pragma once
 
 #include <QFutureWatcher>
@@ -30,6 +32,8 @@ public:
     QStringList selectedRunDirectories() const;
     void selectRun(const QString& directory);
     void selectRuns(const QStringList& directories);
+    // The run being trained now, if any: listed as training, neither resumed nor deleted from here.
+    void setTrainingRun(const QString& directory);
 
 public slots:
     void refresh();
@@ -38,13 +42,18 @@ signals:
     void runsRootChanged(const QString& root);
     void scanned();
     void openRequested(const QString& runDirectory);
-    void compareRequested(const QString& runDirectory, const QString& otherRunDirectory);
+    void compareRequested(const QStringList& runDirectories);  // two or more
     void resumeRequested(const QString& runDirectory);
+    void classifyRequested(const QString& runDirectory);  // an image, with this run's model
 
 private:
     void showRecords();
     void updateSelection();
     void browse();
+    void showRunMenu(const QPoint& position);
+    void deleteSelectedAfterAsking();
+    void revealSelected();
+    bool isTraining(const QString& directory) const;
 
     QLineEdit* root_;
     QLabel* summary_;
@@ -54,6 +63,7 @@ private:
     QPushButton* compare_;
     QPushButton* resume_;
     QPushButton* reveal_;
+    QString trainingRun_;
     QList<RunRecord> records_;
     QFutureWatcher<QList<RunRecord>> scanner_;
     bool rescanPending_ = false;

@@ -1,7 +1,8 @@
 // DatasetPicker: which data set a run trains on — the built-in Fashion-MNIST, a FER2013 CSV file,
-// a folder of IDX files or a folder of class sub-folders of images — as the data set string the
-// worker takes ("fashion-mnist", "fer2013:PATH", "idx:DIR", "folder:DIR"). It loads the chosen
-// data set on a background thread and shows it in a DatasetPreview.
+// a folder of IDX files or a folder of class sub-folders of images — with a sentence on what each
+// source needs and where to get it (FER2013 is not shipped), kept as the data set string the
+// worker takes ("fashion-mnist", "fer2013:PATH", "idx:DIR", "folder:DIR") but never shown as one.
+// It loads the chosen data set on a background thread and shows it in a DatasetPreview.
 #pragma once
 
 #include <QFutureWatcher>
@@ -10,6 +11,7 @@
 #include "cnnstudio/ui/training/dataset_preview.h"
 
 class QComboBox;
+class QLabel;
 class QLineEdit;
 class QPushButton;
 
@@ -45,6 +47,7 @@ private:
     QComboBox* kind_;
     QLineEdit* path_;
     QPushButton* browse_;
+    QLabel* sourceHint_;
     DatasetPreview* preview_;
     QFutureWatcher<PreviewResult> loader_;
     QString shownSpec_;

@@ -1,7 +1,7 @@
 // HardwarePicker: where a run trains. The backends of this build (the unavailable ones shown
 // disabled, with the reason), the GPUs this machine has (name and memory, tick the ones to use),
-// the GPU count, CPU threads, precision (GPU backends only), the node count and the hostfile of
-// a multi-node run. Hardware discovery runs off the GUI thread.
+// the GPU count, CPU threads and ranks, precision (GPU backends only), the node count and the
+// hostfile of a multi-node run. Hardware discovery runs off the GUI thread.
 #pragma once
 
 #include <QFutureWatcher>
@@ -51,6 +51,7 @@ private:
     QLabel* gpuNote_;
     QSpinBox* gpuCount_;
     QSpinBox* threads_;
+    QSpinBox* cpuRanks_;
     QSpinBox* nodes_;
     HostfileEditor* hostfile_;
     QLabel* machine_;

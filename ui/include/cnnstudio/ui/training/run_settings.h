@@ -24,11 +24,24 @@ struct RunSettings {
     double learningRate = 1e-3;
     QString schedule = "cosine";  // constant | step | cosine | plateau
     QString augmentation = "none";
-    int threads = 0;              // CPU threads; 0: every core
+    int threads = 0;              // CPU threads per rank; 0: every core
+    int cpuRankCount = 1;         // data-parallel ranks per node on the CPU backends (MPI)
     int seed = 42;
     int limit = 0;                // training images used; 0: all
+    // The rest as the worker's own defaults (cnnstudio-train --help), except logEvery.
+    double momentum = 0.9;        // SGD only
+    double weightDecay = 0.0;     // L2 for sgd and adam, decoupled for adamw
+    int warmupEpochs = 0;         // linear warm-up from lr/100
+    double labelSmoothing = 0.0;
+    QString classWeights = "none";  // none | balanced
+    int earlyStopPatience = 0;    // epochs without a better validation accuracy; 0: off
+    bool scaleLearningRate = false;  // multiply by the rank count, with a warm-up
+    bool skipBad = false;         // skip malformed rows and unreadable images
+    // The worker's default is 50; the dashboard wants points from the first steps of short runs.
+    int logEvery = 10;
 
     bool usesGpu() const { return backend == "cuda" || backend == "cudnn"; }
+    int ranksPerNode() const { return usesGpu() ? gpuCount : cpuRankCount; }
     // One message per problem, each saying what to change; empty when the run can start.
     QStringList problems() const;
     // The worker's arguments (no program name), for `--events -` on standard output.

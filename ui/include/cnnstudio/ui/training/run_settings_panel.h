@@ -7,6 +7,7 @@
 
 #include "cnnstudio/ui/training/run_settings.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -37,6 +38,8 @@ signals:
 
 private:
     void refreshProblems();
+    void refreshOptimiserRows();
+    QWidget* makeTrainingPage();
 
     QTabWidget* pages_;
     HardwarePicker* hardware_;
@@ -49,6 +52,15 @@ private:
     QComboBox* augmentation_;
     QSpinBox* seed_;
     QSpinBox* limit_;
+    QDoubleSpinBox* momentum_;
+    QDoubleSpinBox* weightDecay_;
+    QSpinBox* warmupEpochs_;
+    QDoubleSpinBox* labelSmoothing_;
+    QComboBox* classWeights_;
+    QSpinBox* earlyStop_;
+    QSpinBox* logEvery_;
+    QCheckBox* scaleLearningRate_;
+    QCheckBox* skipBad_;
     QLabel* problems_;
     bool loading_ = false;
 };

@@ -1,14 +1,19 @@
-// TrainArea: the Train page — the next run's settings on the left with the Train button, the
-// live TrainingDashboard on the right, both following the TrainingSession: the button is off
-// while a run trains, the dashboard's Stop and Kill act on the session's run.
+// TrainArea: the Train page — the next run's settings on the left with, above the Train button,
+// what the run will change in the network to fit the data set (NetworkFitNotice); the live
+// TrainingDashboard on the right. Both follow the TrainingSession: the button is off while a run
+// trains, the dashboard's Stop and Kill act on the session's run.
 #pragma once
 
 #include <QWidget>
+
+#include "cnnstudio/spec.h"
+#include "cnnstudio/ui/training/network_fit.h"
 
 class QPushButton;
 
 namespace cnnstudio::ui {
 
+class NetworkFitNotice;
 class RunSettingsPanel;
 class TrainingDashboard;
 class TrainingSession;
@@ -23,6 +28,11 @@ public:
     RunSettingsPanel* settingsPanel() const { return settings_; }
     TrainingDashboard* dashboard() const { return dashboard_; }
     QPushButton* trainButton() const { return train_; }
+    NetworkFitNotice* fitNotice() const { return fitNotice_; }
+
+    // The network the next run trains (the Design page's); the fit to the data set follows it.
+    void setNetwork(const NetworkSpec& spec);
+    NetworkFit networkFit() const { return fit_; }
 
 public slots:
     // Kill loses the progress since the last checkpoint, so it asks first.
@@ -33,11 +43,15 @@ signals:
 
 private:
     void refreshRunControls();
+    void refreshFit();
 
     TrainingSession* session_;
     RunSettingsPanel* settings_;
     TrainingDashboard* dashboard_;
     QPushButton* train_;
+    NetworkFitNotice* fitNotice_;
+    NetworkSpec network_;
+    NetworkFit fit_;
 };
 
 }  // namespace cnnstudio::ui

@@ -1,11 +1,15 @@
 // TrainingDashboard: a run as it trains (or as it trained, replayed) — loss and accuracy curves
 // (train per step and per epoch, validation per epoch) in QCustomPlot, the latest validation
 // confusion matrix, throughput, learning rate and a progress bar with the time left. The curves
-// redraw at most ten times a second however fast events come. A second run can be overlaid
-// (dashed) for comparison. It observes a TrainingRun; Stop and Kill are requests for whoever
-// runs the worker.
+// redraw at most ten times a second however fast events come. Any number of other runs can be
+// overlaid for comparison, each in its own colour (validation solid, train dashed); the legends
+// sit under the plots, never over the data. It observes a TrainingRun; Stop and Kill are requests
+// for whoever runs the worker.
 #pragma once
 
+#include <array>
+
+#include <QList>
 #include <QWidget>
 
 class QCheckBox;
@@ -31,7 +35,9 @@ public:
     explicit TrainingDashboard(QWidget* parent = nullptr);
 
     void setRun(TrainingRun* run);           // not owned; null shows nothing
-    void setComparison(TrainingRun* run);    // overlaid dashed; null removes the overlay
+    // Overlaid on the run, each in its own colour; an empty list removes the overlays.
+    void setComparisons(const QList<TrainingRun*>& runs);
+    int comparisonCount() const { return int(compared_.size()); }
     TrainingRun* run() const { return run_; }
     void setRunControlsVisible(bool visible);  // Stop and Kill, for the live dashboard
     void setRunning(bool running, bool stopping = false);
@@ -42,12 +48,13 @@ public:
     QCustomPlot* accuracyPlot() const { return accuracyPlot_; }
     ConfusionMatrixPlot* confusionMatrix() const { return matrix_; }
     QCPGraph* curve(Curve curve) const;
-    QCPGraph* comparisonCurve(Curve curve) const;
+    // The curve of the index-th compared run; null for StepLoss (compared runs show epochs only).
+    QCPGraph* comparisonCurve(int index, Curve curve) const;
     QString statusText() const;
 
-    // Write both plots (PNG or PDF by the extension: base-loss.png, base-accuracy.png) and the
-    // per-epoch metrics. Throw Error when a file cannot be written.
-    void exportPlots(const QString& basePath);
+    // Write both plots into one file, the loss above the accuracy (PNG or PDF by the extension),
+    // and the per-epoch metrics. Throw Error when a file cannot be written.
+    void exportPlots(const QString& path);
     void exportMetricsCsv(const QString& path);
 
 public slots:
@@ -56,12 +63,23 @@ public slots:
 signals:
     void stopRequested();
     void killRequested();
+    void message(const QString& text);  // for the status bar: what an export wrote
 
 protected:
     void changeEvent(QEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    static constexpr int curveCount = 5;
+    using CurveSet = std::array<QCPGraph*, curveCount>;  // indexed by Curve
+    struct ComparedRun {
+        TrainingRun* run;
+        CurveSet curves;
+    };
+
+    void removeComparisons();
     void scheduleRefresh();
+    void refreshComparisonNote();
     void refreshCurves();
     void refreshMatrix();
     void refreshStatus();
@@ -70,7 +88,8 @@ private:
     void chooseCsvFile();
 
     TrainingRun* run_ = nullptr;
-    TrainingRun* comparison_ = nullptr;
+    CurveSet mainCurves_{};
+    QList<ComparedRun> compared_;
     QTimer* replotTimer_;
     QLabel* status_;
     QProgressBar* progress_;

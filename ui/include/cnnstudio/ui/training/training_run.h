@@ -30,6 +30,9 @@ public:
 
     void clear();
     void addEvent(const cnnstudio::Event& event);
+    // The worker ended without a final event (killed, crashed, or a launch that failed before the
+    // run began): the run ends as failed, for `reason`. Nothing when the run has ended already.
+    void endWithoutFinalEvent(const QString& reason);
     // Replays a run: `path` is a run folder or an events.jsonl file. Throws Error when it cannot
     // be read; returns how many lines held no event (a truncated last line after a crash).
     int loadEventsFile(const QString& path);

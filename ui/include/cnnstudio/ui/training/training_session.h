@@ -11,6 +11,7 @@
 
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
+#include "cnnstudio/ui/training/network_fit.h"
 #include "cnnstudio/ui/training/run_settings.h"
 
 namespace cnnstudio::ui {
@@ -35,10 +36,10 @@ public:
     TrainingRun* liveRun() const { return liveRun_; }
     bool isRunning() const;
 
-    // Starts `spec` (analysed as `report`) with `settings` in a fresh folder under runsRoot.
-    // Nothing when it started; otherwise why not, with nothing changed.
+    // Starts `spec` (analysed as `report`, fitted to the data set as `fit`) with `settings` in a
+    // fresh folder under runsRoot. Nothing when it started; otherwise why not, with nothing changed.
     std::optional<Refusal> start(const RunSettings& settings, const NetworkSpec& spec, const ShapeReport& report,
-                                 const QString& runsRoot);
+                                 const NetworkFit& fit, const QString& runsRoot);
     // Continues a stopped or failed run: its recorded events are replayed into the live run first,
     // so the curves go on from where they were.
     std::optional<Refusal> resume(const QString& runDirectory);
@@ -48,10 +49,17 @@ public:
 signals:
     // A run (new or resumed) is about to launch: the live run holds what is known of it already.
     void launching();
+    // The run in this folder ended, however it ended; its record on disk is complete.
+    void runEnded(const QString& runDirectory);
+    void message(const QString& text);  // for the status bar
 
 private:
+    void endWithoutFinalEvent(const QString& reason, const QString& stderrTail);
+    void recordEndOfRun(const QString& runDirectory, const QString& reason);
+
     TrainingController* controller_;
     TrainingRun* liveRun_;
+    NetworkSpec launchedSpec_;  // the network of the run started last; empty for a resumed one
 };
 
 }  // namespace cnnstudio::ui

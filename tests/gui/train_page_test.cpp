@@ -1,0 +1,177 @@
+// The Train page before and after a run: it says what the run will change in the network to fit
+// the data set (and refuses a network that cannot be fitted, in the user's words); after a kill or
+// a launch that failed, the header and Run history tell the truth about the run.
+#include <QFile>
+#include <QFileInfo>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
+#include "cnnstudio/spec.h"
+#include "cnnstudio/ui/history/run_catalogue.h"
+#include "cnnstudio/ui/training/network_fit.h"
+#include "cnnstudio/ui/training/network_fit_notice.h"
+#include "cnnstudio/ui/training/train_area.h"
+#include "cnnstudio/ui/training/training_controller.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
+#include "cnnstudio/ui/training/training_session.h"
+#include "gui_tests.h"
+
+using cnnstudio::ui::DatasetSummary;
+using cnnstudio::ui::NetworkFit;
+using cnnstudio::ui::RunSettings;
+using cnnstudio::ui::TrainArea;
+using cnnstudio::ui::TrainingSession;
+
+namespace {
+
+constexpr int workerWaitMs = 20000;
+constexpr int datasetLoadMs = 120000;
+
+// What Fashion-MNIST's preview reports: 28×28 grey images in ten classes.
+DatasetSummary fashionMnistShape() {
+    DatasetSummary summary;
+    summary.description = "Fashion-MNIST";
+    summary.channels = 1;
+    summary.height = summary.width = 28;
+    for (int i = 0; i < 10; ++i) summary.classNames << QString("class %1").arg(i);
+    return summary;
+}
+
+// Input -> Conv2D -> ReLU: no Flatten and no Dense, so no class scores.
+cnnstudio::NetworkSpec networkWithoutClassifierHead() {
+    cnnstudio::NetworkSpec spec;
+    spec.name = "headless";
+    spec.nodes.push_back({"input", "Input", {{"channels", 1}, {"height", 28}, {"width", 28}}, {}});
+    spec.nodes.push_back({"conv", "Conv2D", {{"filters", 8}, {"kernel", 3}, {"padding", 1}}, {"input"}});
+    spec.nodes.push_back({"relu", "ReLU", nlohmann::json::object(), {"conv"}});
+    return spec;
+}
+
+QString copyWorker(const QTemporaryDir& folder, const QString& name) {
+    const QString path = folder.filePath("fake-worker");
+    if (!QFile::copy(cnnstudio::ui::tests::testDataPath("fake-workers/" + name), path)) return {};
+    QFile(path).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    return path;
+}
+
+std::optional<TrainingSession::Refusal> startLenet(TrainingSession& session, const QString& runsRoot) {
+    const cnnstudio::NetworkSpec spec = cnnstudio::loadPreset("lenet5");
+    return session.start(RunSettings{}, spec, cnnstudio::analyseSpec(spec), NetworkFit{}, runsRoot);
+}
+
+}  // namespace
+
+class TrainPageTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void ferCnnOnFashionMnistSaysWhatIsAdapted() {
+        const NetworkFit fit = cnnstudio::ui::fitNetworkToData(cnnstudio::loadPreset("fer-cnn"), "fashion-mnist",
+                                                               fashionMnistShape());
+        QVERIFY(fit.known);
+        QVERIFY2(fit.canTrain(), qPrintable(fit.refusal));
+        QCOMPARE(fit.changes.size(), qsizetype(2));
+        QVERIFY2(fit.changes[0].contains("28×28 grey") && fit.changes[0].contains("48×48 grey"),
+                 qPrintable(fit.changes[0]));
+        QVERIFY2(fit.changes[1].contains("10 units instead of 7"), qPrintable(fit.changes[1]));
+    }
+
+    void aNetworkThatFitsNeedsNoNotice() {
+        const NetworkFit fit =
+            cnnstudio::ui::fitNetworkToData(cnnstudio::loadPreset("lenet5"), "fashion-mnist", fashionMnistShape());
+        QVERIFY(fit.known && fit.canTrain());
+        QVERIFY2(!fit.adapted(), qPrintable(fit.changes.join('\n')));
+    }
+
+    void aNetworkWithoutClassifierHeadIsRefusedInTheUsersWords() {
+        const NetworkFit fit =
+            cnnstudio::ui::fitNetworkToData(networkWithoutClassifierHead(), "fashion-mnist", fashionMnistShape());
+        QVERIFY(!fit.canTrain());
+        QVERIFY2(fit.refusal.contains("classifier head") && fit.refusal.contains("Dense"), qPrintable(fit.refusal));
+        QVERIFY2(!fit.refusal.contains("adaptSpecToDataset"), qPrintable(fit.refusal));
+
+        TrainingSession session;
+        const cnnstudio::NetworkSpec spec = networkWithoutClassifierHead();
+        QTemporaryDir runs;
+        const auto refusal = session.start(RunSettings{}, spec, cnnstudio::analyseSpec(spec), fit, runs.path());
+        QVERIFY(refusal);
+        QCOMPARE(refusal->fixOn, TrainingSession::Refusal::Page::Design);
+        QVERIFY(!session.isRunning());
+    }
+
+    // The page as the user sees it: fer-cnn with the built-in Fashion-MNIST chosen.
+    void theAdaptWarningAppearsOnTheTrainPage() {
+        TrainingSession session;
+        TrainArea area(&session);
+        area.resize(1024, 700);
+        area.show();
+        area.setNetwork(cnnstudio::loadPreset("fer-cnn"));
+        QTRY_VERIFY_WITH_TIMEOUT(area.networkFit().known, datasetLoadMs);
+        QVERIFY(area.fitNotice()->isVisible());
+        const QString text = area.fitNotice()->text();
+        QVERIFY2(text.contains("fer-cnn will be adapted"), qPrintable(text));
+        QVERIFY2(text.contains("28×28 grey") && text.contains("10 units"), qPrintable(text));
+
+        area.setNetwork(cnnstudio::loadPreset("lenet5"));  // drawn for Fashion-MNIST: nothing to say
+        QVERIFY(!area.fitNotice()->isVisible());
+    }
+
+    void theHeaderResetsAfterKill() {
+        QTemporaryDir folder;
+        TrainingSession session;
+        session.controller()->setWorkerProgram(copyWorker(folder, "events-then-sleeps.sh"));
+        TrainArea area(&session);
+        cnnstudio::ui::TrainingDashboard* dashboard = area.dashboard();
+        QSignalSpy ended(&session, &TrainingSession::runEnded);
+        QVERIFY(!startLenet(session, folder.filePath("runs")));
+        QTRY_COMPARE_WITH_TIMEOUT(session.liveRun()->steps().size(), qsizetype(2), workerWaitMs);
+        dashboard->refreshNow();
+        QVERIFY2(dashboard->statusText().contains("Training"), qPrintable(dashboard->statusText()));
+        auto* progress = dashboard->findChild<QProgressBar*>("runProgress");
+        QVERIFY2(progress->format().contains("step 10 of 60"), qPrintable(progress->format()));
+
+        session.kill();
+        QVERIFY(ended.wait(workerWaitMs));
+        dashboard->refreshNow();
+        const QString status = dashboard->statusText();
+        QVERIFY2(!status.contains("Training") && !status.contains("epoch 1 of 3"), qPrintable(status));
+        QVERIFY2(status.contains("killed"), qPrintable(status));
+        QVERIFY2(!progress->format().contains("left"), qPrintable(progress->format()));
+        QVERIFY(area.trainButton()->isEnabled());
+
+        // Run history lists the killed run as failed, with the reason.
+        const cnnstudio::ui::RunRecord record = cnnstudio::ui::readRunRecord(ended.at(0).at(0).toString());
+        QCOMPARE(record.status, QString("failed"));
+        QVERIFY2(record.failureReason.contains("killed"), qPrintable(record.failureReason));
+    }
+
+    // A launch that ends before the worker writes anything (a multi-node launch whose mpirun
+    // cannot reach a host) still leaves a run folder that Run history lists as failed.
+    void aLaunchThatFailsEarlyIsRecordedAsFailed() {
+        QTemporaryDir folder;
+        TrainingSession session;
+        session.controller()->setWorkerProgram(copyWorker(folder, "exit-without-finished.sh"));
+        QSignalSpy ended(&session, &TrainingSession::runEnded);
+        QVERIFY(!startLenet(session, folder.filePath("runs")));
+        QVERIFY(ended.wait(workerWaitMs));
+        QCOMPARE(session.liveRun()->state(), cnnstudio::ui::TrainingRun::State::Failed);
+
+        const QList<cnnstudio::ui::RunRecord> records = cnnstudio::ui::scanRunsFolder(folder.filePath("runs"));
+        QCOMPARE(records.size(), qsizetype(1));
+        QCOMPARE(records[0].status, QString("failed"));
+        QCOMPARE(records[0].model, QString("lenet5"));
+        QVERIFY2(records[0].failureReason.contains("code 3") &&
+                     records[0].failureReason.contains("Segmentation fault in conv kernel"),
+                 qPrintable(records[0].failureReason));
+    }
+};
+
+CNNSTUDIO_GUI_TEST(TrainPageTest);
+
+#include "train_page_test.moc"

@@ -1,0 +1,14 @@
+// No Qt header here: see failed_event.h.
+#include "training/failed_event.h"
+
+#include "cnnstudio/events.h"
+
+namespace cnnstudio::ui {
+
+void appendFailedEvent(const std::filesystem::path& eventsFile, const std::string& reason, long long step, int epoch) {
+    EventWriter events;
+    events.addFile(eventsFile);
+    events.emit("failed", {{"reason", reason}, {"where", "cnnstudio"}, {"step", step}, {"epoch", epoch}});
+}
+
+}  // namespace cnnstudio::ui
