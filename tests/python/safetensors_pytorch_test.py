@@ -13,6 +13,7 @@ Usage: safetensors_pytorch_test.py CNNSTUDIO_TRAIN WORK_DIR
 Exits 77 (ctest: skipped) where torch cannot be imported, or safetensors can neither be imported
 nor installed from PyPI (pip install --target WORK_DIR/site-packages).
 """
+import importlib
 import json
 import random
 import shutil
@@ -38,14 +39,16 @@ def import_torch_and_safetensors(work):
         import torch  # noqa: F401
     except ImportError as error:
         skip(f'torch cannot be imported ({error}); install python3-torch (Debian) or torch (PyPI)')
+    site = work / 'site-packages'  # where an earlier run may have installed safetensors
+    sys.path.insert(0, str(site))
     try:
         import safetensors.torch  # noqa: F401
     except ImportError:
-        site = work / 'site-packages'
-        pip = [sys.executable, '-m', 'pip', 'install', '--quiet', '--target', str(site), 'safetensors']
+        pip = [sys.executable, '-m', 'pip', 'install', '--quiet', '--root-user-action=ignore', '--upgrade',
+               '--target', str(site), 'safetensors']
         if subprocess.run(pip).returncode != 0:
             skip('safetensors is not installed and pip could not install it from PyPI: ' + ' '.join(pip))
-        sys.path.insert(0, str(site))
+        importlib.invalidate_caches()
     sys.path.insert(0, str(REPOSITORY / 'bench'))
 
 
