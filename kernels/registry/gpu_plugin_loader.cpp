@@ -22,7 +22,8 @@ std::filesystem::path gpuPluginFolder() {
         return folder;
     Dl_info self{};
     dladdr(reinterpret_cast<void*>(&loadGpuPlugin), &self);
-    return std::filesystem::absolute(self.dli_fname).parent_path() / CNNSTUDIO_PLUGIN_SUBDIR;
+    // lexically_normal: found through a RUNPATH, the library's name reads ".../bin/../lib/...".
+    return (std::filesystem::absolute(self.dli_fname).parent_path() / CNNSTUDIO_PLUGIN_SUBDIR).lexically_normal();
 }
 
 bool mentionsCudaLibrary(std::string_view loaderMessage) {
