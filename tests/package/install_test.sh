@@ -66,7 +66,9 @@ if [ -n "$gpu_deb" ]; then
   echo "== with cnnstudio-gpu, without the CUDA libraries on the loader's path"
   loader=(env -u LD_LIBRARY_PATH /lib64/ld-linux-x86-64.so.2 --inhibit-cache)
   plugin=$(find "$root" -name libcnngpu.so)
-  if "${loader[@]}" --list "$plugin" 2>&1 | grep -qE 'not found|cannot open shared object file'; then
+  # ld.so --list fails (127) on the first library it cannot find.
+  listing=$("${loader[@]}" --list "$plugin" 2>&1 || true)
+  if grep -qE 'not found|cannot open shared object file' <<< "$listing"; then
     "${loader[@]}" "$bin/cnnstudio-train" backends | tee "$work/backends.txt"
     grep -qE '^cuda  *unavailable: the GPU backends need the CUDA [0-9]+ runtime, cuDNN [0-9]+ and NCCL: lib[a-z]+\.so' \
       "$work/backends.txt" || fail "the missing CUDA library is not named"
