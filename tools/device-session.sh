@@ -6,7 +6,8 @@
 #   train   fer-cnn on Fashion-MNIST on the GPU
 #   sanitize  compute-sanitizer memcheck over the GPU tests
 set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# The plugin folder too: kernels_tests links the GPU plugin directly.
+export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
@@ -14,7 +15,7 @@ for packed in .device/lib/*.gz; do [ -e "${packed%.gz}" ] || gunzip -k "$packed"
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
-ldd "$bin"/* .device/lib/*.so | grep "not found" | sort -u
+ldd "$bin"/* .device/lib/*.so .device/lib/cnnstudio/plugins/*.so | grep "not found" | sort -u
 
 for step in "$@"; do
   echo "=== $step"
