@@ -1,6 +1,6 @@
 // cpu_ops_bench: times every layer of fer-cnn, forward and backward, on a CPU backend, then
 // a whole training step (forward, loss, backward, SGD with momentum), the figure that
-// ../shared/bench/pytorch_reference.py prints for PyTorch.
+// bench/pytorch_reference.py prints for PyTorch.
 //
 // fer-cnn: three stages of [conv3x3 (no bias) - BN - ReLU] x2 + maxpool2 with 64, 128, 256
 // channels on 1x48x48 inputs, then flatten 256*6*6 -> dense 256 -> ReLU -> dropout 0.5 ->

@@ -18,7 +18,7 @@ max-autotune, max-autotune-no-cudagraphs): PyTorch at its fastest, not only eage
 
 The module's parameter and buffer names are those of CNN Studio's model.safetensors
 ("conv1_1.weight", "bn1_1.running_mean", "m1_sep1.depthwise.weight"), so our weights load into it
-with load_state_dict (docs/architecture.md, "Weights outside CNN Studio").
+with load_state_dict_in_our_names (docs/interchange.md, "Weights outside CNN Studio").
 """
 import argparse
 import json
@@ -171,6 +171,14 @@ class SpecNetwork(nn.Module):
         """The state dict with the `layers.` prefix ModuleDict adds taken off: model.safetensors' names."""
         return {key.removeprefix('layers.'): value for key, value in self.state_dict().items()
                 if not key.endswith('num_batches_tracked')}
+
+    def load_state_dict_in_our_names(self, tensors):
+        """Loads model.safetensors' tensors (safetensors.torch.load_file), strictly: every one of ours
+        and every parameter and buffer of the module. num_batches_tracked, a counter CNN Studio does
+        not keep, stays as it is; it matters only to batch norms without a momentum."""
+        state = {'layers.' + name: value for name, value in tensors.items()}
+        state.update({key: value for key, value in self.state_dict().items() if key.endswith('num_batches_tracked')})
+        self.load_state_dict(state, strict=True)
 
 
 def load_spec(model):

@@ -10,7 +10,8 @@
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
 #   reference  bench/pytorch_reference.py at batch 256 (fp32 and bf16 channels-last)
 set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# The plugin folder too: kernels_tests links the GPU plugin directly.
+export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
@@ -18,7 +19,7 @@ for packed in .device/lib/*.gz; do [ -e "${packed%.gz}" ] || gunzip -k "$packed"
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
-ldd "$bin"/* .device/lib/*.so | grep "not found" | sort -u
+ldd "$bin"/* .device/lib/*.so .device/lib/cnnstudio/plugins/*.so | grep "not found" | sort -u
 
 for step in "$@"; do
   echo "=== $step"

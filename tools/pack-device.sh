@@ -7,17 +7,19 @@ set -euo pipefail
 build=${1:?usage: tools/pack-device.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/.device
-rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
+plugins=$out/lib/cnnstudio/plugins  # beside libcnnbackends, where the registry loads the GPU plugin from
+rm -rf "$out" && mkdir -p "$out/bin" "$plugins"
 for program in app/cnnstudio-bench app/cnnstudio-train tests/engine_tests tests/kernels_tests tests/mpi_tests \
                bench/conv_bench bench/cpu_ops_bench; do
   [ -x "$build/$program" ] && cp "$build/$program" "$out/bin/"
 done
 cp "$build"/core/libcnncore.so "$build"/engine/libcnnengine.so "$build"/datasets/libcnndatasets.so \
-   "$build"/kernels/libcnncpu.so "$build"/kernels/libcnngpu.so "$build"/kernels/libcnnbackends.so "$out/lib/"
+   "$build"/kernels/libcnncpu.so "$build"/kernels/libcnnbackends.so "$out/lib/"
+cp "$build"/kernels/cnnstudio/plugins/libcnngpu.so "$plugins/"
 # Compressed: the carried tree may hold 64 MiB in all (device-session.sh unpacks them).
 for library in libdnnl.so.2 libOpenCL.so.1; do
   gzip -c -6 "/usr/lib/x86_64-linux-gnu/$library" > "$out/lib/$library.gz"
 done
-strip --strip-unneeded "$out"/bin/* "$out"/lib/libcnn*.so
+strip --strip-unneeded "$out"/bin/* "$out"/lib/libcnn*.so "$plugins"/libcnngpu.so
 cp -r /usr/share/datasets/fashion-mnist "$out/fashion-mnist"
 du -sh "$out"

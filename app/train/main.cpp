@@ -1,6 +1,6 @@
 // cnnstudio-train: the headless worker. Trains a network on a data set into a run folder
-// (events, checkpoints, final model), resumes a stopped run, evaluates a model and predicts
-// image classes. The GUI runs it as a child process and reads its events.
+// (events, checkpoints, final model), resumes a stopped run, evaluates a model, predicts image
+// classes and lists the backends. The GUI runs it as a child process and reads its events.
 //
 // Data parallel: `--gpus N`, `--ranks N` (CPU backends) and `--nodes M --hostfile F` make this
 // process a launcher that re-runs the program under mpirun, one rank per GPU or CPU rank
@@ -285,6 +285,15 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
     return command;
 }
 
+// `backends`: every backend this build knows of and whether it runs here; when not, why (a GPU
+// plugin that cannot load names the missing CUDA library).
+void printBackends(std::FILE* out) {
+    for (const std::string& name : knownBackends()) {
+        const std::string why = backendUnavailableReason(name);
+        std::fprintf(out, "%-8s %s\n", name.c_str(), why.empty() ? "available" : ("unavailable: " + why).c_str());
+    }
+}
+
 void printError(const std::exception& error) {
     std::fflush(stdout);
     if (launchedByMpi()) {
@@ -317,6 +326,8 @@ int main(int argc, char** argv) {
     evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
     evaluate->add_flag("--skip-bad", evaluateCommand.skipBad, "skip malformed rows and unreadable images");
 
+    CLI::App* backends = app.add_subcommand("backends", "the backends of this build and whether each can run here");
+
 #ifdef CNNSTUDIO_HAVE_OPENCV
     app::PredictCommand predictCommand;
     CLI::App* predict = app.add_subcommand("predict", "the most likely classes of image files");
@@ -325,6 +336,7 @@ int main(int argc, char** argv) {
     predict->add_option("--backend", predictCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
     predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
     predict->add_option("--top", predictCommand.top, "classes shown per image")->check(CLI::Range(1, 1000))->capture_default_str();
+    predict->add_flag("--logits", predictCommand.logits, "print each image's logits as a JSON line instead");
 #endif
 
     try {
@@ -335,6 +347,10 @@ int main(int argc, char** argv) {
     }
 
     try {
+        if (*backends) {
+            printBackends(stdout);
+            return 0;
+        }
         if (*evaluate) {
             if (!evaluateDataset.empty()) {
                 datasets::parseDatasetSpec(evaluateDataset);

@@ -1,5 +1,5 @@
 // The sub-commands that use a trained model: `evaluate` (accuracy, per-class table and confusion
-// matrix on a data set split) and `predict` (top classes of image files).
+// matrix on a data set split) and `predict` (top classes, or logits, of image files).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +45,9 @@ struct PredictCommand {
     std::string backend = "cpu";
     int threads = 0;
     int top = 3;
+    // One JSON line per image, {"image": PATH, "logits": [...]}, instead of the top classes:
+    // the raw network output, for comparing with other readers of the model.
+    bool logits = false;
 };
 
 // Both throw Error naming the model folder, data set or image at fault. runPredict decodes

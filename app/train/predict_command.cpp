@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -68,6 +69,10 @@ void runPredict(const PredictCommand& command, std::FILE* out) {
         network->input().fromHost(readImageAsInput(path, input, located.model.info.normalization));
         network->forward(Phase::Inference);
         const std::vector<float> logits = network->logits().toHost();
+        if (command.logits) {
+            std::fprintf(out, "%s\n", nlohmann::json{{"image", path}, {"logits", logits}}.dump().c_str());
+            continue;
+        }
         const float largest = *std::max_element(logits.begin(), logits.end());
         std::vector<double> probabilities(static_cast<std::size_t>(classes));
         double sum = 0;

@@ -1,13 +1,10 @@
 // The one place that names every backend: the CPU backends always, the GPU wing (cuda, cudnn,
-// NCCL) when this build has CUDA.
+// NCCL) when its plugin loads (gpu_plugin_loader.h).
 #include "cnnstudio/backend_registry.h"
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/kernels/cpu_backends.h"
-
-#ifdef CNNSTUDIO_HAVE_CUDA
-#include "cnnstudio/kernels/gpu_backends.h"
-#endif
+#include "gpu_plugin_loader.h"
 
 namespace cnnstudio {
 
@@ -16,11 +13,8 @@ std::vector<std::string> knownBackends() { return {"cpu-ref", "cpu", "cuda", "cu
 std::string backendUnavailableReason(const std::string& name) {
     if (name == "cpu-ref" || name == "cpu") return {};
     if (name == "cuda" || name == "cudnn") {
-#ifdef CNNSTUDIO_HAVE_CUDA
-        return kernels::gpuUnavailableReason();
-#else
-        return "this build of CNN Studio has no CUDA support";
-#endif
+        const LoadedGpuPlugin& gpu = loadGpuPlugin();
+        return gpu.plugin ? gpu.plugin->gpuUnavailableReason() : gpu.problem;
     }
     return "unknown backend '" + name + "'";
 }
@@ -38,17 +32,15 @@ std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOpt
                     std::string(availableBackends().size() > 2 ? ", cuda, cudnn" : ""));
     if (name == "cpu-ref") return createCpuRefBackend(options);
     if (name == "cpu") return createCpuBackend(options);
-#ifdef CNNSTUDIO_HAVE_CUDA
-    if (name == "cuda") return kernels::createCudaBackend(options);
-    if (name == "cudnn") return kernels::createCudnnBackend(options);
-#endif
+    // Available, so the plugin is loaded.
+    if (name == "cuda") return loadGpuPlugin().plugin->createCudaBackend(options);
+    if (name == "cudnn") return loadGpuPlugin().plugin->createCudnnBackend(options);
     throw Error("unknown backend '" + name + "'");
 }
 
 std::unique_ptr<DeviceTransport> createDeviceTransport(const Backend& backend) {
-#ifdef CNNSTUDIO_HAVE_CUDA
-    if (backend.isDevice()) return kernels::createNcclTransport();
-#endif
+    const LoadedGpuPlugin& gpu = loadGpuPlugin();
+    if (backend.isDevice() && gpu.plugin) return gpu.plugin->createNcclTransport();
     return nullptr;
 }
 

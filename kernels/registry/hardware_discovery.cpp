@@ -1,15 +1,12 @@
 // What this machine offers: CPU cores and model, the oneDNN version of the cpu backend, and the
-// GPUs with their driver and library versions when this build has the GPU wing.
+// GPUs with their driver and library versions when the GPU plugin loads.
 #include <fstream>
 #include <thread>
 
 #include <dnnl.h>
 
 #include "cnnstudio/backend_registry.h"
-
-#ifdef CNNSTUDIO_HAVE_CUDA
-#include "cnnstudio/kernels/gpu_backends.h"
-#endif
+#include "gpu_plugin_loader.h"
 
 namespace cnnstudio {
 namespace {
@@ -34,11 +31,10 @@ HardwareInfo discoverHardware() {
     const dnnl_version_t* version = dnnl_version();
     hardware.onednnVersion = std::to_string(version->major) + "." +
                              std::to_string(version->minor) + "." + std::to_string(version->patch);
-#ifdef CNNSTUDIO_HAVE_CUDA
-    kernels::discoverGpus(hardware);
-#else
-    hardware.gpuProblem = "this build of CNN Studio has no CUDA support";
-#endif
+    if (const LoadedGpuPlugin& gpu = loadGpuPlugin(); gpu.plugin)
+        gpu.plugin->discoverGpus(hardware);
+    else
+        hardware.gpuProblem = gpu.problem;
     return hardware;
 }
 

@@ -1,5 +1,10 @@
 // The GPU wing (cuda, cudnn, NCCL) as the backend registry sees it. No CUDA header is included
 // here: everything above kernels/ stays free of CUDA.
+//
+// libcnngpu is a plugin: the registry loads it at run time (dlopen) and reaches it only through
+// the table cnnstudio_gpu_plugin() returns, so programs start on machines without the CUDA
+// libraries and say why the GPU backends are missing. Tests of the wing itself link libcnngpu
+// and call the functions below directly.
 #pragma once
 
 #include <memory>
@@ -27,4 +32,23 @@ std::unique_ptr<DeviceTransport> createNcclTransport();
 // Fills hardware.gpus and the driver, runtime, cuDNN and NCCL versions.
 void discoverGpus(HardwareInfo& hardware);
 
+// What the plugin offers: the functions above. The table passes C++ types (Backend,
+// std::unique_ptr, std::string), so a plugin works only with the CNN Studio build it came
+// from; builtForVersion lets the registry refuse one from another version instead of crashing.
+struct GpuPlugin {
+    const char* builtForVersion;
+    std::unique_ptr<Backend> (*createCudaBackend)(const BackendOptions& options);
+    std::unique_ptr<Backend> (*createCudnnBackend)(const BackendOptions& options);
+    std::string (*gpuUnavailableReason)();
+    std::unique_ptr<DeviceTransport> (*createNcclTransport)();
+    void (*discoverGpus)(HardwareInfo& hardware);
+};
+
+// The plugin's file name and the one symbol the registry looks up in it.
+inline constexpr char kGpuPluginFileName[] = "libcnngpu.so";
+inline constexpr char kGpuPluginEntryPoint[] = "cnnstudio_gpu_plugin";
+
 }  // namespace cnnstudio::kernels
+
+// The plugin's entry point: an unmangled name, so dlsym finds it by kGpuPluginEntryPoint.
+extern "C" const cnnstudio::kernels::GpuPlugin* cnnstudio_gpu_plugin();

@@ -15,14 +15,16 @@ namespace cnnstudio {
 
 // Every backend this build knows of, available or not: "cpu-ref", "cpu", "cuda", "cudnn".
 std::vector<std::string> knownBackends();
-// Empty when `name` can run here; otherwise why not ("no CUDA device found", "not built with CUDA").
+// Empty when `name` can run here; otherwise why not ("no CUDA device found", "the GPU backends
+// need the CUDA 13 runtime, cuDNN 9 and NCCL: libcudart.so.13: cannot open shared object file…").
 std::string backendUnavailableReason(const std::string& name);
 std::vector<std::string> availableBackends();
 // Throws Error naming the backend and the reason when it cannot be created.
 std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOptions& options = {});
 
-// GPUs (from the CUDA runtime, when built with CUDA), library versions and CPU cores. Never
-// fails: without a GPU or driver it lists zero GPUs and says why in gpuProblem.
+// GPUs (from the GPU plugin, when it loads), library versions and CPU cores. Never fails:
+// without the plugin, its CUDA libraries, a driver or a GPU it lists zero GPUs and says why in
+// gpuProblem.
 HardwareInfo discoverHardware();
 
 // The transport between GPU ranks of `backend` (NCCL), or null for a CPU backend or a build
