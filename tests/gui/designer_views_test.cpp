@@ -1,6 +1,8 @@
 // The designer's views over a DesignDocument: the canvas mirrors nodes and edges (through undo
 // too), nodes carry the analysis, the problems list selects its node, the inspector's editors
 // make undoable edits, the palette lists the whole catalogue, and the drawing exports.
+#include <algorithm>
+
 #include <QFile>
 #include <QGraphicsSceneMouseEvent>
 #include <QImage>
@@ -89,6 +91,26 @@ private slots:
         check();
         document.undoStack()->redo();
         check();
+    }
+
+    void undoOfDeleteAllRestoresEveryEdgeItem() {
+        DesignDocument document;
+        document.loadPreset("lenet5");
+        DesignerCanvas canvas(&document);
+        const int edges = edgeCount(document.spec());
+        QVERIFY(edges > 0);
+        for (QGraphicsItem* item : canvas.items()) item->setSelected(true);
+        canvas.deleteSelection();
+        QVERIFY(document.spec().nodes.empty());
+        QVERIFY(canvas.edgeItems().isEmpty());
+        document.undoStack()->undo();
+        QCOMPARE(int(canvas.edgeItems().size()), edges);
+        for (cnnstudio::ui::EdgeItem* edge : canvas.edgeItems()) {
+            const cnnstudio::NodeSpec* target = document.spec().find(edge->target()->name().toStdString());
+            QVERIFY(target);
+            QCOMPARE(std::count(target->inputs.begin(), target->inputs.end(), edge->source()->name().toStdString()),
+                     std::ptrdiff_t(1));
+        }
     }
 
     void nodesShowTheirAnalysisAndErrorsInRed() {

@@ -1,5 +1,6 @@
 #include "cnnstudio/ui/designer/designer_canvas.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QFile>
@@ -31,10 +32,7 @@ DesignerCanvas::DesignerCanvas(DesignDocument* document, QObject* parent)
     : QGraphicsScene(parent), document_(document) {
     setSceneRect(-2000, -1000, 4000, 4000);
     connect(document_, &DesignDocument::documentReset, this, &DesignerCanvas::rebuild);
-    connect(document_, &DesignDocument::nodeAdded, this, [this](const QString& name) {
-        addNodeItem(name);
-        rebuildInputEdges(name);
-    });
+    connect(document_, &DesignDocument::nodeAdded, this, &DesignerCanvas::addNodeWithEdges);
     connect(document_, &DesignDocument::nodeRemoved, this, &DesignerCanvas::removeNodeItem);
     connect(document_, &DesignDocument::nodeInputsChanged, this, &DesignerCanvas::rebuildInputEdges);
     connect(document_, &DesignDocument::nodeMoved, this, [this](const QString& name, QPointF position) {
@@ -107,6 +105,17 @@ void DesignerCanvas::addNodeItem(const QString& name) {
     item->setPos(document_->position(name));
     addItem(item);
     nodes_.insert(name, item);
+}
+
+void DesignerCanvas::addNodeWithEdges(const QString& name) {
+    addNodeItem(name);
+    rebuildInputEdges(name);
+    // Undo re-inserts deleted nodes one by one, consumers possibly before the nodes they read
+    // from: the edges into those consumers could not be drawn then, so draw them now.
+    const std::string added = name.toStdString();
+    for (const NodeSpec& node : document_->spec().nodes)
+        if (std::find(node.inputs.begin(), node.inputs.end(), added) != node.inputs.end())
+            rebuildInputEdges(QString::fromStdString(node.name));
 }
 
 void DesignerCanvas::removeNodeItem(const QString& name) {

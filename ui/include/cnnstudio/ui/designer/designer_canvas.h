@@ -70,6 +70,7 @@ protected:
 private:
     void rebuild();
     void addNodeItem(const QString& name);
+    void addNodeWithEdges(const QString& name);  // the node, its input edges and its output edges
     void removeNodeItem(const QString& name);
     void rebuildInputEdges(const QString& name);
     void refreshAnalysis();
