@@ -19,18 +19,23 @@
 #include "cnnstudio/ui/designer/design_document.h"
 #include "cnnstudio/ui/designer/edge_item.h"
 #include "cnnstudio/ui/designer/node_item.h"
+#include "cnnstudio/ui/designer/port_item.h"
 
 namespace cnnstudio::ui {
 namespace {
 
 constexpr double gridSpacing = 24.0;
 constexpr double exportMargin = 24.0;
+// Room around the drawing to pan into and drop new layers on.
+constexpr double roomAroundDrawing = 1500.0;
+const QRectF smallestSceneRect(-2000, -1000, 4000, 4000);
 
 }  // namespace
 
 DesignerCanvas::DesignerCanvas(DesignDocument* document, QObject* parent)
     : QGraphicsScene(parent), document_(document) {
-    setSceneRect(-2000, -1000, 4000, 4000);
+    setSceneRect(smallestSceneRect);
+    connect(document_, &DesignDocument::specChanged, this, &DesignerCanvas::growSceneRect);
     connect(document_, &DesignDocument::documentReset, this, &DesignerCanvas::rebuild);
     connect(document_, &DesignDocument::nodeAdded, this, &DesignerCanvas::addNodeWithEdges);
     connect(document_, &DesignDocument::nodeRemoved, this, &DesignerCanvas::removeNodeItem);
@@ -88,6 +93,7 @@ void DesignerCanvas::rebuild() {
     // clear() deletes every item, the connection being drawn included.
     pendingConnection_ = nullptr;
     connectionSource_ = nullptr;
+    targetedPort_ = nullptr;
     insertType_.clear();
     setMode(Mode::Select);
     positionsAtPress_.clear();
@@ -96,6 +102,14 @@ void DesignerCanvas::rebuild() {
     for (const NodeSpec& node : document_->spec().nodes) addNodeItem(QString::fromStdString(node.name));
     for (const NodeSpec& node : document_->spec().nodes) rebuildInputEdges(QString::fromStdString(node.name));
     refreshAnalysis();
+    growSceneRect();
+}
+
+void DesignerCanvas::growSceneRect() {
+    // The scroll range must reach every node, or part of a long network cannot be shown.
+    const QRectF wanted = smallestSceneRect.united(
+        itemsBoundingRect().adjusted(-roomAroundDrawing, -roomAroundDrawing, roomAroundDrawing, roomAroundDrawing));
+    if (!sceneRect().contains(wanted)) setSceneRect(sceneRect().united(wanted));
 }
 
 void DesignerCanvas::addNodeItem(const QString& name) {
@@ -105,6 +119,12 @@ void DesignerCanvas::addNodeItem(const QString& name) {
     item->setPos(document_->position(name));
     addItem(item);
     nodes_.insert(name, item);
+    for (PortItem* port : {item->inputPort(), item->outputPort()}) {
+        if (!port) continue;
+        connect(port, &PortItem::connectionDragStarted, this, &DesignerCanvas::startConnection);
+        connect(port, &PortItem::connectionDragMoved, this, &DesignerCanvas::followConnection);
+        connect(port, &PortItem::connectionDragFinished, this, &DesignerCanvas::finishConnection);
+    }
 }
 
 void DesignerCanvas::addNodeWithEdges(const QString& name) {
@@ -121,7 +141,8 @@ void DesignerCanvas::addNodeWithEdges(const QString& name) {
 void DesignerCanvas::removeNodeItem(const QString& name) {
     NodeItem* item = nodes_.take(name);
     if (!item) return;
-    if (item == connectionSource_) cancelMode();
+    if (connectionSource_ && connectionSource_->node() == item) cancelMode();
+    if (targetedPort_ && targetedPort_->node() == item) targetedPort_ = nullptr;
     for (EdgeItem* edge : QList<EdgeItem*>(item->edges())) {
         (edge->source() == item ? edge->target() : edge->source())->removeEdge(edge);
         delete edge;
@@ -162,8 +183,11 @@ void DesignerCanvas::refreshAnalysis() {
 }
 
 NodeItem* DesignerCanvas::nodeItemAt(QPointF scenePos, const NodeItem* except) const {
-    for (QGraphicsItem* item : items(scenePos))
-        if (auto* node = qgraphicsitem_cast<NodeItem*>(item); node && node != except) return node;
+    for (QGraphicsItem* item : items(scenePos)) {
+        auto* node = qgraphicsitem_cast<NodeItem*>(item);
+        if (auto* port = qgraphicsitem_cast<PortItem*>(item)) node = port->node();
+        if (node && node != except) return node;
+    }
     return nullptr;
 }
 
@@ -226,6 +250,7 @@ void DesignerCanvas::cancelMode() {
         pendingConnection_ = nullptr;
         connectionSource_ = nullptr;
     }
+    setTargetedPort(nullptr);
     insertType_.clear();
     setMode(Mode::Select);
 }
@@ -251,43 +276,56 @@ void DesignerCanvas::mousePressEvent(QGraphicsSceneMouseEvent* event) {
         event->accept();
         return;
     }
-    if (event->button() == Qt::LeftButton) {
-        NodeItem* node = nodeItemAt(event->scenePos());
-        if (node && node->portAt(event->scenePos()) == NodeItem::Port::Output) {
-            setMode(Mode::Connect);
-            connectionSource_ = node;
-            pendingConnection_ = new QGraphicsLineItem(QLineF(node->outputPortScenePos(), event->scenePos()));
-            QPen pen(palette().color(QPalette::Highlight), 2, Qt::DashLine);
-            pendingConnection_->setPen(pen);
-            pendingConnection_->setZValue(10);
-            addItem(pendingConnection_);
-            return;
-        }
-    }
     QGraphicsScene::mousePressEvent(event);
     positionsAtPress_.clear();
     for (QGraphicsItem* item : selectedItems())
         if (auto* node = qgraphicsitem_cast<NodeItem*>(item)) positionsAtPress_.insert(node->name(), node->pos());
 }
 
-void DesignerCanvas::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
-    if (pendingConnection_) {
-        QLineF line = pendingConnection_->line();
-        line.setP2(event->scenePos());
-        pendingConnection_->setLine(line);
-        return;
-    }
-    QGraphicsScene::mouseMoveEvent(event);
+void DesignerCanvas::startConnection(PortItem* port, QPointF scenePos) {
+    cancelMode();
+    setMode(Mode::Connect);
+    connectionSource_ = port;
+    pendingConnection_ = new QGraphicsLineItem(QLineF(port->scenePos(), scenePos));
+    pendingConnection_->setPen(QPen(palette().color(QPalette::Highlight), 2, Qt::DashLine));
+    pendingConnection_->setZValue(10);
+    addItem(pendingConnection_);
+}
+
+void DesignerCanvas::followConnection(PortItem* port, QPointF scenePos) {
+    if (port != connectionSource_ || !pendingConnection_) return;
+    QLineF line = pendingConnection_->line();
+    line.setP2(scenePos);
+    pendingConnection_->setLine(line);
+    setTargetedPort(connectionEndAt(scenePos));
+}
+
+void DesignerCanvas::finishConnection(PortItem* port, QPointF scenePos) {
+    if (port != connectionSource_ || !pendingConnection_) return;
+    PortItem* end = connectionEndAt(scenePos);
+    cancelMode();
+    if (!end) return;
+    // A drag from an output feeds the node it ends on; a drag from an input reads from it.
+    const bool fromOutput = port->kind() == PortItem::Kind::Output;
+    const QString from = (fromOutput ? port : end)->node()->name();
+    const QString to = (fromOutput ? end : port)->node()->name();
+    tryEdit([&] { document_->connectNodes(from, to); });
+}
+
+PortItem* DesignerCanvas::connectionEndAt(QPointF scenePos) const {
+    NodeItem* node = nodeItemAt(scenePos, connectionSource_->node());
+    if (!node) return nullptr;
+    return connectionSource_->kind() == PortItem::Kind::Output ? node->inputPort() : node->outputPort();
+}
+
+void DesignerCanvas::setTargetedPort(PortItem* port) {
+    if (port == targetedPort_) return;
+    if (targetedPort_) targetedPort_->setTargeted(false);
+    targetedPort_ = port;
+    if (targetedPort_) targetedPort_->setTargeted(true);
 }
 
 void DesignerCanvas::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
-    if (pendingConnection_) {
-        NodeItem* source = connectionSource_;
-        cancelMode();
-        if (NodeItem* target = nodeItemAt(event->scenePos(), source))
-            tryEdit([&] { document_->connectNodes(source->name(), target->name()); });
-        return;
-    }
     QGraphicsScene::mouseReleaseEvent(event);
     QHash<QString, QPointF> moved;
     for (auto it = positionsAtPress_.cbegin(); it != positionsAtPress_.cend(); ++it)

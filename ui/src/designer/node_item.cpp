@@ -9,13 +9,12 @@
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/edge_item.h"
+#include "cnnstudio/ui/designer/port_item.h"
 #include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
 namespace {
 
-constexpr double portRadius = 5.5;
-constexpr double portHitRadius = 11.0;
 constexpr double cornerRadius = 8.0;
 constexpr double stripeWidth = 6.0;
 
@@ -27,26 +26,29 @@ NodeItem::NodeItem(const QString& name, const QString& layerType)
     : name_(name), layerType_(layerType) {
     const LayerTypeInfo* info = findLayerType(layerType.toStdString());
     category_ = info ? QString::fromStdString(info->category) : QString();
-    hasInputPort_ = !info || info->maxInputs != 0;
+    if (!info || info->maxInputs != 0) {
+        inputPort_ = new PortItem(PortItem::Kind::Input, this);
+        inputPort_->setPos(NodeMetrics::width / 2, 0);
+    }
+    outputPort_ = new PortItem(PortItem::Kind::Output, this);
+    outputPort_->setPos(NodeMetrics::width / 2, NodeMetrics::height);
     setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
     setAcceptHoverEvents(true);
     setToolTip(QString::fromStdString(info ? info->help : "unknown layer type " + layerType.toStdString()));
 }
 
-QRectF NodeItem::boundingRect() const {
-    return cardRect().adjusted(-3, -portRadius - 3, 3, portRadius + 3);
-}
+QRectF NodeItem::boundingRect() const { return cardRect().adjusted(-3, -3, 3, 3); }
 
 QPainterPath NodeItem::shape() const {
     QPainterPath path;
     path.addRoundedRect(cardRect(), cornerRadius, cornerRadius);
-    if (hasInputPort_) path.addEllipse(QPointF(NodeMetrics::width / 2, 0), portHitRadius, portHitRadius);
-    path.addEllipse(QPointF(NodeMetrics::width / 2, NodeMetrics::height), portHitRadius, portHitRadius);
     return path;
 }
 
 void NodeItem::setName(const QString& name) {
     name_ = name;
+    if (inputPort_) inputPort_->refreshToolTip();
+    outputPort_->refreshToolTip();
     update();
 }
 
@@ -80,14 +82,6 @@ QPointF NodeItem::inputPortScenePos(int slot, int slotCount) const {
 
 QPointF NodeItem::outputPortScenePos() const {
     return mapToScene(QPointF(NodeMetrics::width / 2, NodeMetrics::height));
-}
-
-NodeItem::Port NodeItem::portAt(QPointF scenePos) const {
-    const QPointF local = mapFromScene(scenePos);
-    auto near = [&](QPointF port) { return QLineF(local, port).length() <= portHitRadius; };
-    if (near(QPointF(NodeMetrics::width / 2, NodeMetrics::height))) return Port::Output;
-    if (hasInputPort_ && near(QPointF(NodeMetrics::width / 2, 0))) return Port::Input;
-    return Port::None;
 }
 
 void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) {
@@ -146,11 +140,6 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const QRectF costRect(left, 54, right - left, 22);
     painter->drawText(costRect, Qt::AlignLeft | Qt::AlignVCenter,
                       bodyMetrics.elidedText(costLine_, Qt::ElideRight, costRect.width()));
-
-    painter->setPen(QPen(text, 1.2));
-    painter->setBrush(accent);
-    if (hasInputPort_) painter->drawEllipse(QPointF(NodeMetrics::width / 2, 0), portRadius, portRadius);
-    painter->drawEllipse(QPointF(NodeMetrics::width / 2, NodeMetrics::height), portRadius, portRadius);
 }
 
 QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) {

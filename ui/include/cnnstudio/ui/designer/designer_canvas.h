@@ -1,9 +1,9 @@
 // DesignerCanvas: the scene of the network designer (after Qt's diagramscene example). It mirrors
 // a DesignDocument — one NodeItem per node, one EdgeItem per input edge — and turns the user's
 // gestures into document edits: drop a layer from the palette to add it (or pick it in the palette
-// and click where it goes: InsertNode mode), drag from an output port to another node to connect
-// (Connect mode while the line follows the mouse), drag nodes to move them, Delete to remove the
-// selection, Escape to leave a mode.
+// and click where it goes: InsertNode mode), drag from a port to another node to connect (the
+// PortItem owns the drag; Connect mode while the line follows the mouse), drag nodes to move
+// them, Delete to remove the selection, Escape to leave a mode.
 #pragma once
 
 #include <QGraphicsScene>
@@ -18,6 +18,7 @@ namespace cnnstudio::ui {
 class DesignDocument;
 class EdgeItem;
 class NodeItem;
+class PortItem;
 
 class DesignerCanvas : public QGraphicsScene {
     Q_OBJECT
@@ -59,7 +60,6 @@ signals:
 
 protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
-    void mouseMoveEvent(QGraphicsSceneMouseEvent* event) override;
     void mouseReleaseEvent(QGraphicsSceneMouseEvent* event) override;
     void dragEnterEvent(QGraphicsSceneDragDropEvent* event) override;
     void dragMoveEvent(QGraphicsSceneDragDropEvent* event) override;
@@ -69,19 +69,27 @@ protected:
 
 private:
     void rebuild();
+    void growSceneRect();
     void addNodeItem(const QString& name);
     void addNodeWithEdges(const QString& name);  // the node, its input edges and its output edges
     void removeNodeItem(const QString& name);
     void rebuildInputEdges(const QString& name);
     void refreshAnalysis();
     NodeItem* nodeItemAt(QPointF scenePos, const NodeItem* except = nullptr) const;
+    void startConnection(PortItem* port, QPointF scenePos);
+    void followConnection(PortItem* port, QPointF scenePos);
+    void finishConnection(PortItem* port, QPointF scenePos);
+    // The port of the node under scenePos that the connection being drawn would end on.
+    PortItem* connectionEndAt(QPointF scenePos) const;
+    void setTargetedPort(PortItem* port);
     template <typename Edit> void tryEdit(Edit&& edit);
     void setMode(Mode mode);
 
     DesignDocument* document_;
     QHash<QString, NodeItem*> nodes_;
     QGraphicsLineItem* pendingConnection_ = nullptr;
-    NodeItem* connectionSource_ = nullptr;
+    PortItem* connectionSource_ = nullptr;
+    PortItem* targetedPort_ = nullptr;
     QHash<QString, QPointF> positionsAtPress_;
     QString lastSelected_;
     bool exporting_ = false;

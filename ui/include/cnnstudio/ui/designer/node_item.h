@@ -1,7 +1,7 @@
 // NodeItem: one layer on the designer canvas — a card with the node's name and type, its output
 // shape, parameters and FLOPs from the live shape analysis, an input port on top (none for an
-// Input node) and an output port at the bottom. A node the analysis rejects is drawn red and
-// carries the message as its tooltip.
+// Input node) and an output port at the bottom, each a PortItem child that owns the connecting
+// drag. A node the analysis rejects is drawn red and carries the message as its tooltip.
 #pragma once
 
 #include <QGraphicsItem>
@@ -13,11 +13,11 @@
 namespace cnnstudio::ui {
 
 class EdgeItem;
+class PortItem;
 
 class NodeItem : public QGraphicsItem {
 public:
     enum { Type = UserType + 1 };
-    enum class Port { None, Input, Output };
 
     NodeItem(const QString& name, const QString& layerType);
 
@@ -29,7 +29,10 @@ public:
     QString name() const { return name_; }
     void setName(const QString& name);
     QString layerType() const { return layerType_; }
-    bool hasInputPort() const { return hasInputPort_; }
+    QString category() const { return category_; }
+    bool hasInputPort() const { return inputPort_ != nullptr; }
+    PortItem* inputPort() const { return inputPort_; }  // null for an Input node
+    PortItem* outputPort() const { return outputPort_; }
 
     // info: the analysis of this node (null when the analysis has none); problem: empty when fine.
     void setAnalysis(const NodeInfo* info, const QString& problem);
@@ -38,7 +41,6 @@ public:
 
     QPointF inputPortScenePos(int slot = 0, int slotCount = 1) const;
     QPointF outputPortScenePos() const;
-    Port portAt(QPointF scenePos) const;
 
     void addEdge(EdgeItem* edge) { edges_.append(edge); }
     void removeEdge(EdgeItem* edge) { edges_.removeAll(edge); }
@@ -49,7 +51,8 @@ protected:
 
 private:
     QString name_, layerType_, category_;
-    bool hasInputPort_ = true;
+    PortItem* inputPort_ = nullptr;
+    PortItem* outputPort_ = nullptr;
     QString shapeLine_, costLine_, problem_;
     QList<EdgeItem*> edges_;
 };
