@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QApplication>
+#include <QClipboard>
 #include <QFile>
+#include <QGraphicsSceneContextMenuEvent>
+#include <QMenu>
 #include <QGraphicsLineItem>
 #include <QGraphicsSceneDragDropEvent>
 #include <QGraphicsSceneMouseEvent>
@@ -227,6 +231,110 @@ void DesignerCanvas::addNodeAt(const QString& type, QPointF scenePos) {
             type, scenePos - QPointF(NodeMetrics::width / 2, NodeMetrics::height / 2));
         selectNode(name);
     });
+}
+
+void DesignerCanvas::addNodeBelowSelection(const QString& type) {
+    QString anchor = selectedNode();
+    if (anchor.isEmpty() && !document_->spec().nodes.empty())
+        anchor = QString::fromStdString(document_->spec().nodes.back().name);
+    tryEdit([&] { selectNode(document_->addNode(type, document_->placeBelow(anchor))); });
+}
+
+void DesignerCanvas::selectNodes(const QStringList& names) {
+    clearSelection();
+    for (const QString& name : names)
+        if (NodeItem* item = nodes_.value(name)) item->setSelected(true);
+    if (!names.isEmpty())
+        if (NodeItem* first = nodes_.value(names.first()))
+            for (QGraphicsView* view : views()) view->ensureVisible(first, 40, 40);
+}
+
+bool DesignerCanvas::canPaste() const {
+    const QMimeData* data = QApplication::clipboard()->mimeData();
+    return data && data->hasFormat(nodesMimeType);
+}
+
+void DesignerCanvas::copySelection() {
+    const NetworkSpec fragment = document_->copyNodes(selectedNodeNames());
+    if (fragment.nodes.empty()) {
+        emit editRefused(tr("Select the layers to copy first (the Input is never copied)."));
+        return;
+    }
+    auto* data = new QMimeData;
+    const QByteArray json = QByteArray::fromStdString(fragment.toJson().dump(2));
+    data->setData(nodesMimeType, json);
+    data->setText(QString::fromUtf8(json));
+    QApplication::clipboard()->setMimeData(data);
+}
+
+void DesignerCanvas::paste() {
+    tryEdit([&] {
+        if (!canPaste()) return;
+        const NetworkSpec fragment = NetworkSpec::fromJson(
+            nlohmann::json::parse(QApplication::clipboard()->mimeData()->data(nodesMimeType).toStdString()));
+        QRectF copiedFrom;
+        for (const auto& [name, position] : fragment.layout)
+            copiedFrom = copiedFrom.united(QRectF(QPointF(position.first, position.second),
+                                                  QSizeF(NodeMetrics::width, NodeMetrics::height)));
+        selectNodes(document_->pasteNodes(fragment, document_->freePlaceFor(copiedFrom)));
+    });
+}
+
+void DesignerCanvas::pasteAt(QPointF scenePos) {
+    tryEdit([&] {
+        if (!canPaste()) return;
+        const NetworkSpec fragment = NetworkSpec::fromJson(
+            nlohmann::json::parse(QApplication::clipboard()->mimeData()->data(nodesMimeType).toStdString()));
+        selectNodes(document_->pasteNodes(fragment, scenePos));
+    });
+}
+
+void DesignerCanvas::duplicateSelection() {
+    tryEdit([&] {
+        const QStringList copies = document_->duplicateNodes(selectedNodeNames());
+        if (copies.isEmpty()) emit editRefused(tr("Select the layers to duplicate first (the Input is never copied)."));
+        else selectNodes(copies);
+    });
+}
+
+std::unique_ptr<QMenu> DesignerCanvas::contextMenuAt(QPointF scenePos) {
+    auto menu = std::make_unique<QMenu>();
+    if (NodeItem* node = nodeItemAt(scenePos)) {
+        if (!node->isSelected()) selectNode(node->name());
+        const QString name = node->name();
+        const int count = int(selectedNodeNames().size());
+        menu->addAction(tr("Duplicate"), this, &DesignerCanvas::duplicateSelection);
+        menu->addAction(tr("Copy"), this, &DesignerCanvas::copySelection);
+        if (count == 1) menu->addAction(tr("Rename %1…").arg(name), this, [this, name] { emit renameRequested(name); });
+        menu->addSeparator();
+        menu->addAction(count == 1 ? tr("Delete %1").arg(name) : tr("Delete %n layer(s)", nullptr, count), this,
+                        &DesignerCanvas::deleteSelection);
+        return menu;
+    }
+    QAction* paste = menu->addAction(tr("Paste here"), this, [this, scenePos] { pasteAt(scenePos); });
+    paste->setEnabled(canPaste());
+    addLayerMenu(menu->addMenu(tr("Add layer here")), scenePos);
+    menu->addSeparator();
+    menu->addAction(tr("Fit network"), this, &DesignerCanvas::fitRequested);
+    return menu;
+}
+
+void DesignerCanvas::addLayerMenu(QMenu* menu, QPointF scenePos) {
+    QHash<QString, QMenu*> categories;
+    for (const LayerTypeInfo& info : layerTypes()) {
+        const QString category = QString::fromStdString(info.category);
+        QMenu*& submenu = categories[category];
+        if (!submenu) submenu = menu->addMenu(category);
+        const QString type = QString::fromStdString(info.type);
+        submenu->addAction(type, this, [this, type, scenePos] { addNodeAt(type, scenePos); });
+    }
+}
+
+void DesignerCanvas::contextMenuEvent(QGraphicsSceneContextMenuEvent* event) {
+    if (mode_ != Mode::Select) cancelMode();
+    std::unique_ptr<QMenu> menu = contextMenuAt(event->scenePos());
+    menu->exec(event->screenPos());
+    event->accept();
 }
 
 void DesignerCanvas::setMode(Mode mode) {

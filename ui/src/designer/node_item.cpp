@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/designer/node_item.h"
 
+#include <algorithm>
+
 #include <QApplication>
 #include <QPainter>
 #include <QPalette>
@@ -11,12 +13,16 @@
 #include "cnnstudio/ui/designer/edge_item.h"
 #include "cnnstudio/ui/designer/port_item.h"
 #include "common/layer_colors.h"
+#include "designer/tool_tips.h"
 
 namespace cnnstudio::ui {
 namespace {
 
 constexpr double cornerRadius = 8.0;
 constexpr double stripeWidth = 6.0;
+// Below this many screen pixels per scene unit a card shows only its name, this many pixels high.
+constexpr double summaryBelowScale = 0.45;
+constexpr double summaryTextPixels = 11.0;
 
 QRectF cardRect() { return QRectF(0, 0, NodeMetrics::width, NodeMetrics::height); }
 
@@ -34,7 +40,7 @@ NodeItem::NodeItem(const QString& name, const QString& layerType)
     outputPort_->setPos(NodeMetrics::width / 2, NodeMetrics::height);
     setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
     setAcceptHoverEvents(true);
-    setToolTip(QString::fromStdString(info ? info->help : "unknown layer type " + layerType.toStdString()));
+    setToolTip(wrappedToolTip(QString::fromStdString(info ? info->help : "unknown layer type " + layerType.toStdString())));
 }
 
 QRectF NodeItem::boundingRect() const { return cardRect().adjusted(-3, -3, 3, 3); }
@@ -66,7 +72,7 @@ void NodeItem::setAnalysis(const NodeInfo* info, const QString& problem) {
     }
     const LayerTypeInfo* type = findLayerType(layerType_.toStdString());
     const QString help = type ? QString::fromStdString(type->help) : QString();
-    setToolTip(problem.isEmpty() ? help : QObject::tr("%1: %2").arg(name_, problem));
+    setToolTip(wrappedToolTip(problem.isEmpty() ? help : QObject::tr("%1: %2").arg(name_, problem)));
     update();
 }
 
@@ -111,6 +117,20 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->drawPath(card);
 
     const double left = stripeWidth + 8, right = NodeMetrics::width - 8;
+    // Zoomed far out (a big network fitted whole) the card's lines would be specks: draw only the
+    // name, large enough to read, so the overview still says which layer is where.
+    const double screenScale = option->levelOfDetailFromTransform(painter->worldTransform());
+    if (screenScale < summaryBelowScale) {
+        QFont summaryFont = painter->font();
+        summaryFont.setBold(true);
+        summaryFont.setPixelSize(int(std::min(summaryTextPixels / screenScale, NodeMetrics::height * 0.6)));
+        painter->setFont(summaryFont);
+        painter->setPen(text);
+        const QRectF nameRect(left, 0, right - left, NodeMetrics::height);
+        painter->drawText(nameRect, Qt::AlignLeft | Qt::AlignVCenter,
+                          QFontMetricsF(summaryFont).elidedText(name_, Qt::ElideRight, nameRect.width()));
+        return;
+    }
     QFont titleFont = painter->font();
     titleFont.setBold(true);
     painter->setFont(titleFont);

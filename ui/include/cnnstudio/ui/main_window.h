@@ -62,6 +62,7 @@ protected:
 
 private:
     void createActions();
+    void createDesignEditActions();
     void refreshPaintedIcons();
     void createMenus();
     void createToolBar();
@@ -117,6 +118,11 @@ private:
     QAction* stopAction_ = nullptr;
     QAction* killAction_ = nullptr;
     QAction* aboutAction_ = nullptr;
+    // The Design page's clipboard and analysis.
+    QAction* copyAction_ = nullptr;
+    QAction* pasteAction_ = nullptr;
+    QAction* duplicateAction_ = nullptr;
+    QAction* analyzeAction_ = nullptr;
 };
 
 }  // namespace cnnstudio::ui

@@ -3,8 +3,12 @@
 // gestures into document edits: drop a layer from the palette to add it (or pick it in the palette
 // and click where it goes: InsertNode mode), drag from a port to another node to connect (the
 // PortItem owns the drag; Connect mode while the line follows the mouse), drag nodes to move
-// them, Delete to remove the selection, Escape to leave a mode.
+// them, Delete to remove the selection, Escape to leave a mode. Copy, paste and duplicate work on
+// the selected nodes (the clipboard carries them as a spec fragment), and the right button opens
+// a menu for the node under it or for the canvas.
 #pragma once
+
+#include <memory>
 
 #include <QGraphicsScene>
 #include <QHash>
@@ -12,6 +16,7 @@
 #include <QStringList>
 
 class QGraphicsLineItem;
+class QMenu;
 
 namespace cnnstudio::ui {
 
@@ -26,6 +31,8 @@ class DesignerCanvas : public QGraphicsScene {
 public:
     // The MIME type LayerPalette drags carry: the layer type's name, UTF-8.
     static constexpr const char* layerMimeType = "application/x-cnnstudio-layer-type";
+    // The MIME type of copied nodes: a spec fragment (DesignDocument::copyNodes) as JSON.
+    static constexpr const char* nodesMimeType = "application/x-cnnstudio-nodes";
 
     enum class Mode { Select, InsertNode, Connect };
 
@@ -39,6 +46,11 @@ public:
     QString selectedNode() const;  // the one selected node, empty unless exactly one
     Mode mode() const { return mode_; }
     QString insertType() const { return insertType_; }
+    bool canPaste() const;  // the clipboard holds copied nodes
+
+    // The menu the right button opens at scenePos: for the node there (selecting it first), or
+    // for the canvas. Public so tests can read and trigger it without a modal menu.
+    std::unique_ptr<QMenu> contextMenuAt(QPointF scenePos);
 
     // Renders the drawing (everything, unselected) to files; throws Error when a file cannot be written.
     QImage renderImage(double scale = 2.0);
@@ -49,6 +61,12 @@ public slots:
     void selectNode(const QString& name);  // and scrolls the views to it
     void deleteSelection();
     void addNodeAt(const QString& type, QPointF scenePos);  // centred on scenePos
+    // In free space below the selected node, or below the last node when none is selected.
+    void addNodeBelowSelection(const QString& type);
+    void copySelection();
+    void paste();  // beside where the nodes were copied from, in free space
+    void pasteAt(QPointF scenePos);  // the copied nodes' top-left corner at scenePos
+    void duplicateSelection();
     void startInserting(const QString& type);  // the next click on the canvas places a `type` node
     void cancelMode();                          // back to Select
 
@@ -57,6 +75,8 @@ signals:
     // Something the user tried was refused (a connection that would make a cycle, ...).
     void editRefused(const QString& message);
     void modeChanged(Mode mode);
+    void renameRequested(const QString& node);  // the user asked to rename it (context menu)
+    void fitRequested();                        // the user asked to see the whole network
 
 protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
@@ -66,6 +86,7 @@ protected:
     void dropEvent(QGraphicsSceneDragDropEvent* event) override;
     void drawBackground(QPainter* painter, const QRectF& rect) override;
     void keyPressEvent(QKeyEvent* event) override;
+    void contextMenuEvent(QGraphicsSceneContextMenuEvent* event) override;
 
 private:
     void rebuild();
@@ -82,6 +103,8 @@ private:
     // The port of the node under scenePos that the connection being drawn would end on.
     PortItem* connectionEndAt(QPointF scenePos) const;
     void setTargetedPort(PortItem* port);
+    void selectNodes(const QStringList& names);
+    void addLayerMenu(QMenu* menu, QPointF scenePos);
     template <typename Edit> void tryEdit(Edit&& edit);
     void setMode(Mode mode);
 
