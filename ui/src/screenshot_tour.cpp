@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QPixmap>
+#include <QSize>
 #include <QTabWidget>
 #include <QThread>
 
@@ -85,26 +86,34 @@ QPalette darkPalette() {
     return palette;
 }
 
-QStringList saveScreenshots(MainWindow& window, const QString& directory) {
-    if (!QDir().mkpath(directory))
-        throw Error("cannot create the screenshot folder", directory.toStdString());
-    window.resize(1440, 900);
-    window.show();
-    settle();
+namespace {
 
-    // The newest runs of the runs folder feed the dashboard and the comparison.
+// The window sizes every page is shown at: the smallest the layout supports, and full HD.
+const QSize windowSizes[] = {{1024, 700}, {1920, 1080}};
+
+// One picture of the tour: its file name (without size and palette) and how to bring the window
+// there. `prepare` returns false when there is nothing to show (no recorded runs, say).
+struct TourShot {
+    QString name;
+    std::function<bool()> prepare;
+    bool alsoDark = true;  // plain widgets say all in the light palette
+};
+
+// The pictures, in order. Add a page's shots as one block here.
+QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records) {
     RunHistoryArea* history = window.historyArea();
-    waitUntil([&] { return !history->panel()->isScanning(); }, loadTimeoutMs);
-    const QList<RunRecord> records = history->panel()->records();
-    DatasetPicker* datasets = window.trainArea()->settingsPanel()->datasetPicker();
-    waitUntil([&] { return !datasets->isLoadingPreview(); }, loadTimeoutMs);
+    TrainingRun* liveRun = window.trainingSession()->liveRun();
+    QTabWidget* settingsPages = window.trainArea()->settingsPanel()->pages();
+    // The newest run that completed shows best; the others are compared with it.
+    QString shownRun;
+    QStringList comparedRuns;
+    for (const RunRecord& record : records)
+        if (shownRun.isEmpty() && record.status == QObject::tr("completed")) shownRun = record.directory;
+    if (shownRun.isEmpty() && !records.isEmpty()) shownRun = records.first().directory;
+    for (const RunRecord& record : records) comparedRuns << record.directory;
 
-    QStringList files;
-    const QPalette light = QApplication::palette();
-    for (const bool dark : {false, true}) {
-        QApplication::setPalette(dark ? darkPalette() : light);
-        const QString suffix = dark ? QStringLiteral("-dark") : QString();
-
+    QList<TourShot> shots;
+    shots << TourShot{"designer", [&window] {
         window.showArea(MainWindow::Area::Design);
         DesignArea* design = window.designArea();
         design->view()->fitToContents();
@@ -113,39 +122,76 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
                 design->canvas()->selectNode(QString::fromStdString(node.name));
                 break;
             }
-        files << grabTo(window, directory, "designer" + suffix);
+        return true;
+    }};
 
-        TrainingRun* liveRun = window.trainingSession()->liveRun();
+    shots << TourShot{"run-settings", [&window, liveRun, settingsPages] {
         liveRun->clear();
         window.showArea(MainWindow::Area::Train);
-        QTabWidget* pages = window.trainArea()->settingsPanel()->pages();
-        if (!dark) {  // plain widgets: the light pictures say all
-            pages->setCurrentIndex(2);
-            files << grabTo(window, directory, "run-settings-hardware");
-            pages->setCurrentIndex(0);
-            files << grabTo(window, directory, "run-settings");
-        }
+        settingsPages->setCurrentIndex(0);
+        return true;
+    }, false};
+    shots << TourShot{"run-settings-training", [&window, settingsPages] {
+        window.showArea(MainWindow::Area::Train);
+        settingsPages->setCurrentIndex(1);
+        return true;
+    }, false};
+    shots << TourShot{"run-settings-hardware", [&window, settingsPages] {
+        window.showArea(MainWindow::Area::Train);
+        settingsPages->setCurrentIndex(2);
+        return true;
+    }, false};
+    shots << TourShot{"training-dashboard", [&window, liveRun, settingsPages, shownRun] {
+        if (shownRun.isEmpty()) return false;
+        window.showArea(MainWindow::Area::Train);
+        settingsPages->setCurrentIndex(1);
+        liveRun->loadEventsFile(shownRun);
+        window.trainArea()->dashboard()->refreshNow();
+        return true;
+    }};
+    shots << TourShot{"run-history", [&window, history, shownRun] {
+        if (shownRun.isEmpty()) return false;
+        window.openRunInHistory(shownRun, true);
+        history->dashboard()->refreshNow();
+        return true;
+    }};
+    shots << TourShot{"run-history-compare", [&window, history, comparedRuns] {
+        if (comparedRuns.size() < 2) return false;
+        window.showArea(MainWindow::Area::History);
+        history->panel()->selectRuns(comparedRuns);
+        history->compareRuns(comparedRuns[0], comparedRuns[1]);
+        history->dashboard()->refreshNow();
+        return true;
+    }};
+    return shots;
+}
 
-        if (!records.isEmpty()) {
-            // The newest run that completed shows best; the next one is compared with it.
-            qsizetype shown = 0;
-            for (qsizetype i = 0; i < records.size(); ++i)
-                if (records[i].status == QObject::tr("completed")) {
-                    shown = i;
-                    break;
-                }
-            const QString run = records[shown].directory;
-            liveRun->loadEventsFile(run);
-            window.trainArea()->dashboard()->refreshNow();
-            files << grabTo(window, directory, "training-dashboard" + suffix);
-            window.openRunInHistory(run, true);
-            if (records.size() >= 2) {
-                const QString other = records[shown == 0 ? 1 : 0].directory;
-                history->panel()->selectRuns({run, other});
-                history->compareRuns(run, other);
-            }
-            history->dashboard()->refreshNow();
-            files << grabTo(window, directory, "run-history" + suffix);
+}  // namespace
+
+QStringList saveScreenshots(MainWindow& window, const QString& directory) {
+    if (!QDir().mkpath(directory))
+        throw Error("cannot create the screenshot folder", directory.toStdString());
+    window.resize(windowSizes[0]);
+    window.show();
+    settle();
+
+    // The runs of the runs folder feed the dashboard and the comparison.
+    RunHistoryArea* history = window.historyArea();
+    waitUntil([&] { return !history->panel()->isScanning(); }, loadTimeoutMs);
+    DatasetPicker* datasets = window.trainArea()->settingsPanel()->datasetPicker();
+    waitUntil([&] { return !datasets->isLoadingPreview(); }, loadTimeoutMs);
+    const QList<TourShot> shots = tourShots(window, history->panel()->records());
+
+    QStringList files;
+    const QPalette light = QApplication::palette();
+    for (const QSize& size : windowSizes) {
+        window.resize(size);
+        const QString sizeName = QStringLiteral("-%1x%2").arg(size.width()).arg(size.height());
+        for (const bool dark : {false, true}) {
+            QApplication::setPalette(dark ? darkPalette() : light);
+            for (const TourShot& shot : shots)
+                if ((!dark || shot.alsoDark) && shot.prepare())
+                    files << grabTo(window, directory, shot.name + sizeName + (dark ? "-dark" : ""));
         }
     }
     QApplication::setPalette(light);
