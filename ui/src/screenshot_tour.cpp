@@ -113,15 +113,29 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records) {
     for (const RunRecord& record : records) comparedRuns << record.directory;
 
     QList<TourShot> shots;
-    shots << TourShot{"designer", [&window] {
+    // The Design page: the whole network fitted in the view, then its per-layer analysis.
+    auto showDesignFitted = [&window] {
         window.showArea(MainWindow::Area::Design);
         DesignArea* design = window.designArea();
+        design->showProblems();
+        settle();  // the view takes the window's new size before it fits
         design->view()->fitToContents();
         for (const NodeSpec& node : window.document()->spec().nodes)
             if (node.type == "Conv2D") {
                 design->canvas()->selectNode(QString::fromStdString(node.name));
                 break;
             }
+        return design;
+    };
+    shots << TourShot{"designer", [showDesignFitted] {
+        showDesignFitted();
+        return true;
+    }};
+    shots << TourShot{"designer-analysis", [showDesignFitted] {
+        DesignArea* design = showDesignFitted();
+        design->showAnalysis();
+        settle();
+        design->view()->fitToContents();
         return true;
     }};
 

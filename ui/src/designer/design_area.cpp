@@ -19,6 +19,12 @@
 #include "cnnstudio/ui/designer/problems_panel.h"
 
 namespace cnnstudio::ui {
+namespace {
+
+// The part of the page's height the analysis table takes when asked for.
+constexpr double analysisShare = 0.45;
+
+}  // namespace
 
 DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
     canvas_ = new DesignerCanvas(document_, this);
@@ -54,15 +60,15 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     canvasLayout->addLayout(nameRow);
     canvasLayout->addWidget(view_, 1);
 
-    auto* centre = new QSplitter(Qt::Vertical, this);
-    centre->addWidget(canvasColumn);
-    centre->addWidget(bottomTabs_);
-    centre->setStretchFactor(0, 5);
-    centre->setStretchFactor(1, 1);
-    centre->setSizes({800, 150});
+    centre_ = new QSplitter(Qt::Vertical, this);
+    centre_->addWidget(canvasColumn);
+    centre_->addWidget(bottomTabs_);
+    centre_->setStretchFactor(0, 5);
+    centre_->setStretchFactor(1, 1);
+    centre_->setSizes({800, 150});
     auto* columns = new QSplitter(Qt::Horizontal, this);
     columns->addWidget(palette_);
-    columns->addWidget(centre);
+    columns->addWidget(centre_);
     columns->addWidget(inspector_);
     columns->setStretchFactor(0, 0);
     columns->setStretchFactor(1, 1);
@@ -114,10 +120,23 @@ void DesignArea::refreshProblemsTab(int count) {
 
 void DesignArea::showAnalysis() {
     bottomTabs_->setCurrentWidget(analysis_);
+    // A table of every layer needs more than the few lines the problems list gets.
+    const QList<int> sizes = centre_->sizes();
+    const int total = sizes.value(0) + sizes.value(1);
+    if (sizes.value(1) < total * analysisShare) {
+        sizesBeforeAnalysis_ = sizes;
+        const int table = int(total * analysisShare);
+        centre_->setSizes({total - table, table});
+    }
     analysis_->showLayer(canvas_->selectedNode());
 }
 
-void DesignArea::showProblems() { bottomTabs_->setCurrentWidget(problems_); }
+void DesignArea::showProblems() {
+    bottomTabs_->setCurrentWidget(problems_);
+    // Back to the room the canvas had before the analysis table took it.
+    if (!sizesBeforeAnalysis_.isEmpty()) centre_->setSizes(sizesBeforeAnalysis_);
+    sizesBeforeAnalysis_.clear();
+}
 
 void DesignArea::commitNetworkName() {
     try {

@@ -3,9 +3,11 @@
 // inspector on the right — all observing one DesignDocument.
 #pragma once
 
+#include <QList>
 #include <QWidget>
 
 class QLineEdit;
+class QSplitter;
 class QTabWidget;
 
 namespace cnnstudio::ui {
@@ -54,7 +56,9 @@ private:
     InspectorPanel* inspector_;
     ProblemsPanel* problems_;
     AnalysisPanel* analysis_;
+    QSplitter* centre_;  // the canvas over the problems and analysis tabs
     QTabWidget* bottomTabs_;
+    QList<int> sizesBeforeAnalysis_;  // empty unless showAnalysis enlarged the table
     QLineEdit* networkName_;
     bool placingHintShown_ = false;
 };
