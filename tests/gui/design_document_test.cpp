@@ -244,7 +244,7 @@ private slots:
         QCOMPARE(fragment.find(net.conv.toStdString())->inputs, std::vector<std::string>{});
         QCOMPARE(fragment.find(net.relu.toStdString())->inputs, std::vector<std::string>{net.conv.toStdString()});
         QCOMPARE(fragment.find(net.dense.toStdString())->inputs, std::vector<std::string>{});  // flatten not copied
-        QCOMPARE(fragment.find(net.conv.toStdString())->params, document.spec().find(net.conv.toStdString())->params);
+        QVERIFY(fragment.find(net.conv.toStdString())->params == document.spec().find(net.conv.toStdString())->params);
         QVERIFY(fragment.layout.count(net.relu.toStdString()));
     }
 

@@ -52,8 +52,10 @@ QStringList actionTexts(QMenu& menu) {
 
 QTreeWidgetItem* paletteItem(cnnstudio::ui::LayerPalette& palette, const QString& type) {
     auto* tree = palette.findChild<QTreeWidget*>("layerTree");
-    const QList<QTreeWidgetItem*> found = tree->findItems(type, Qt::MatchExactly | Qt::MatchRecursive);
-    return found.isEmpty() ? nullptr : found.first();
+    // Layers sit under their category, and the Input category has an Input layer: skip the groups.
+    for (QTreeWidgetItem* item : tree->findItems(type, Qt::MatchExactly | Qt::MatchRecursive))
+        if (item->parent()) return item;
+    return nullptr;
 }
 
 QRectF cardAt(const DesignDocument& document, const QString& node) {
@@ -210,7 +212,7 @@ private slots:
             QTreeWidgetItem* item = paletteItem(palette, QString::fromStdString(info.type));
             QVERIFY(item);
             // Qt wraps only rich-text tooltips; plain text stays on one line, off the screen.
-            QVERIFY2(Qt::mightBeRichText(item->toolTip(0)), qPrintable(item->toolTip(0)));
+            QVERIFY2(Qt::mightBeRichText(item->toolTip(0)), qPrintable(QString::fromStdString(info.type) + ": " + item->toolTip(0)));
         }
     }
 

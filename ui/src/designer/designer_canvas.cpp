@@ -6,14 +6,14 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QFile>
-#include <QGraphicsSceneContextMenuEvent>
-#include <QMenu>
 #include <QGraphicsLineItem>
+#include <QGraphicsSceneContextMenuEvent>
 #include <QGraphicsSceneDragDropEvent>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
 #include <QImage>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMimeData>
 #include <QPainter>
 #include <QSvgGenerator>
@@ -267,11 +267,18 @@ void DesignerCanvas::copySelection() {
     QApplication::clipboard()->setMimeData(data);
 }
 
+NetworkSpec DesignerCanvas::clipboardFragment() const {
+    const QByteArray json = QApplication::clipboard()->mimeData()->data(nodesMimeType);
+    const nlohmann::json document = nlohmann::json::parse(json.toStdString(), nullptr, false);
+    if (document.is_discarded())
+        throw Error("the clipboard holds no layers CNN Studio can read", "", "copy the layers again");
+    return NetworkSpec::fromJson(document);
+}
+
 void DesignerCanvas::paste() {
     tryEdit([&] {
         if (!canPaste()) return;
-        const NetworkSpec fragment = NetworkSpec::fromJson(
-            nlohmann::json::parse(QApplication::clipboard()->mimeData()->data(nodesMimeType).toStdString()));
+        const NetworkSpec fragment = clipboardFragment();
         QRectF copiedFrom;
         for (const auto& [name, position] : fragment.layout)
             copiedFrom = copiedFrom.united(QRectF(QPointF(position.first, position.second),
@@ -282,10 +289,7 @@ void DesignerCanvas::paste() {
 
 void DesignerCanvas::pasteAt(QPointF scenePos) {
     tryEdit([&] {
-        if (!canPaste()) return;
-        const NetworkSpec fragment = NetworkSpec::fromJson(
-            nlohmann::json::parse(QApplication::clipboard()->mimeData()->data(nodesMimeType).toStdString()));
-        selectNodes(document_->pasteNodes(fragment, scenePos));
+        if (canPaste()) selectNodes(document_->pasteNodes(clipboardFragment(), scenePos));
     });
 }
 

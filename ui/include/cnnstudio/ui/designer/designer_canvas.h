@@ -15,6 +15,8 @@
 #include <QPointF>
 #include <QStringList>
 
+#include "cnnstudio/spec.h"
+
 class QGraphicsLineItem;
 class QMenu;
 
@@ -104,6 +106,7 @@ private:
     PortItem* connectionEndAt(QPointF scenePos) const;
     void setTargetedPort(PortItem* port);
     void selectNodes(const QStringList& names);
+    NetworkSpec clipboardFragment() const;  // throws Error when the clipboard's layers cannot be read
     void addLayerMenu(QMenu* menu, QPointF scenePos);
     template <typename Edit> void tryEdit(Edit&& edit);
     void setMode(Mode mode);
