@@ -298,6 +298,21 @@ private slots:
         }
     }
 
+    void zoomedFarOutTheCardsCarryReadableLabels() {
+        DesignDocument document;
+        document.loadPreset("fer-cnn");
+        DesignArea area(&document);
+        area.resize(1024, 700);
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        area.view()->fitToContents();
+        QVERIFY(area.view()->zoom() < NodeItem::overviewBelowScale);
+        NodeItem* conv = area.canvas()->nodeItem("conv1_1");
+        QVERIFY(conv && conv->isOverview());
+        area.view()->resetZoom();
+        QVERIFY(!conv->isOverview());
+    }
+
     void pickingALayerThenClickingPlacesIt() {
         DesignDocument document;
         document.newNetwork();

@@ -16,6 +16,7 @@
 #include "cnnstudio/ui/designer/designer_view.h"
 #include "cnnstudio/ui/designer/inspector_panel.h"
 #include "cnnstudio/ui/designer/layer_palette.h"
+#include "cnnstudio/ui/designer/node_item.h"
 #include "cnnstudio/ui/designer/problems_panel.h"
 
 namespace cnnstudio::ui {
@@ -98,6 +99,8 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     connect(canvas_, &DesignerCanvas::selectedNodeChanged, analysis_, &AnalysisPanel::showLayer);
     connect(canvas_, &DesignerCanvas::renameRequested, this, &DesignArea::renameNode);
     connect(canvas_, &DesignerCanvas::fitRequested, view_, &DesignerView::fitToContents);
+    connect(view_, &DesignerView::zoomChanged, canvas_,
+            [this](double zoom) { canvas_->setOverview(zoom < NodeItem::overviewBelowScale); });
     connect(problems_, &ProblemsPanel::nodeActivated, canvas_, &DesignerCanvas::selectNode);
     connect(analysis_, &AnalysisPanel::nodeActivated, canvas_, &DesignerCanvas::selectNode);
     connect(problems_, &ProblemsPanel::problemCountChanged, this, &DesignArea::refreshProblemsTab);

@@ -121,6 +121,7 @@ void DesignerCanvas::addNodeItem(const QString& name) {
     if (!node || nodes_.contains(name)) return;
     auto* item = new NodeItem(name, QString::fromStdString(node->type));
     item->setPos(document_->position(name));
+    item->setOverview(overview_);
     addItem(item);
     nodes_.insert(name, item);
     for (PortItem* port : {item->inputPort(), item->outputPort()}) {
@@ -129,6 +130,11 @@ void DesignerCanvas::addNodeItem(const QString& name) {
         connect(port, &PortItem::connectionDragMoved, this, &DesignerCanvas::followConnection);
         connect(port, &PortItem::connectionDragFinished, this, &DesignerCanvas::finishConnection);
     }
+}
+
+void DesignerCanvas::setOverview(bool overview) {
+    overview_ = overview;
+    for (NodeItem* node : std::as_const(nodes_)) node->setOverview(overview);
 }
 
 void DesignerCanvas::addNodeWithEdges(const QString& name) {
@@ -485,6 +491,8 @@ QImage DesignerCanvas::renderImage(double scale) {
     const QList<QGraphicsItem*> selection = selectedItems();
     clearSelection();
     exporting_ = true;
+    const bool overview = overview_;
+    setOverview(false);  // an exported drawing shows the full cards, never the overview labels
     const QRectF source = itemsBoundingRect().adjusted(-exportMargin, -exportMargin, exportMargin, exportMargin);
     QImage image((source.size() * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
     image.fill(palette().color(QPalette::Base));
@@ -494,6 +502,7 @@ QImage DesignerCanvas::renderImage(double scale) {
         render(&painter, QRectF(QPointF(0, 0), source.size() * scale), source);
     }
     exporting_ = false;
+    setOverview(overview);
     for (QGraphicsItem* item : selection) item->setSelected(true);
     return image;
 }
@@ -514,6 +523,8 @@ void DesignerCanvas::exportSvg(const QString& path) {
     const QList<QGraphicsItem*> selection = selectedItems();
     clearSelection();
     exporting_ = true;
+    const bool overview = overview_;
+    setOverview(false);  // an exported drawing shows the full cards, never the overview labels
     const QRectF source = itemsBoundingRect().adjusted(-exportMargin, -exportMargin, exportMargin, exportMargin);
     QSvgGenerator generator;
     generator.setFileName(path);
@@ -527,6 +538,7 @@ void DesignerCanvas::exportSvg(const QString& path) {
         render(&painter, QRectF(QPointF(0, 0), source.size()), source);
     }
     exporting_ = false;
+    setOverview(overview);
     for (QGraphicsItem* item : selection) item->setSelected(true);
 }
 

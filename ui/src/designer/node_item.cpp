@@ -1,7 +1,5 @@
 #include "cnnstudio/ui/designer/node_item.h"
 
-#include <algorithm>
-
 #include <QApplication>
 #include <QPainter>
 #include <QPalette>
@@ -20,13 +18,44 @@ namespace {
 
 constexpr double cornerRadius = 8.0;
 constexpr double stripeWidth = 6.0;
-// Below this many screen pixels per scene unit a card shows only its name, this many pixels high.
-constexpr double summaryBelowScale = 0.45;
-constexpr double summaryTextPixels = 11.0;
+constexpr double overviewLabelGap = 10.0;
 
 QRectF cardRect() { return QRectF(0, 0, NodeMetrics::width, NodeMetrics::height); }
 
 }  // namespace
+
+// The name and output shape beside a card in overview, at the same size on screen at any zoom.
+class OverviewLabel : public QGraphicsItem {
+public:
+    explicit OverviewLabel(QGraphicsItem* parent) : QGraphicsItem(parent) {
+        setFlag(ItemIgnoresTransformations);
+        setAcceptedMouseButtons(Qt::NoButton);
+        setVisible(false);
+    }
+
+    void setText(const QString& text) {
+        prepareGeometryChange();
+        text_ = text;
+    }
+
+    QRectF boundingRect() const override {
+        const QFontMetricsF metrics(QApplication::font());
+        return QRectF(0, -metrics.height() / 2 - 2, metrics.horizontalAdvance(text_) + 8, metrics.height() + 4);
+    }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget* widget) override {
+        const QPalette palette = widget ? widget->palette() : QApplication::palette();
+        QColor backdrop = palette.color(QPalette::Base);
+        backdrop.setAlphaF(0.8f);
+        painter->fillRect(boundingRect(), backdrop);
+        painter->setFont(QApplication::font());
+        painter->setPen(palette.color(QPalette::Text));
+        painter->drawText(boundingRect().adjusted(4, 0, -4, 0), Qt::AlignLeft | Qt::AlignVCenter, text_);
+    }
+
+private:
+    QString text_;
+};
 
 NodeItem::NodeItem(const QString& name, const QString& layerType)
     : name_(name), layerType_(layerType) {
@@ -38,6 +67,9 @@ NodeItem::NodeItem(const QString& name, const QString& layerType)
     }
     outputPort_ = new PortItem(PortItem::Kind::Output, this);
     outputPort_->setPos(NodeMetrics::width / 2, NodeMetrics::height);
+    overviewLabel_ = new OverviewLabel(this);
+    overviewLabel_->setPos(NodeMetrics::width + overviewLabelGap, NodeMetrics::height / 2);
+    overviewLabel_->setText(name_);
     setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
     setAcceptHoverEvents(true);
     setToolTip(wrappedToolTip(QString::fromStdString(info ? info->help : "unknown layer type " + layerType.toStdString())));
@@ -53,6 +85,7 @@ QPainterPath NodeItem::shape() const {
 
 void NodeItem::setName(const QString& name) {
     name_ = name;
+    refreshOverviewLabel();
     if (inputPort_) inputPort_->refreshToolTip();
     outputPort_->refreshToolTip();
     update();
@@ -73,7 +106,16 @@ void NodeItem::setAnalysis(const NodeInfo* info, const QString& problem) {
     const LayerTypeInfo* type = findLayerType(layerType_.toStdString());
     const QString help = type ? QString::fromStdString(type->help) : QString();
     setToolTip(wrappedToolTip(problem.isEmpty() ? help : QObject::tr("%1: %2").arg(name_, problem)));
+    refreshOverviewLabel();
     update();
+}
+
+void NodeItem::setOverview(bool overview) { overviewLabel_->setVisible(overview); }
+
+bool NodeItem::isOverview() const { return overviewLabel_->isVisible(); }
+
+void NodeItem::refreshOverviewLabel() {
+    overviewLabel_->setText(shapeLine_.isEmpty() ? name_ : name_ + "  " + shapeLine_);
 }
 
 QString NodeItem::annotationText() const {
@@ -117,20 +159,8 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->drawPath(card);
 
     const double left = stripeWidth + 8, right = NodeMetrics::width - 8;
-    // Zoomed far out (a big network fitted whole) the card's lines would be specks: draw only the
-    // name, large enough to read, so the overview still says which layer is where.
-    const double screenScale = option->levelOfDetailFromTransform(painter->worldTransform());
-    if (screenScale < summaryBelowScale) {
-        QFont summaryFont = painter->font();
-        summaryFont.setBold(true);
-        summaryFont.setPixelSize(int(std::min(summaryTextPixels / screenScale, NodeMetrics::height * 0.6)));
-        painter->setFont(summaryFont);
-        painter->setPen(text);
-        const QRectF nameRect(left, 0, right - left, NodeMetrics::height);
-        painter->drawText(nameRect, Qt::AlignLeft | Qt::AlignVCenter,
-                          QFontMetricsF(summaryFont).elidedText(name_, Qt::ElideRight, nameRect.width()));
-        return;
-    }
+    // Zoomed far out the lines would be specks; the overview label beside the card says it all.
+    if (option->levelOfDetailFromTransform(painter->worldTransform()) < overviewBelowScale) return;
     QFont titleFont = painter->font();
     titleFont.setBold(true);
     painter->setFont(titleFont);

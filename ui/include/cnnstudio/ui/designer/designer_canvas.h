@@ -69,6 +69,8 @@ public slots:
     void paste();  // beside where the nodes were copied from, in free space
     void pasteAt(QPointF scenePos);  // the copied nodes' top-left corner at scenePos
     void duplicateSelection();
+    // Zoomed far out: cards drawn plain with their name and shape in a readable label beside them.
+    void setOverview(bool overview);
     void startInserting(const QString& type);  // the next click on the canvas places a `type` node
     void cancelMode();                          // back to Select
 
@@ -119,6 +121,7 @@ private:
     QHash<QString, QPointF> positionsAtPress_;
     QString lastSelected_;
     bool exporting_ = false;
+    bool overview_ = false;
     Mode mode_ = Mode::Select;
     QString insertType_;
 };

@@ -13,11 +13,15 @@
 namespace cnnstudio::ui {
 
 class EdgeItem;
+class OverviewLabel;
 class PortItem;
 
 class NodeItem : public QGraphicsItem {
 public:
     enum { Type = UserType + 1 };
+    // Below this scale (screen pixels per scene unit) a card is too small to read: it is drawn
+    // plain and, in overview, a label beside it keeps the name and shape readable.
+    static constexpr double overviewBelowScale = 0.45;
 
     NodeItem(const QString& name, const QString& layerType);
 
@@ -38,6 +42,8 @@ public:
     void setAnalysis(const NodeInfo* info, const QString& problem);
     QString problem() const { return problem_; }
     QString annotationText() const;  // the shape / parameters / FLOPs lines as drawn
+    void setOverview(bool overview);  // shows the label beside the card
+    bool isOverview() const;
 
     QPointF inputPortScenePos(int slot = 0, int slotCount = 1) const;
     QPointF outputPortScenePos() const;
@@ -50,9 +56,12 @@ protected:
     QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
 
 private:
+    void refreshOverviewLabel();
+
     QString name_, layerType_, category_;
     PortItem* inputPort_ = nullptr;
     PortItem* outputPort_ = nullptr;
+    OverviewLabel* overviewLabel_;
     QString shapeLine_, costLine_, problem_;
     QList<EdgeItem*> edges_;
 };
