@@ -118,13 +118,13 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records) {
         window.showArea(MainWindow::Area::Design);
         DesignArea* design = window.designArea();
         design->showProblems();
-        settle();  // the view takes the window's new size before it fits
-        design->view()->fitToContents();
         for (const NodeSpec& node : window.document()->spec().nodes)
             if (node.type == "Conv2D") {
                 design->canvas()->selectNode(QString::fromStdString(node.name));
                 break;
             }
+        settle();  // the view takes its final size (the inspector shows the layer) before it fits
+        design->view()->fitToContents();
         return design;
     };
     shots << TourShot{"designer", [showDesignFitted] {

@@ -99,8 +99,9 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     connect(canvas_, &DesignerCanvas::selectedNodeChanged, analysis_, &AnalysisPanel::showLayer);
     connect(canvas_, &DesignerCanvas::renameRequested, this, &DesignArea::renameNode);
     connect(canvas_, &DesignerCanvas::fitRequested, view_, &DesignerView::fitToContents);
-    connect(view_, &DesignerView::zoomChanged, canvas_,
-            [this](double zoom) { canvas_->setOverview(zoom < NodeItem::overviewBelowScale); });
+    connect(view_, &DesignerView::zoomChanged, canvas_, [this](double zoom) {
+        canvas_->setOverview(zoom < NodeItem::overviewBelowScale && NodeItem::overviewLabelsFitAt(zoom));
+    });
     connect(problems_, &ProblemsPanel::nodeActivated, canvas_, &DesignerCanvas::selectNode);
     connect(analysis_, &AnalysisPanel::nodeActivated, canvas_, &DesignerCanvas::selectNode);
     connect(problems_, &ProblemsPanel::problemCountChanged, this, &DesignArea::refreshProblemsTab);

@@ -22,6 +22,8 @@ DesignerView::DesignerView(QGraphicsScene* scene, QWidget* parent) : QGraphicsVi
     setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     setDragMode(RubberBandDrag);
     setTransformationAnchor(AnchorUnderMouse);
+    // A fitted network stays centred when the page around the view changes size.
+    setResizeAnchor(AnchorViewCenter);
     setViewportUpdateMode(SmartViewportUpdate);
     setAcceptDrops(true);
 }

@@ -110,6 +110,11 @@ void NodeItem::setAnalysis(const NodeInfo* info, const QString& problem) {
     update();
 }
 
+bool NodeItem::overviewLabelsFitAt(double zoom) {
+    const double rowPitchPixels = (NodeMetrics::height + NodeMetrics::verticalGap) * zoom;
+    return rowPitchPixels >= QFontMetricsF(QApplication::font()).height();
+}
+
 void NodeItem::setOverview(bool overview) { overviewLabel_->setVisible(overview); }
 
 bool NodeItem::isOverview() const { return overviewLabel_->isVisible(); }

@@ -22,6 +22,9 @@ public:
     // Below this scale (screen pixels per scene unit) a card is too small to read: it is drawn
     // plain and, in overview, a label beside it keeps the name and shape readable.
     static constexpr double overviewBelowScale = 0.45;
+    // Whether overview labels, one per row of the auto-layout, clear each other at this zoom;
+    // further out they would pile up into an unreadable smear, and only the cards are drawn.
+    static bool overviewLabelsFitAt(double zoom);
 
     NodeItem(const QString& name, const QString& layerType);
 
