@@ -20,6 +20,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 
 namespace {

@@ -15,7 +15,9 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/network.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/trainer.h"
 #include "train/loader_batch_source.h"
 #include "train/progress_display.h"
@@ -24,15 +26,13 @@ namespace cnnstudio::app {
 
 namespace {
 
-struct ImageShape {
-    int channels = 1, height = 1, width = 1;
-};
-
-ImageShape inputShapeOf(const NetworkSpec& spec) {
-    for (const auto& node : spec.nodes)
-        if (node.type == "Input")
-            return {node.params.value("channels", 1), node.params.value("height", 1), node.params.value("width", 1)};
-    throw Error("the network has no Input node", "spec '" + spec.name + "'", "add an Input node");
+// The network's input image (channels, height, width), which the data set is loaded to fit.
+TensorShape inputShapeOf(const NetworkSpec& spec) {
+    const TensorShape input = analyseSpec(spec).inputShape;
+    if (input.channels == 0)
+        throw Error("the network has no usable Input node", "spec '" + spec.name + "'",
+                    "give it exactly one Input node with channels, height and width");
+    return input;
 }
 
 std::string localTimestamp() {
@@ -104,7 +104,7 @@ NetworkSpec loadSpecSource(const std::string& source) {
 
 datasets::DatasetSplits loadDataFor(const std::string& dataset, const NetworkSpec& spec, std::size_t limit,
                                     bool skipBad, std::uint64_t seed, std::FILE* log) {
-    const ImageShape input = inputShapeOf(spec);
+    const TensorShape input = inputShapeOf(spec);
     datasets::LoadOptions options;
     options.limit = limit;
     options.skipBad = skipBad;

@@ -11,35 +11,41 @@ namespace {
 constexpr const char* kGeometryHint =
     "build the geometry from the layer's inferred shapes; this is a bug in the caller";
 
-[[noreturn]] void fail(const std::string& what, std::string_view op,
+[[noreturn]] void fail(const std::string& what, const OpLabel& op,
                        const char* hint = kGeometryHint) {
-    throw Error(what, std::string(op), hint);
+    throw Error(what, op.text(), hint);
 }
 
-void requirePositive(std::int64_t value, const char* field, std::string_view op) {
-    if (value < 1) fail(std::string(field) + " is " + std::to_string(value) + ", must be at least 1", op);
+// `field` is the field's name, or its prefix when `axis` ("Height") completes it.
+void requirePositive(std::int64_t value, const char* field, const OpLabel& op,
+                     const char* axis = "") {
+    if (value < 1)
+        fail(std::string(field) + axis + " is " + std::to_string(value) + ", must be at least 1", op);
 }
 
-void requireNonNegative(std::int64_t value, const char* field, std::string_view op) {
-    if (value < 0) fail(std::string(field) + " is " + std::to_string(value) + ", must not be negative", op);
+void requireNonNegative(std::int64_t value, const char* field, const OpLabel& op,
+                        const char* axis = "") {
+    if (value < 0)
+        fail(std::string(field) + axis + " is " + std::to_string(value) + ", must not be negative",
+             op);
 }
 
 // One spatial axis of a window op (convolution or pooling): out = (in + 2 pad - kernel) / stride + 1.
+// Field names are put together only on failure: this runs before every convolution.
 void checkWindowAxis(const char* axis, int in, int out, int kernel, int stride, int pad,
-                     std::string_view op) {
-    const std::string name(axis);
-    requirePositive(in, ("in" + name).c_str(), op);
-    requirePositive(out, ("out" + name).c_str(), op);
-    requirePositive(kernel, ("kernel" + name).c_str(), op);
-    requirePositive(stride, ("stride" + name).c_str(), op);
-    requireNonNegative(pad, ("pad" + name).c_str(), op);
+                     const OpLabel& op) {
+    requirePositive(in, "in", op, axis);
+    requirePositive(out, "out", op, axis);
+    requirePositive(kernel, "kernel", op, axis);
+    requirePositive(stride, "stride", op, axis);
+    requireNonNegative(pad, "pad", op, axis);
     const std::int64_t padded = std::int64_t(in) + 2 * std::int64_t(pad);
     if (padded < kernel)
-        fail("kernel" + name + " " + std::to_string(kernel) + " is larger than the padded input (" +
+        fail("kernel" + std::string(axis) + " " + std::to_string(kernel) + " is larger than the padded input (" +
                  std::to_string(padded) + ")", op);
     const std::int64_t expected = (padded - kernel) / stride + 1;
     if (out != expected)
-        fail("out" + name + " is " + std::to_string(out) + ", but (in" + name + " " +
+        fail("out" + std::string(axis) + " is " + std::to_string(out) + ", but (in" + std::string(axis) + " " +
                  std::to_string(in) + " + 2 * pad " + std::to_string(pad) + " - kernel " +
                  std::to_string(kernel) + ") / stride " + std::to_string(stride) + " + 1 = " +
                  std::to_string(expected), op);
@@ -47,18 +53,22 @@ void checkWindowAxis(const char* axis, int in, int out, int kernel, int stride, 
 
 }  // namespace
 
-void requirePointer(const void* pointer, std::string_view argument, std::string_view op) {
+void failOp(const OpLabel& op, const std::string& what, const std::string& hint) {
+    throw Error(what, op.text(), hint);
+}
+
+void requirePointer(const void* pointer, std::string_view argument, const OpLabel& op) {
     if (pointer == nullptr)
         fail("argument '" + std::string(argument) + "' is a null pointer", op,
              "allocate the buffer on this backend before calling the op");
 }
 
 void requirePointers(std::initializer_list<std::pair<const void*, std::string_view>> pointers,
-                     std::string_view op) {
+                     const OpLabel& op) {
     for (const auto& [pointer, argument] : pointers) requirePointer(pointer, argument, op);
 }
 
-void checkConvGeometry(const ConvGeometry& g, std::string_view op) {
+void checkConvGeometry(const ConvGeometry& g, const OpLabel& op) {
     requirePositive(g.batch, "batch", op);
     requirePositive(g.inChannels, "inChannels", op);
     requirePositive(g.outChannels, "outChannels", op);
@@ -71,7 +81,7 @@ void checkConvGeometry(const ConvGeometry& g, std::string_view op) {
     checkWindowAxis("Width", g.inWidth, g.outWidth, g.kernelWidth, g.strideWidth, g.padWidth, op);
 }
 
-void checkPoolGeometry(const PoolGeometry& g, std::string_view op) {
+void checkPoolGeometry(const PoolGeometry& g, const OpLabel& op) {
     requirePositive(g.batch, "batch", op);
     requirePositive(g.channels, "channels", op);
     checkWindowAxis("Height", g.inHeight, g.outHeight, g.kernelHeight, g.strideHeight, g.padHeight, op);
@@ -83,7 +93,7 @@ void checkPoolGeometry(const PoolGeometry& g, std::string_view op) {
              "a window could lie wholly in the padding, with no value to pool; lower the padding");
 }
 
-void checkBatchNormGeometry(const BatchNormGeometry& g, bool training, std::string_view op) {
+void checkBatchNormGeometry(const BatchNormGeometry& g, bool training, const OpLabel& op) {
     requirePositive(g.batch, "batch", op);
     requirePositive(g.channels, "channels", op);
     requirePositive(g.spatial, "spatial", op);
@@ -99,13 +109,23 @@ void checkBatchNormGeometry(const BatchNormGeometry& g, bool training, std::stri
              "use a batch size of at least 2 or remove the batch norm after a 1x1 feature map");
 }
 
-void checkDenseGeometry(const DenseGeometry& g, std::string_view op) {
+void checkDenseGeometry(const DenseGeometry& g, const OpLabel& op) {
     requirePositive(g.batch, "batch", op);
     requirePositive(g.inFeatures, "inFeatures", op);
     requirePositive(g.outFeatures, "outFeatures", op);
 }
 
-void checkLossGeometry(const LossGeometry& g, std::string_view op) {
+void checkConvBatchNormChain(const ConvGeometry& g, const BatchNormGeometry& bn, const OpLabel& op) {
+    const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;
+    if (bn.batch != g.batch || bn.channels != g.outChannels || bn.spatial != outPlane)
+        fail("batch norm (batch " + std::to_string(bn.batch) + ", channels " +
+                 std::to_string(bn.channels) + ", spatial " + std::to_string(bn.spatial) +
+                 ") does not match the convolution's output (batch " + std::to_string(g.batch) +
+                 ", channels " + std::to_string(g.outChannels) + ", spatial " +
+                 std::to_string(outPlane) + ")", op);
+}
+
+void checkLossGeometry(const LossGeometry& g, const OpLabel& op) {
     requirePositive(g.batch, "batch", op);
     requirePositive(g.classes, "classes", op);
     if (!(g.labelSmoothing >= 0.0f && g.labelSmoothing <= 1.0f))
@@ -113,7 +133,7 @@ void checkLossGeometry(const LossGeometry& g, std::string_view op) {
              "typical values are 0 (off) to 0.1");
 }
 
-void checkLabel(std::int32_t label, int sample, int classes, std::string_view op) {
+void checkLabel(std::int32_t label, int sample, int classes, const OpLabel& op) {
     if (label < 0 || label >= classes)
         fail("label " + std::to_string(label) + " of sample " + std::to_string(sample) +
                  " is outside [0, " + std::to_string(classes) + ")", op,
@@ -121,7 +141,7 @@ void checkLabel(std::int32_t label, int sample, int classes, std::string_view op
 }
 
 double checkLabelsAndTotalWeight(const LossGeometry& g, const std::int32_t* labels,
-                                 const float* classWeights, std::string_view op) {
+                                 const float* classWeights, const OpLabel& op) {
     double total = 0.0;
     for (int i = 0; i < g.batch; ++i) {
         checkLabel(labels[i], i, g.classes, op);
@@ -135,7 +155,7 @@ double checkLabelsAndTotalWeight(const LossGeometry& g, const std::int32_t* labe
 }
 
 void checkCopyChannels(int batch, int spatial, int channels, int srcChannels, int srcOffset,
-                       int dstChannels, int dstOffset, std::string_view op) {
+                       int dstChannels, int dstOffset, const OpLabel& op) {
     requirePositive(batch, "batch", op);
     requirePositive(spatial, "spatial", op);
     requirePositive(channels, "channels", op);
@@ -151,13 +171,24 @@ void checkCopyChannels(int batch, int spatial, int channels, int srcChannels, in
                  std::to_string(dstChannels), op);
 }
 
-void checkDropoutProbability(float probability, std::string_view op) {
+void checkActivationKind(Activation kind, const OpLabel& op) {
+    switch (kind) {
+    case Activation::Relu:
+    case Activation::LeakyRelu:
+    case Activation::Elu:
+    case Activation::Silu: return;
+    }
+    fail("unknown activation kind " + std::to_string(int(kind)), op,
+         "use relu, leaky relu, elu or silu");
+}
+
+void checkDropoutProbability(float probability, const OpLabel& op) {
     if (!(probability >= 0.0f && probability <= 1.0f))
         fail("dropout probability is " + std::to_string(probability) + ", must lie in [0, 1]", op,
              "set the layer's rate between 0 and 1");
 }
 
-void checkSgdSettings(const SgdSettings& s, std::string_view op) {
+void checkSgdSettings(const SgdSettings& s, const OpLabel& op) {
     if (!(s.momentum >= 0.0f))
         fail("SGD momentum is " + std::to_string(s.momentum) + ", must not be negative", op,
              "typical values are 0 or 0.9");
@@ -169,7 +200,7 @@ void checkSgdSettings(const SgdSettings& s, std::string_view op) {
              "set momentum (0.9, say) or turn Nesterov off");
 }
 
-void checkAdamSettings(const AdamSettings& s, std::string_view op) {
+void checkAdamSettings(const AdamSettings& s, const OpLabel& op) {
     if (!(s.beta1 >= 0.0f && s.beta1 < 1.0f) || !(s.beta2 >= 0.0f && s.beta2 < 1.0f))
         fail("Adam betas (" + std::to_string(s.beta1) + ", " + std::to_string(s.beta2) +
                  ") must lie in [0, 1)", op, "the usual values are 0.9 and 0.999");
@@ -181,7 +212,7 @@ void checkAdamSettings(const AdamSettings& s, std::string_view op) {
              "typical values are 0 to 0.01");
 }
 
-void checkAdamCorrections(const StepScalars& step, std::string_view op) {
+void checkAdamCorrections(const StepScalars& step, const OpLabel& op) {
     if (!(step.adamCorrection1 > 0.0f) || !(step.adamCorrection2 > 0.0f))
         fail("Adam bias corrections are (" + std::to_string(step.adamCorrection1) + ", " +
                  std::to_string(step.adamCorrection2) + "), must be positive",

@@ -1,34 +1,48 @@
-// Activations over `count` floats, oneDNN eltwise primitives (JIT, vectorised exp for ELU).
+// Activations over `count` floats, oneDNN eltwise primitives (JIT, vectorised exp for ELU and
+// SiLU).
 //   relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x; elu(x) = x > 0 ? x : alpha (exp(x) - 1)
+//   silu(x) = x sigmoid(x): oneDNN's swish x sigmoid(beta x) with beta = 1
 //   backward: dx = dy * f'(x); f'(0) is taken from the x <= 0 side, as in PyTorch.
+// SiLU takes oneDNN's swish rather than an OpenMP loop of ours because the other activations
+// already run there: the same plan cache, threading and vectorised exp, and no second code
+// path for one op.
 // Backward reads x, as cpu-ref does: elu' = alpha exp(x) is exact where y + alpha loses digits
 // (y near -alpha). ReLU and leaky ReLU with alpha >= 0 may still run in place (x == y): y > 0
 // exactly when x > 0.
 #include <bit>
 
-#include "cnnstudio/error.h"
 #include "cpu/cpu_backend.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 
 namespace {
 
-// Leaky ReLU is oneDNN's relu with a negative slope; relu is the slope 0.
-float slope(Activation kind, float alpha) { return kind == Activation::Relu ? 0.0f : alpha; }
+// The eltwise primitive's alpha: leaky ReLU is oneDNN's relu with a negative slope and relu the
+// slope 0; ELU's alpha is ours; SiLU is swish with beta 1 (whatever alpha the layer passes).
+float eltwiseAlpha(Activation kind, float alpha) {
+    switch (kind) {
+    case Activation::Relu: return 0.0f;
+    case Activation::Silu: return 1.0f;
+    case Activation::LeakyRelu:
+    case Activation::Elu: return alpha;
+    }
+    return alpha;
+}
 
-// Checks the kind (an enum read from a file may hold anything) and builds the plan key.
-ActivationKey activationKey(Activation kind, float alpha, std::size_t count, const char* op) {
-    if (kind != Activation::Relu && kind != Activation::LeakyRelu && kind != Activation::Elu)
-        throw Error("unknown activation kind " + std::to_string(int(kind)), op,
-                    "use relu, leaky relu or elu");
-    return {kind, std::bit_cast<std::uint32_t>(slope(kind, alpha)), count};
+ActivationKey activationKey(Activation kind, float alpha, std::size_t count) {
+    return {kind, std::bit_cast<std::uint32_t>(eltwiseAlpha(kind, alpha)), count};
 }
 
 float keyAlpha(const ActivationKey& key) { return std::bit_cast<float>(key.alphaBits); }
 
 dnnl::algorithm eltwiseAlgorithm(Activation kind) {
-    return kind == Activation::Elu ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
+    switch (kind) {
+    case Activation::Elu: return dnnl::algorithm::eltwise_elu;
+    case Activation::Silu: return dnnl::algorithm::eltwise_swish;
+    case Activation::Relu:
+    case Activation::LeakyRelu: return dnnl::algorithm::eltwise_relu;
+    }
+    return dnnl::algorithm::eltwise_relu;
 }
 
 }  // namespace
@@ -80,13 +94,9 @@ ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
     return activationBackwardPlans_.emplace(key, std::move(p)).first->second;
 }
 
-void CpuBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
-                                   std::size_t count) {
-    if (count == 0) return;
-    const char* op = "cpu activationForward";
-    const ActivationKey key = activationKey(kind, alpha, count, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(y, "y", op);
+void CpuBackend::doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                     std::size_t count) {
+    const ActivationKey key = activationKey(kind, alpha, count);
     OmpThreadScope threads(threads_);
     ActivationPlan& p = activationForwardPlan(key);
     p.in.bindInput(x, stream_, buffers_);
@@ -95,14 +105,9 @@ void CpuBackend::activationForward(Activation kind, float alpha, const float* x,
     stream_.wait();
 }
 
-void CpuBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                                    const float* dy, float* dx, std::size_t count) {
-    if (count == 0) return;
-    const char* op = "cpu activationBackward";
-    const ActivationKey key = activationKey(kind, alpha, count, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(dx, "dx", op);
+void CpuBackend::doActivationBackward(Activation kind, float alpha, const float* x, const float* y,
+                                      const float* dy, float* dx, std::size_t count) {
+    const ActivationKey key = activationKey(kind, alpha, count);
     OmpThreadScope threads(threads_);
     ActivationPlan& p = activationBackwardPlan(key);
     p.in.bindInput(x, stream_, buffers_);

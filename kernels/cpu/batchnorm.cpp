@@ -21,7 +21,6 @@
 #include <utility>
 
 #include "cpu/cpu_backend.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -56,15 +55,10 @@ void normaliseSlice(const float* x, float mean, float scale, float shift, float*
 
 }  // namespace
 
-void CpuBackend::batchNormForwardTraining(const BatchNormGeometry& g, const float* x,
-                                          const float* gamma, const float* beta, float* y,
-                                          float* runningMean, float* runningVar,
-                                          float* savedMean, float* savedInvStd) {
-    const char* op = "cpu batchNormForwardTraining";
-    ops::checkBatchNormGeometry(g, true, op);
-    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {y, "y"},
-                          {runningMean, "runningMean"}, {runningVar, "runningVar"},
-                          {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"}}, op);
+void CpuBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x,
+                                            const float* gamma, const float* beta, float* y,
+                                            float* runningMean, float* runningVar, float* savedMean,
+                                            float* savedInvStd) {
     const double valuesPerChannel = double(g.batch) * g.spatial;
     const float momentum = g.momentum;
     OmpThreadScope threads(threads_);
@@ -90,14 +84,10 @@ void CpuBackend::batchNormForwardTraining(const BatchNormGeometry& g, const floa
     }
 }
 
-void CpuBackend::batchNormForwardInference(const BatchNormGeometry& g, const float* x,
-                                           const float* gamma, const float* beta,
-                                           const float* runningMean, const float* runningVar,
-                                           float* y) {
-    const char* op = "cpu batchNormForwardInference";
-    ops::checkBatchNormGeometry(g, false, op);
-    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {runningMean, "runningMean"},
-                          {runningVar, "runningVar"}, {y, "y"}}, op);
+void CpuBackend::doBatchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                             const float* gamma, const float* beta,
+                                             const float* runningMean, const float* runningVar,
+                                             float* y) {
     OmpThreadScope threads(threads_);
     const std::int64_t slices = std::int64_t(g.batch) * g.channels;
     const bool parallel = slices * g.spatial >= parallelThreshold;
@@ -111,15 +101,10 @@ void CpuBackend::batchNormForwardInference(const BatchNormGeometry& g, const flo
     }
 }
 
-void CpuBackend::batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                                   const float* gamma, const float* savedMean,
-                                   const float* savedInvStd, float* dx, float* dgamma,
-                                   float* dbeta) {
-    const char* op = "cpu batchNormBackward";
-    ops::checkBatchNormGeometry(g, true, op);
-    ops::requirePointers({{x, "x"}, {dy, "dy"}, {gamma, "gamma"}, {savedMean, "savedMean"},
-                          {savedInvStd, "savedInvStd"}, {dx, "dx"}, {dgamma, "dgamma"},
-                          {dbeta, "dbeta"}}, op);
+void CpuBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                                     const float* gamma, const float* savedMean,
+                                     const float* savedInvStd, float* dx, float* dgamma,
+                                     float* dbeta) {
     const double valuesPerChannel = double(g.batch) * g.spatial;
     OmpThreadScope threads(threads_);
 #pragma omp parallel for schedule(static)

@@ -13,7 +13,6 @@
 // Layers with fewer than 16 channels per group stay direct: Winograd pads channels to 16, and
 // on fer-cnn's 1-channel stem it ran 2-3x slower than direct.
 #include "cpu/cpu_backend.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -156,12 +155,8 @@ ConvBackwardFilterPlan& CpuBackend::convBackwardFilterPlan(const ConvKey& key) {
     return convBackwardFilterPlans_.emplace(key, std::move(p)).first->second;
 }
 
-void CpuBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
-                             const float* bias, float* y) {
-    ops::checkConvGeometry(g, "cpu convForward");
-    ops::requirePointer(x, "x", "cpu convForward");
-    ops::requirePointer(w, "w", "cpu convForward");
-    ops::requirePointer(y, "y", "cpu convForward");
+void CpuBackend::doConvForward(const ConvGeometry& g, const float* x, const float* w,
+                               const float* bias, float* y) {
     OmpThreadScope threads(threads_);
     ConvForwardPlan& p = convForwardPlan({g, bias != nullptr});
     p.x.bindInput(x, stream_, buffers_);
@@ -173,12 +168,8 @@ void CpuBackend::convForward(const ConvGeometry& g, const float* x, const float*
     stream_.wait();
 }
 
-void CpuBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
-                                  float* dx) {
-    ops::checkConvGeometry(g, "cpu convBackwardData");
-    ops::requirePointer(dy, "dy", "cpu convBackwardData");
-    ops::requirePointer(w, "w", "cpu convBackwardData");
-    ops::requirePointer(dx, "dx", "cpu convBackwardData");
+void CpuBackend::doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                    float* dx) {
     OmpThreadScope threads(threads_);
     ConvBackwardDataPlan& p = convBackwardDataPlan({g, false});
     p.dy.bindInput(dy, stream_, buffers_);
@@ -189,12 +180,8 @@ void CpuBackend::convBackwardData(const ConvGeometry& g, const float* dy, const 
     stream_.wait();
 }
 
-void CpuBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
-                                    float* dw, float* dbias) {
-    ops::checkConvGeometry(g, "cpu convBackwardFilter");
-    ops::requirePointer(x, "x", "cpu convBackwardFilter");
-    ops::requirePointer(dy, "dy", "cpu convBackwardFilter");
-    ops::requirePointer(dw, "dw", "cpu convBackwardFilter");
+void CpuBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                      float* dw, float* dbias) {
     OmpThreadScope threads(threads_);
     ConvBackwardFilterPlan& p = convBackwardFilterPlan({g, dbias != nullptr});
     p.x.bindInput(x, stream_, buffers_);

@@ -8,7 +8,6 @@
 
 #include "cnnstudio/kernels/cpu_backends.h"
 #include "cnnstudio/error.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio {
 
@@ -88,24 +87,21 @@ void* CpuBackend::allocateBytes(std::size_t bytes) {
     void* memory = std::aligned_alloc(64, rounded);
     if (!memory)
         throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes",
-                    "cpu backend", "lower the batch size or use a smaller network");
+                    opLabel("allocateBytes").text(), "lower the batch size or use a smaller network");
     return memory;
 }
 
 void CpuBackend::freeBytes(void* pointer) noexcept { std::free(pointer); }
 
-void CpuBackend::upload(void* destination, const void* hostSource, std::size_t bytes) {
+void CpuBackend::doUpload(void* destination, const void* hostSource, std::size_t bytes) {
     copy(destination, hostSource, bytes);
 }
 
-void CpuBackend::download(void* hostDestination, const void* source, std::size_t bytes) {
+void CpuBackend::doDownload(void* hostDestination, const void* source, std::size_t bytes) {
     copy(hostDestination, source, bytes);
 }
 
-void CpuBackend::copy(void* destination, const void* source, std::size_t bytes) {
-    if (bytes == 0) return;
-    ops::requirePointer(destination, "destination", "cpu copy");
-    ops::requirePointer(source, "source", "cpu copy");
+void CpuBackend::doCopy(void* destination, const void* source, std::size_t bytes) {
     OmpThreadScope threads(threads_);
     parallelCopy(destination, source, bytes);
 }

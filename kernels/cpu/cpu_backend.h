@@ -2,7 +2,9 @@
 // dense and activations (one plan per geometry, built on first use and replayed); OpenMP
 // loops for batch normalisation, max-pool backward, the elementwise ops, dropout, concat, the
 // loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
-// Each op family lives in its own file of this folder (conv.cpp, pool.cpp, ...).
+// Each op family lives in its own file of this folder, named as in every backend folder
+// (elementwise.cpp, conv.cpp, pool.cpp, batchnorm.cpp, activation.cpp, dropout.cpp, dense.cpp,
+// concat.cpp, loss.cpp, optimizer.cpp); memory and the factory in cpu_backend.cpp.
 // Ops share the plan caches and work buffers, so one thread at a time drives a backend;
 // allocate, free, upload, download and copy touch no shared state and may run beside them.
 #pragma once
@@ -98,69 +100,69 @@ public:
 
     void* allocateBytes(std::size_t bytes) override;
     void freeBytes(void* pointer) noexcept override;
-    void upload(void* destination, const void* hostSource, std::size_t bytes) override;
-    void download(void* hostDestination, const void* source, std::size_t bytes) override;
-    void copy(void* destination, const void* source, std::size_t bytes) override;
     void synchronize() override;
 
-    void fill(float* y, float value, std::size_t count) override;
-    void axpy(float alpha, const float* x, float* y, std::size_t count) override;
-    void add(const float* a, const float* b, float* y, std::size_t count) override;
-    void multiply(const float* a, const float* b, float* y, std::size_t count) override;
-    void scale(float* y, float alpha, std::size_t count) override;
+protected:
+    // ---- the ops, arguments checked by Backend; each in the file named for it --------------
+    void doUpload(void* destination, const void* hostSource, std::size_t bytes) override;
+    void doDownload(void* hostDestination, const void* source, std::size_t bytes) override;
+    void doCopy(void* destination, const void* source, std::size_t bytes) override;
 
-    void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y) override;
-    void convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
-                          float* dx) override;
-    void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
-                            float* dbias) override;
+    void doFill(float* y, float value, std::size_t count) override;
+    void doAxpy(float alpha, const float* x, float* y, std::size_t count) override;
+    void doAdd(const float* a, const float* b, float* y, std::size_t count) override;
+    void doMultiply(const float* a, const float* b, float* y, std::size_t count) override;
+    void doScale(float* y, float alpha, std::size_t count) override;
 
-    void poolForward(const PoolGeometry& g, const float* x, float* y) override;
-    void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
-                      float* dx) override;
-
-    void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
-                                  const float* beta, float* y, float* runningMean,
-                                  float* runningVar, float* savedMean,
-                                  float* savedInvStd) override;
-    void batchNormForwardInference(const BatchNormGeometry& g, const float* x,
-                                   const float* gamma, const float* beta,
-                                   const float* runningMean, const float* runningVar,
-                                   float* y) override;
-    void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                           const float* gamma, const float* savedMean, const float* savedInvStd,
-                           float* dx, float* dgamma, float* dbeta) override;
-
-    void activationForward(Activation kind, float alpha, const float* x, float* y,
-                           std::size_t count) override;
-    void activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                            const float* dy, float* dx, std::size_t count) override;
-
-    void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
-                     std::size_t count) override;
-
-    void denseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
-                      float* y) override;
-    void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                           float* dx) override;
-    void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
+    void doConvForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                       float* y) override;
+    void doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w, float* dx) override;
+    void doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
                               float* dbias) override;
 
-    void copyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
-                      int srcOffset, float* dst, int dstChannels, int dstOffset) override;
+    void doPoolForward(const PoolGeometry& g, const float* x, float* y) override;
+    void doPoolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
+                        float* dx) override;
 
-    void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
-                                    const std::int32_t* labels, const float* classWeights,
-                                    float* probabilities, float* loss) override;
-    void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
-                                     const std::int32_t* labels, const float* classWeights,
-                                     float* dlogits) override;
+    void doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                    const float* beta, float* y, float* runningMean, float* runningVar,
+                                    float* savedMean, float* savedInvStd) override;
+    void doBatchNormForwardInference(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                     const float* beta, const float* runningMean,
+                                     const float* runningVar, float* y) override;
+    void doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                             const float* gamma, const float* savedMean, const float* savedInvStd,
+                             float* dx, float* dgamma, float* dbeta) override;
 
-    void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
-                   const float* grads, float* velocity, std::size_t count) override;
-    void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
-                    const float* grads, float* m, float* v, std::size_t count) override;
+    void doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                             std::size_t count) override;
+    void doActivationBackward(Activation kind, float alpha, const float* x, const float* y,
+                              const float* dy, float* dx, std::size_t count) override;
+
+    void doDropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
+                       std::size_t count) override;
+
+    void doDenseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
+                        float* y) override;
+    void doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                             float* dx) override;
+    void doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
+                                float* dbias) override;
+
+    void doCopyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
+                        int srcOffset, float* dst, int dstChannels, int dstOffset) override;
+
+    void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                      const std::int32_t* labels, const float* classWeights,
+                                      float* probabilities, float* loss) override;
+    void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                       const std::int32_t* labels, const float* classWeights,
+                                       float* dlogits) override;
+
+    void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
+                     float* velocity, std::size_t count) override;
+    void doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params, const float* grads,
+                      float* m, float* v, std::size_t count) override;
 
 private:
     ConvForwardPlan& convForwardPlan(const ConvKey& key);

@@ -3,7 +3,6 @@
 //   backward data:    dy (N, out), w -> dx = dy w
 //   backward weights: x, dy -> dw = dy^T x, dbias = sum of dy over N
 #include "cpu/cpu_backend.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -107,12 +106,8 @@ DenseBackwardWeightsPlan& CpuBackend::denseBackwardWeightsPlan(const DenseKey& k
     return denseBackwardWeightsPlans_.emplace(key, std::move(p)).first->second;
 }
 
-void CpuBackend::denseForward(const DenseGeometry& g, const float* x, const float* w,
-                              const float* bias, float* y) {
-    ops::checkDenseGeometry(g, "cpu denseForward");
-    ops::requirePointer(x, "x", "cpu denseForward");
-    ops::requirePointer(w, "w", "cpu denseForward");
-    ops::requirePointer(y, "y", "cpu denseForward");
+void CpuBackend::doDenseForward(const DenseGeometry& g, const float* x, const float* w,
+                                const float* bias, float* y) {
     OmpThreadScope threads(threads_);
     DenseForwardPlan& p = denseForwardPlan({g, bias != nullptr});
     p.x.bindInput(x, stream_, buffers_);
@@ -123,12 +118,8 @@ void CpuBackend::denseForward(const DenseGeometry& g, const float* x, const floa
     stream_.wait();
 }
 
-void CpuBackend::denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                                   float* dx) {
-    ops::checkDenseGeometry(g, "cpu denseBackwardData");
-    ops::requirePointer(dy, "dy", "cpu denseBackwardData");
-    ops::requirePointer(w, "w", "cpu denseBackwardData");
-    ops::requirePointer(dx, "dx", "cpu denseBackwardData");
+void CpuBackend::doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                                     float* dx) {
     OmpThreadScope threads(threads_);
     DenseBackwardDataPlan& p = denseBackwardDataPlan({g, false});
     p.dy.bindInput(dy, stream_, buffers_);
@@ -138,12 +129,8 @@ void CpuBackend::denseBackwardData(const DenseGeometry& g, const float* dy, cons
     stream_.wait();
 }
 
-void CpuBackend::denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
-                                      float* dw, float* dbias) {
-    ops::checkDenseGeometry(g, "cpu denseBackwardWeights");
-    ops::requirePointer(x, "x", "cpu denseBackwardWeights");
-    ops::requirePointer(dy, "dy", "cpu denseBackwardWeights");
-    ops::requirePointer(dw, "dw", "cpu denseBackwardWeights");
+void CpuBackend::doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
+                                        float* dw, float* dbias) {
     OmpThreadScope threads(threads_);
     DenseBackwardWeightsPlan& p = denseBackwardWeightsPlan({g, dbias != nullptr});
     p.x.bindInput(x, stream_, buffers_);

@@ -10,7 +10,6 @@
 #include <algorithm>
 
 #include "cpu/cpu_backend.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 
@@ -173,10 +172,7 @@ PoolBackwardPlan& CpuBackend::poolBackwardPlan(const PoolGeometry& g) {
     return poolBackwardPlans_.emplace(g, std::move(p)).first->second;
 }
 
-void CpuBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
-    ops::checkPoolGeometry(g, "cpu poolForward");
-    ops::requirePointer(x, "x", "cpu poolForward");
-    ops::requirePointer(y, "y", "cpu poolForward");
+void CpuBackend::doPoolForward(const PoolGeometry& g, const float* x, float* y) {
     OmpThreadScope threads(threads_);
     PoolForwardPlan& p = poolForwardPlan(g);
     p.x.bindInput(x, stream_, buffers_);
@@ -186,14 +182,10 @@ void CpuBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
     stream_.wait();
 }
 
-void CpuBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
-                              const float* dy, float* dx) {
-    ops::checkPoolGeometry(g, "cpu poolBackward");
-    ops::requirePointer(dy, "dy", "cpu poolBackward");
-    ops::requirePointer(dx, "dx", "cpu poolBackward");
+void CpuBackend::doPoolBackward(const PoolGeometry& g, const float* x, const float* y,
+                                const float* dy, float* dx) {
     OmpThreadScope threads(threads_);
     if (g.kind == PoolKind::Max) {
-        ops::requirePointer(x, "x", "cpu poolBackward");
         const bool twoByTwo = g.kernelHeight == 2 && g.kernelWidth == 2 &&
                               g.strideHeight == 2 && g.strideWidth == 2 && g.padHeight == 0 &&
                               g.padWidth == 0;

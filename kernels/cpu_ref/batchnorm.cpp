@@ -13,8 +13,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 namespace {
@@ -28,14 +27,10 @@ void forEachSlice(const BatchNormGeometry& g, int c, Visit&& visit) {
 
 }  // namespace
 
-void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
-                              const float* beta, float* y, float* runningMean, float* runningVar,
-                              float* savedMean, float* savedInvStd) {
-    const char* op = "cpu-ref batchNormForwardTraining";
-    ops::checkBatchNormGeometry(g, true, op);
-    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {y, "y"},
-                          {runningMean, "runningMean"}, {runningVar, "runningVar"},
-                          {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"}}, op);
+void CpuRefBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x,
+                                               const float* gamma, const float* beta, float* y,
+                                               float* runningMean, float* runningVar,
+                                               float* savedMean, float* savedInvStd) {
 
     const double valuesPerChannel = double(g.batch) * g.spatial;
     for (int c = 0; c < g.channels; ++c) {
@@ -69,13 +64,10 @@ void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const 
     }
 }
 
-void batchNormForwardInference(const BatchNormGeometry& g, const float* x, const float* gamma,
-                               const float* beta, const float* runningMean, const float* runningVar,
-                               float* y) {
-    const char* op = "cpu-ref batchNormForwardInference";
-    ops::checkBatchNormGeometry(g, false, op);
-    ops::requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {runningMean, "runningMean"},
-                          {runningVar, "runningVar"}, {y, "y"}}, op);
+void CpuRefBackend::doBatchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                                const float* gamma, const float* beta,
+                                                const float* runningMean, const float* runningVar,
+                                                float* y) {
 
     for (int c = 0; c < g.channels; ++c) {
         const double invStd = 1.0 / std::sqrt(double(runningVar[c]) + double(g.epsilon));
@@ -89,14 +81,10 @@ void batchNormForwardInference(const BatchNormGeometry& g, const float* x, const
 
 // Differentiates the training forward y = gamma (x - mean) invStd + beta, through mean and
 // invStd as well (they are functions of the whole batch).
-void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                       const float* gamma, const float* savedMean, const float* savedInvStd,
-                       float* dx, float* dgamma, float* dbeta) {
-    const char* op = "cpu-ref batchNormBackward";
-    ops::checkBatchNormGeometry(g, true, op);
-    ops::requirePointers({{x, "x"}, {dy, "dy"}, {gamma, "gamma"}, {savedMean, "savedMean"},
-                          {savedInvStd, "savedInvStd"}, {dx, "dx"}, {dgamma, "dgamma"},
-                          {dbeta, "dbeta"}}, op);
+void CpuRefBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                                        const float* gamma, const float* savedMean,
+                                        const float* savedInvStd, float* dx, float* dgamma,
+                                        float* dbeta) {
 
     const double valuesPerChannel = double(g.batch) * g.spatial;
     for (int c = 0; c < g.channels; ++c) {

@@ -4,17 +4,13 @@
 // Other channels of dst are left as they are.
 #include <algorithm>
 
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 
-void copyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
-                  int srcOffset, float* dst, int dstChannels, int dstOffset) {
-    const char* op = "cpu-ref copyChannels";
-    ops::checkCopyChannels(batch, spatial, channels, srcChannels, srcOffset, dstChannels, dstOffset, op);
-    ops::requirePointer(src, "src", op);
-    ops::requirePointer(dst, "dst", op);
+void CpuRefBackend::doCopyChannels(int batch, int spatial, int channels, const float* src,
+                                   int srcChannels, int srcOffset, float* dst, int dstChannels,
+                                   int dstOffset) {
     const std::int64_t block = std::int64_t(channels) * spatial;  // contiguous in both tensors
     for (int n = 0; n < batch; ++n) {
         const float* from = src + (std::int64_t(n) * srcChannels + srcOffset) * spatial;

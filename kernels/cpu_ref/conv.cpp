@@ -13,8 +13,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 namespace {
@@ -75,12 +74,8 @@ struct ConvLayout {
 
 }  // namespace
 
-void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y) {
-    const char* op = "cpu-ref convForward";
-    ops::checkConvGeometry(g, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(w, "w", op);
-    ops::requirePointer(y, "y", op);
+void CpuRefBackend::doConvForward(const ConvGeometry& g, const float* x, const float* w,
+                                  const float* bias, float* y) {
     const ConvLayout layout(g);
 
     for (int n = 0; n < g.batch; ++n) {
@@ -110,12 +105,8 @@ void convForward(const ConvGeometry& g, const float* x, const float* w, const fl
 
 // Differentiates the forward's yRow[ow] += weight * xRow[...] with respect to x: every tap
 // scatters weight * dy back to the input pixel it read.
-void convBackwardData(const ConvGeometry& g, const float* dy, const float* w, float* dx) {
-    const char* op = "cpu-ref convBackwardData";
-    ops::checkConvGeometry(g, op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(w, "w", op);
-    ops::requirePointer(dx, "dx", op);
+void CpuRefBackend::doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                       float* dx) {
     const ConvLayout layout(g);
 
     std::fill(dx, dx + g.inputCount(), 0.0f);
@@ -145,12 +136,8 @@ void convBackwardData(const ConvGeometry& g, const float* dy, const float* w, fl
 
 // Differentiates the forward's yRow[ow] += weight * xRow[...] with respect to weight (a sum of
 // dy * x over batch and output pixels) and y = bias + ... with respect to bias (a sum of dy).
-void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* dbias) {
-    const char* op = "cpu-ref convBackwardFilter";
-    ops::checkConvGeometry(g, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(dw, "dw", op);
+void CpuRefBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                         float* dw, float* dbias) {
     const ConvLayout layout(g);
 
     std::vector<double> tapSums(static_cast<std::size_t>(layout.taps));

@@ -1,7 +1,15 @@
-// CpuRefBackend: the Backend op table over the plain-loop reference ops of cpu_ref_ops.h.
-// Host memory, one thread, fp32 only (it is the definition of correct).
+// cpu-ref: the plain-loop, single-thread reference of every Backend op — the definition of
+// correct that every other backend is tested against, and the honest "naive" baseline of the
+// speedup charts. Semantics are PyTorch's unless backend.h says otherwise. Host memory, one
+// thread, fp32 only. Backward ops overwrite their outputs. Arguments arrive checked (Backend's
+// public ops); the loss checks its labels here because only a host backend can read them.
+// One op family per file, as in every backend folder: elementwise.cpp, conv.cpp, pool.cpp,
+// batchnorm.cpp, activation.cpp, dropout.cpp, dense.cpp, concat.cpp, loss.cpp, optimizer.cpp;
+// memory and the factory in cpu_ref_backend.cpp.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "cnnstudio/backend.h"
@@ -14,69 +22,124 @@ public:
     std::string description() const override;
     bool isDevice() const override { return false; }
 
+    // ---- cpu_ref_backend.cpp: 64-byte aligned host memory ------------------------------------
     void* allocateBytes(std::size_t bytes) override;
     void freeBytes(void* pointer) noexcept override;
-    void upload(void* destination, const void* hostSource, std::size_t bytes) override;
-    void download(void* hostDestination, const void* source, std::size_t bytes) override;
-    void copy(void* destination, const void* source, std::size_t bytes) override;
     void synchronize() override {}
 
-    void fill(float* y, float value, std::size_t count) override;
-    void axpy(float alpha, const float* x, float* y, std::size_t count) override;
-    void add(const float* a, const float* b, float* y, std::size_t count) override;
-    void multiply(const float* a, const float* b, float* y, std::size_t count) override;
-    void scale(float* y, float alpha, std::size_t count) override;
+protected:
+    void doUpload(void* destination, const void* hostSource, std::size_t bytes) override;
+    void doDownload(void* hostDestination, const void* source, std::size_t bytes) override;
+    void doCopy(void* destination, const void* source, std::size_t bytes) override;
 
-    void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y) override;
-    void convBackwardData(const ConvGeometry& g, const float* dy, const float* w, float* dx) override;
-    void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
-                            float* dbias) override;
+    // ---- elementwise.cpp: every array holds `count` floats ------------------------------------
+    void doFill(float* y /* (count) */, float value, std::size_t count) override;
+    void doAxpy(float alpha, const float* x /* (count) */, float* y /* (count), y += alpha x */,
+                std::size_t count) override;
+    void doAdd(const float* a /* (count) */, const float* b /* (count) */,
+               float* y /* (count) = a + b */, std::size_t count) override;
+    void doMultiply(const float* a /* (count) */, const float* b /* (count) */,
+                    float* y /* (count) = a * b */, std::size_t count) override;
+    void doScale(float* y /* (count), y *= alpha */, float alpha, std::size_t count) override;
 
-    void poolForward(const PoolGeometry& g, const float* x, float* y) override;
-    void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
-                      float* dx) override;
+    // ---- conv.cpp: cross-correlation with groups and symmetric zero padding --------------------
+    void doConvForward(const ConvGeometry& g,
+                       const float* x /* (batch, inChannels, inHeight, inWidth) */,
+                       const float* w /* (outChannels, inChannels/groups, kernelHeight, kernelWidth) */,
+                       const float* bias /* (outChannels) or null */,
+                       float* y /* (batch, outChannels, outHeight, outWidth) */) override;
+    void doConvBackwardData(const ConvGeometry& g,
+                            const float* dy /* (batch, outChannels, outHeight, outWidth) */,
+                            const float* w /* (outChannels, inChannels/groups, kernelHeight, kernelWidth) */,
+                            float* dx /* (batch, inChannels, inHeight, inWidth) */) override;
+    void doConvBackwardFilter(const ConvGeometry& g,
+                              const float* x /* (batch, inChannels, inHeight, inWidth) */,
+                              const float* dy /* (batch, outChannels, outHeight, outWidth) */,
+                              float* dw /* (outChannels, inChannels/groups, kernelHeight, kernelWidth) */,
+                              float* dbias /* (outChannels) or null */) override;
 
-    void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
-                                  const float* beta, float* y, float* runningMean,
-                                  float* runningVar, float* savedMean,
-                                  float* savedInvStd) override;
-    void batchNormForwardInference(const BatchNormGeometry& g, const float* x, const float* gamma,
-                                   const float* beta, const float* runningMean,
-                                   const float* runningVar, float* y) override;
-    void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                           const float* gamma, const float* savedMean, const float* savedInvStd,
-                           float* dx, float* dgamma, float* dbeta) override;
+    // ---- pool.cpp: padding never wins a max and is not counted by the average -----------------
+    void doPoolForward(const PoolGeometry& g, const float* x /* (batch, channels, inHeight, inWidth) */,
+                       float* y /* (batch, channels, outHeight, outWidth) */) override;
+    // Max: the gradient goes to the FIRST maximum of x in each window (row-major order).
+    void doPoolBackward(const PoolGeometry& g,
+                        const float* x /* (batch, channels, inHeight, inWidth) */,
+                        const float* y /* (batch, channels, outHeight, outWidth), unused */,
+                        const float* dy /* (batch, channels, outHeight, outWidth) */,
+                        float* dx /* (batch, channels, inHeight, inWidth) */) override;
 
-    void activationForward(Activation kind, float alpha, const float* x, float* y,
-                           std::size_t count) override;
-    void activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                            const float* dy, float* dx, std::size_t count) override;
+    // ---- batchnorm.cpp: statistics per channel over (batch, spatial), summed in double ---------
+    void doBatchNormForwardTraining(const BatchNormGeometry& g,
+                                    const float* x /* (batch, channels, spatial) */,
+                                    const float* gamma /* (channels) */, const float* beta /* (channels) */,
+                                    float* y /* (batch, channels, spatial) */,
+                                    float* runningMean /* (channels), updated */,
+                                    float* runningVar /* (channels), updated with the unbiased var */,
+                                    float* savedMean /* (channels) */,
+                                    float* savedInvStd /* (channels) = 1/sqrt(biased var + eps) */) override;
+    void doBatchNormForwardInference(const BatchNormGeometry& g,
+                                     const float* x /* (batch, channels, spatial) */,
+                                     const float* gamma /* (channels) */, const float* beta /* (channels) */,
+                                     const float* runningMean /* (channels) */,
+                                     const float* runningVar /* (channels) */,
+                                     float* y /* (batch, channels, spatial) */) override;
+    void doBatchNormBackward(const BatchNormGeometry& g, const float* x /* (batch, channels, spatial) */,
+                             const float* dy /* (batch, channels, spatial) */,
+                             const float* gamma /* (channels) */, const float* savedMean /* (channels) */,
+                             const float* savedInvStd /* (channels) */,
+                             float* dx /* (batch, channels, spatial) */, float* dgamma /* (channels) */,
+                             float* dbeta /* (channels) */) override;
 
-    void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
-                     std::size_t count) override;
+    // ---- activation.cpp -------------------------------------------------------------------------
+    void doActivationForward(Activation kind, float alpha, const float* x /* (count) */,
+                             float* y /* (count) */, std::size_t count) override;
+    void doActivationBackward(Activation kind, float alpha, const float* x /* (count) */,
+                              const float* y /* (count), unused: derivatives are taken from x */,
+                              const float* dy /* (count) */, float* dx /* (count) */, std::size_t count) override;
 
-    void denseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
-                      float* y) override;
-    void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                           float* dx) override;
-    void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
-                              float* dbias) override;
+    // ---- dropout.cpp ----------------------------------------------------------------------------
+    void doDropoutMask(float probability, std::uint64_t seed, const StepScalars* step /* one struct */,
+                       float* mask /* (count) = keep ? 1 / (1 - probability) : 0 */, std::size_t count) override;
 
-    void copyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
-                      int srcOffset, float* dst, int dstChannels, int dstOffset) override;
+    // ---- dense.cpp: w as PyTorch's Linear ----------------------------------------------------
+    void doDenseForward(const DenseGeometry& g, const float* x /* (batch, inFeatures) */,
+                        const float* w /* (outFeatures, inFeatures) */,
+                        const float* bias /* (outFeatures) or null */,
+                        float* y /* (batch, outFeatures) */) override;
+    void doDenseBackwardData(const DenseGeometry& g, const float* dy /* (batch, outFeatures) */,
+                             const float* w /* (outFeatures, inFeatures) */,
+                             float* dx /* (batch, inFeatures) */) override;
+    void doDenseBackwardWeights(const DenseGeometry& g, const float* x /* (batch, inFeatures) */,
+                                const float* dy /* (batch, outFeatures) */,
+                                float* dw /* (outFeatures, inFeatures) */,
+                                float* dbias /* (outFeatures) or null */) override;
 
-    void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
-                                    const std::int32_t* labels, const float* classWeights,
-                                    float* probabilities, float* loss) override;
-    void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
-                                     const std::int32_t* labels, const float* classWeights,
-                                     float* dlogits) override;
+    // ---- concat.cpp -----------------------------------------------------------------------------
+    void doCopyChannels(int batch, int spatial, int channels,
+                        const float* src /* (batch, srcChannels, spatial) */, int srcChannels,
+                        int srcOffset, float* dst /* (batch, dstChannels, spatial) */, int dstChannels,
+                        int dstOffset) override;
 
-    void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
-                   float* velocity, std::size_t count) override;
-    void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
-                    const float* grads, float* m, float* v, std::size_t count) override;
+    // ---- loss.cpp: log-softmax and the loss in double ------------------------------------------
+    void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits /* (batch, classes) */,
+                                      const std::int32_t* labels /* (batch) */,
+                                      const float* classWeights /* (classes) or null */,
+                                      float* probabilities /* (batch, classes) */,
+                                      float* loss /* one float */) override;
+    void doSoftmaxCrossEntropyBackward(const LossGeometry& g,
+                                       const float* probabilities /* (batch, classes) */,
+                                       const std::int32_t* labels /* (batch) */,
+                                       const float* classWeights /* (classes) or null */,
+                                       float* dlogits /* (batch, classes) */) override;
+
+    // ---- optimizer.cpp: torch.optim.SGD, torch.optim.Adam / AdamW ------------------------------
+    void doSgdUpdate(const SgdSettings& s, const StepScalars* step /* one struct */,
+                     float* params /* (count) */, const float* grads /* (count) */,
+                     float* velocity /* (count) override; may be null when momentum is 0 */, std::size_t count) override;
+    void doAdamUpdate(const AdamSettings& s, const StepScalars* step /* one struct */,
+                      float* params /* (count) */, const float* grads /* (count) */,
+                      float* m /* (count) first moment */, float* v /* (count) second moment */,
+                      std::size_t count) override;
 };
 
 }  // namespace cnnstudio::cpu_ref

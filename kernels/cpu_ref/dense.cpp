@@ -9,17 +9,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 
-void denseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias, float* y) {
-    const char* op = "cpu-ref denseForward";
-    ops::checkDenseGeometry(g, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(w, "w", op);
-    ops::requirePointer(y, "y", op);
+void CpuRefBackend::doDenseForward(const DenseGeometry& g, const float* x, const float* w,
+                                   const float* bias, float* y) {
     for (int n = 0; n < g.batch; ++n) {
         const float* xRow = x + std::int64_t(n) * g.inFeatures;
         for (int o = 0; o < g.outFeatures; ++o) {
@@ -32,12 +27,8 @@ void denseForward(const DenseGeometry& g, const float* x, const float* w, const 
 }
 
 // Differentiates y[n,o] = ... + sum_i x[n,i] w[o,i] with respect to x.
-void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w, float* dx) {
-    const char* op = "cpu-ref denseBackwardData";
-    ops::checkDenseGeometry(g, op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(w, "w", op);
-    ops::requirePointer(dx, "dx", op);
+void CpuRefBackend::doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                                        float* dx) {
     std::vector<double> row(std::size_t(g.inFeatures));
     for (int n = 0; n < g.batch; ++n) {
         std::fill(row.begin(), row.end(), 0.0);
@@ -52,12 +43,8 @@ void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w, 
 }
 
 // Differentiates y[n,o] = bias[o] + sum_i x[n,i] w[o,i] with respect to w and bias.
-void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw, float* dbias) {
-    const char* op = "cpu-ref denseBackwardWeights";
-    ops::checkDenseGeometry(g, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(dw, "dw", op);
+void CpuRefBackend::doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
+                                           float* dw, float* dbias) {
     std::vector<double> row(std::size_t(g.inFeatures));
     for (int o = 0; o < g.outFeatures; ++o) {
         std::fill(row.begin(), row.end(), 0.0);

@@ -2,18 +2,12 @@
 // dropoutKeeps(seed, step->step, i, probability) (ops/dropout_hash.h). The scale is computed in
 // float exactly as written, so every backend produces the same bits.
 #include "cnnstudio/ops/dropout_hash.h"
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 
-void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
-                 std::size_t count) {
-    const char* op = "cpu-ref dropoutMask";
-    ops::checkDropoutProbability(probability, op);
-    ops::requirePointer(step, "step", op);
-    if (count == 0) return;
-    ops::requirePointer(mask, "mask", op);
+void CpuRefBackend::doDropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
+                                  float* mask, std::size_t count) {
     // probability == 1 keeps nothing, so the infinite scale is never written.
     const float keptScale = 1.0f / (1.0f - probability);
     for (std::size_t i = 0; i < count; ++i)

@@ -5,43 +5,27 @@
 //   multiply  y = a * b
 //   scale     y *= alpha
 // Outputs may alias inputs (y == a, say): each element is read before it is written.
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 
-void fill(float* y, float value, std::size_t count) {
-    if (count == 0) return;
-    ops::requirePointer(y, "y", "cpu-ref fill");
+void CpuRefBackend::doFill(float* y, float value, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) y[i] = value;
 }
 
-void axpy(float alpha, const float* x, float* y, std::size_t count) {
-    if (count == 0) return;
-    ops::requirePointer(x, "x", "cpu-ref axpy");
-    ops::requirePointer(y, "y", "cpu-ref axpy");
+void CpuRefBackend::doAxpy(float alpha, const float* x, float* y, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) y[i] += alpha * x[i];
 }
 
-void add(const float* a, const float* b, float* y, std::size_t count) {
-    if (count == 0) return;
-    ops::requirePointer(a, "a", "cpu-ref add");
-    ops::requirePointer(b, "b", "cpu-ref add");
-    ops::requirePointer(y, "y", "cpu-ref add");
+void CpuRefBackend::doAdd(const float* a, const float* b, float* y, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
 }
 
-void multiply(const float* a, const float* b, float* y, std::size_t count) {
-    if (count == 0) return;
-    ops::requirePointer(a, "a", "cpu-ref multiply");
-    ops::requirePointer(b, "b", "cpu-ref multiply");
-    ops::requirePointer(y, "y", "cpu-ref multiply");
+void CpuRefBackend::doMultiply(const float* a, const float* b, float* y, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) y[i] = a[i] * b[i];
 }
 
-void scale(float* y, float alpha, std::size_t count) {
-    if (count == 0) return;
-    ops::requirePointer(y, "y", "cpu-ref scale");
+void CpuRefBackend::doScale(float* y, float alpha, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) y[i] *= alpha;
 }
 

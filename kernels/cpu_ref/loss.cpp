@@ -12,21 +12,17 @@
 #include <cmath>
 #include <string>
 
-#include "cnnstudio/error.h"
-#include "cpu_ref/cpu_ref_ops.h"
+#include "cpu_ref/cpu_ref_backend.h"
 #include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu_ref {
 
-void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits, const std::int32_t* labels,
-                                const float* classWeights, float* probabilities, float* loss) {
-    const char* op = "cpu-ref softmaxCrossEntropyForward";
-    ops::checkLossGeometry(g, op);
-    ops::requirePointer(logits, "logits", op);
-    ops::requirePointer(labels, "labels", op);
-    ops::requirePointer(probabilities, "probabilities", op);
-    ops::requirePointer(loss, "loss", op);
-    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
+void CpuRefBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                                 const std::int32_t* labels,
+                                                 const float* classWeights, float* probabilities,
+                                                 float* loss) {
+    const double weightSum =
+        ops::checkLabelsAndTotalWeight(g, labels, classWeights, opLabel("softmaxCrossEntropyForward"));
     const double smoothing = g.labelSmoothing;
     const double smoothingPerClass = smoothing / g.classes;
 
@@ -54,14 +50,11 @@ void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits, cons
 
 // Differentiates loss = sum_i w[y_i] loss_i / sum_j w[y_j] with respect to the logits:
 // d loss_i / d logit_ik = p_ik - q_ik because the q_ik sum to one.
-void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
-                                 const std::int32_t* labels, const float* classWeights, float* dlogits) {
-    const char* op = "cpu-ref softmaxCrossEntropyBackward";
-    ops::checkLossGeometry(g, op);
-    ops::requirePointer(probabilities, "probabilities", op);
-    ops::requirePointer(labels, "labels", op);
-    ops::requirePointer(dlogits, "dlogits", op);
-    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
+void CpuRefBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                                  const std::int32_t* labels,
+                                                  const float* classWeights, float* dlogits) {
+    const double weightSum =
+        ops::checkLabelsAndTotalWeight(g, labels, classWeights, opLabel("softmaxCrossEntropyBackward"));
     const double smoothing = g.labelSmoothing;
     const double smoothingPerClass = smoothing / g.classes;
 

@@ -12,21 +12,13 @@
 #include <cmath>
 #include <string>
 
-#include "cnnstudio/error.h"
-#include "cpu_ref/cpu_ref_ops.h"
+#include "cpu_ref/cpu_ref_backend.h"
 #include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu_ref {
 
-void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
-               float* velocity, std::size_t count) {
-    const char* op = "cpu-ref sgdUpdate";
-    ops::checkSgdSettings(s, op);
-    ops::requirePointer(step, "step", op);
-    if (count == 0) return;
-    ops::requirePointer(params, "params", op);
-    ops::requirePointer(grads, "grads", op);
-    if (s.momentum > 0.0f) ops::requirePointer(velocity, "velocity", op);
+void CpuRefBackend::doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                                const float* grads, float* velocity, std::size_t count) {
 
     const float learningRate = step->learningRate;
     for (std::size_t i = 0; i < count; ++i) {
@@ -39,14 +31,9 @@ void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, con
     }
 }
 
-void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params, const float* grads,
-                float* m, float* v, std::size_t count) {
-    const char* op = "cpu-ref adamUpdate";
-    ops::checkAdamSettings(s, op);
-    ops::requirePointer(step, "step", op);
-    ops::checkAdamCorrections(*step, op);
-    if (count == 0) return;
-    ops::requirePointers({{params, "params"}, {grads, "grads"}, {m, "m"}, {v, "v"}}, op);
+void CpuRefBackend::doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                                 const float* grads, float* m, float* v, std::size_t count) {
+    ops::checkAdamCorrections(*step, opLabel("adamUpdate"));
 
     const float learningRate = step->learningRate;
     const float stepSize = learningRate / step->adamCorrection1;

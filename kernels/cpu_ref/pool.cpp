@@ -9,8 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cpu_ref/cpu_ref_ops.h"
-#include "cnnstudio/op_checks.h"
+#include "cpu_ref/cpu_ref_backend.h"
 
 namespace cnnstudio::cpu_ref {
 namespace {
@@ -42,11 +41,7 @@ std::int64_t firstMaximum(const PoolGeometry& g, const float* xPlane, const Wind
 
 }  // namespace
 
-void poolForward(const PoolGeometry& g, const float* x, float* y) {
-    const char* op = "cpu-ref poolForward";
-    ops::checkPoolGeometry(g, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(y, "y", op);
+void CpuRefBackend::doPoolForward(const PoolGeometry& g, const float* x, float* y) {
 
     const std::int64_t inPlane = std::int64_t(g.inHeight) * g.inWidth;
     const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;
@@ -72,12 +67,8 @@ void poolForward(const PoolGeometry& g, const float* x, float* y) {
 }
 
 // Differentiates result = xPlane[firstMaximum(...)] (max) and result = sum / count (average).
-void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy, float* dx) {
-    const char* op = "cpu-ref poolBackward";
-    ops::checkPoolGeometry(g, op);
-    ops::requirePointer(x, "x", op);
-    ops::requirePointer(dy, "dy", op);
-    ops::requirePointer(dx, "dx", op);
+void CpuRefBackend::doPoolBackward(const PoolGeometry& g, const float* x, const float* y,
+                                   const float* dy, float* dx) {
 
     const std::int64_t inPlane = std::int64_t(g.inHeight) * g.inWidth;
     const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;

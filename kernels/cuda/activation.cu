@@ -2,7 +2,10 @@
 //   relu   y = max(x, 0)                        dx = x > 0 ? dy : 0
 //   leaky  y = x > 0 ? x : alpha x              dx = x > 0 ? dy : alpha dy
 //   elu    y = x > 0 ? x : alpha (exp(x) - 1)   dx = x > 0 ? dy : alpha exp(x) dy
-// (the backward reads x, so it is exact whether or not y was computed in place). x, y, dy, dx
+//   silu   y = x s, s = 1 / (1 + exp(-x))       dx = s (1 + x (1 - s)) dy
+// (the backward reads x, so it is exact whether or not y was computed in place; SiLU could not
+// be inverted from y anyway). expf(-x) overflows to infinity for x below about -88, giving
+// s = 0 and y = -0, the limit, and dx = 0. x, y, dy, dx
 // are activations: fp32 or bf16 as Backend::activationFormat says (bf16 widened to fp32, the
 // result rounded to nearest). Grid-stride, 16-byte packs (4 floats or 8 bf16) when every
 // pointer is 16-byte aligned, the remaining tail one by one.
@@ -11,7 +14,7 @@
 
 #include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -21,7 +24,8 @@ template <Activation Kind>
 __device__ __forceinline__ float activate(float x, float alpha) {
     if constexpr (Kind == Activation::Relu) return x > 0.0f ? x : 0.0f;
     else if constexpr (Kind == Activation::LeakyRelu) return x > 0.0f ? x : alpha * x;
-    else return x > 0.0f ? x : alpha * expm1f(x);  // Elu
+    else if constexpr (Kind == Activation::Elu) return x > 0.0f ? x : alpha * expm1f(x);
+    else return x / (1.0f + expf(-x));  // Silu
 }
 
 // The derivative lines of activate(), times dy.
@@ -29,7 +33,11 @@ template <Activation Kind>
 __device__ __forceinline__ float activateGrad(float x, float dy, float alpha) {
     if constexpr (Kind == Activation::Relu) return x > 0.0f ? dy : 0.0f;
     else if constexpr (Kind == Activation::LeakyRelu) return x > 0.0f ? dy : alpha * dy;
-    else return x > 0.0f ? dy : alpha * expf(x) * dy;  // Elu
+    else if constexpr (Kind == Activation::Elu) return x > 0.0f ? dy : alpha * expf(x) * dy;
+    else {  // Silu
+        const float s = 1.0f / (1.0f + expf(-x));
+        return s * (1.0f + x * (1.0f - s)) * dy;
+    }
 }
 
 // y may alias x (in place): each element is read before it is written by the same thread.
@@ -110,8 +118,9 @@ void dispatchForward(Activation kind, cudaStream_t stream, int sms, float alpha,
     case Activation::LeakyRelu:
         return launchForward<T, Activation::LeakyRelu>(stream, sms, alpha, x, y, count);
     case Activation::Elu: return launchForward<T, Activation::Elu>(stream, sms, alpha, x, y, count);
+    case Activation::Silu:
+        return launchForward<T, Activation::Silu>(stream, sms, alpha, x, y, count);
     }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationForward");
 }
 
 template <class T>
@@ -124,17 +133,15 @@ void dispatchBackward(Activation kind, cudaStream_t stream, int sms, float alpha
         return launchBackward<T, Activation::LeakyRelu>(stream, sms, alpha, x, dy, dx, count);
     case Activation::Elu:
         return launchBackward<T, Activation::Elu>(stream, sms, alpha, x, dy, dx, count);
+    case Activation::Silu:
+        return launchBackward<T, Activation::Silu>(stream, sms, alpha, x, dy, dx, count);
     }
-    throw Error("unknown activation kind " + std::to_string(int(kind)), "op activationBackward");
 }
 
 }  // namespace
 
-void CudaBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
-                                    std::size_t count) {
-    if (count == 0) return;
-    requirePointer(x, "x", "activationForward");
-    requirePointer(y, "y", "activationForward");
+void CudaBackend::doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                      std::size_t count) {
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     if (activationFormat().bf16)
@@ -144,12 +151,8 @@ void CudaBackend::activationForward(Activation kind, float alpha, const float* x
         dispatchForward(kind, stream(), sms, alpha, x, y, count);
 }
 
-void CudaBackend::activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                                     const float* dy, float* dx, std::size_t count) {
-    if (count == 0) return;
-    requirePointer(x, "x", "activationBackward");
-    requirePointer(dy, "dy", "activationBackward");
-    requirePointer(dx, "dx", "activationBackward");
+void CudaBackend::doActivationBackward(Activation kind, float alpha, const float* x, const float* y,
+                                       const float* dy, float* dx, std::size_t count) {
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     if (activationFormat().bf16)

@@ -15,7 +15,7 @@
 
 #include "cuda/channel_sums.cuh"
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -138,20 +138,12 @@ __global__ void inputGradientKernel(const float* x, const float* dy,
 
 }  // namespace
 
-void CudaBackend::batchNormForwardTraining(const BatchNormGeometry& g, const float* x,
-                                           const float* gamma, const float* beta, float* y,
-                                           float* runningMean, float* runningVar,
-                                           float* savedMean, float* savedInvStd) {
-    constexpr const char* op = "batchNormForwardTraining";
-    validateBatchNorm(g, true, op);
+void CudaBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x,
+                                             const float* gamma, const float* beta, float* y,
+                                             float* runningMean, float* runningVar,
+                                             float* savedMean, float* savedInvStd) {
+    requireIndexable(g, opLabel("batchNormForwardTraining"));
     const std::int64_t perChannel = std::int64_t(g.batch) * g.spatial;
-    for (const void* pointer : {static_cast<const void*>(x), static_cast<const void*>(gamma),
-                                static_cast<const void*>(beta), static_cast<const void*>(y),
-                                static_cast<const void*>(runningMean),
-                                static_cast<const void*>(runningVar),
-                                static_cast<const void*>(savedMean),
-                                static_cast<const void*>(savedInvStd)})
-        requirePointer(pointer, "a tensor argument", op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const int splits = channelSumSplits(g.channels, perChannel, multiprocessors);
@@ -176,17 +168,11 @@ void CudaBackend::batchNormForwardTraining(const BatchNormGeometry& g, const flo
                  count, y);
 }
 
-void CudaBackend::batchNormForwardInference(const BatchNormGeometry& g, const float* x,
-                                            const float* gamma, const float* beta,
-                                            const float* runningMean, const float* runningVar,
-                                            float* y) {
-    constexpr const char* op = "batchNormForwardInference";
-    validateBatchNorm(g, false, op);
-    for (const void* pointer : {static_cast<const void*>(x), static_cast<const void*>(gamma),
-                                static_cast<const void*>(beta), static_cast<const void*>(y),
-                                static_cast<const void*>(runningMean),
-                                static_cast<const void*>(runningVar)})
-        requirePointer(pointer, "a tensor argument", op);
+void CudaBackend::doBatchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                              const float* gamma, const float* beta,
+                                              const float* runningMean, const float* runningVar,
+                                              float* y) {
+    requireIndexable(g, opLabel("batchNormForwardInference"));
     activateDevice();
     const int count = int(g.count());
     const bool vectorised = g.spatial % 4 == 0 && isAligned16(x) && isAligned16(y);
@@ -197,19 +183,11 @@ void CudaBackend::batchNormForwardInference(const BatchNormGeometry& g, const fl
                  g.channels, g.spatial, count, y);
 }
 
-void CudaBackend::batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                                    const float* gamma, const float* savedMean,
-                                    const float* savedInvStd, float* dx, float* dgamma,
-                                    float* dbeta) {
-    constexpr const char* op = "batchNormBackward";
-    validateBatchNorm(g, true, op);
-    for (const void* pointer : {static_cast<const void*>(x), static_cast<const void*>(dy),
-                                static_cast<const void*>(gamma),
-                                static_cast<const void*>(savedMean),
-                                static_cast<const void*>(savedInvStd),
-                                static_cast<const void*>(dx), static_cast<const void*>(dgamma),
-                                static_cast<const void*>(dbeta)})
-        requirePointer(pointer, "a tensor argument", op);
+void CudaBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                                      const float* gamma, const float* savedMean,
+                                      const float* savedInvStd, float* dx, float* dgamma,
+                                      float* dbeta) {
+    requireIndexable(g, opLabel("batchNormBackward"));
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const std::int64_t perChannel = std::int64_t(g.batch) * g.spatial;

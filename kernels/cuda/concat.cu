@@ -14,7 +14,7 @@
 
 #include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -62,24 +62,12 @@ void launchRowCopy(cudaStream_t stream, int multiprocessors, const Element* src,
 
 }  // namespace
 
-void CudaBackend::copyChannels(int batch, int spatial, int channels, const float* src,
-                               int srcChannels, int srcOffset, float* dst, int dstChannels,
-                               int dstOffset) {
-    constexpr const char* op = "copyChannels";
-    requireOp(batch > 0 && spatial > 0 && channels > 0, op,
-              "batch, spatial size and channel count must be positive");
-    requireOp(srcOffset >= 0 && srcOffset + channels <= srcChannels, op,
-              "source channels [" + std::to_string(srcOffset) + ", " +
-                  std::to_string(srcOffset + channels) + ") exceed its " +
-                  std::to_string(srcChannels) + " channels");
-    requireOp(dstOffset >= 0 && dstOffset + channels <= dstChannels, op,
-              "destination channels [" + std::to_string(dstOffset) + ", " +
-                  std::to_string(dstOffset + channels) + ") exceed its " +
-                  std::to_string(dstChannels) + " channels");
+void CudaBackend::doCopyChannels(int batch, int spatial, int channels, const float* src,
+                                 int srcChannels, int srcOffset, float* dst, int dstChannels,
+                                 int dstOffset) {
+    const OpLabel op = opLabel("copyChannels");
     requireIndexable(std::int64_t(batch) * srcChannels * spatial, op, "the source");
     requireIndexable(std::int64_t(batch) * dstChannels * spatial, op, "the destination");
-    requirePointer(src, "src", op);
-    requirePointer(dst, "dst", op);
     activateDevice();
     const ActivationFormat format = activationFormat();
     const RowCopy copy =

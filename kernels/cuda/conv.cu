@@ -26,14 +26,16 @@
 // once for the filter gradient.
 //
 // Built for: 3x3 stride 1, 64-256 channels, 48x48 to 12x12 maps, batch 256 (fer-cnn); the
-// GEMM core keeps 16 warps per SM with no spills (128 registers). Not yet timed on an H200.
+// GEMM core keeps 16 warps per SM with no spills (128 registers). On an H200 fer-cnn's 3x3
+// convolutions take 0.7-1.8 ms per direction, 1.1-3.4x cuDNN's fp32 times (docs/measurements.md,
+// "Per-convolution times"; re-measure with conv_bench --backend cuda --batch 256).
 #include <cstdint>
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/channel_sums.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/gemm.cuh"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/async_copy.cuh"
 #include "runtime/launch.cuh"
 
@@ -512,7 +514,8 @@ void launchGemm(const char* name, const typename Problem::Params& params, int ge
     const GemmLaunch shape = gemmShape(gemmM);
     const std::int64_t tiles = std::int64_t((gemmN + kTileN - 1) / kTileN) *
                                ((gemmM + shape.tileM - 1) / shape.tileM);
-    requireOp(tiles < (std::int64_t(1) << 31), name, "the output has too many tiles for one grid");
+    // tiles <= gemmM * gemmN, the output's (or dw's) elements, which requireIndexable keeps
+    // below 2^30: the grid's x dimension (up to 2^31 - 1) always holds them.
     const dim3 grid(unsigned(tiles), 1, unsigned(gridZ));
     if (shape.tileM == gemm::TileConfig<1>::kTileM)
         launchKernel(name, gemm::gemmKernel<Problem, 1>, grid, shape.threads, stream, params);
@@ -753,26 +756,26 @@ int depthwiseFilterParts(const ConvGeometry& g, int multiprocessors) {
 
 bool isDepthwise(const ConvGeometry& g) { return g.groups == g.inChannels && g.groups > 1; }
 
-void requireGemmLimits(const ConvGeometry& g, const char* op) {
-    requireOp(g.groups <= 65535, op, "at most 65535 groups are supported on the GPU");
+void requireGemmLimits(const ConvGeometry& g, const OpLabel& op) {
+    if (g.groups > 65535)
+        ops::failOp(op, "at most 65535 groups are supported on the GPU", "use fewer groups");
     for (int extent : {g.inHeight, g.inWidth, g.outHeight, g.outWidth, g.kernelHeight,
                        g.kernelWidth, g.padHeight, g.padWidth})
-        requireOp(extent <= kMaxPackedExtent, op,
-                  "image sizes, kernel sizes and padding above " +
-                      std::to_string(kMaxPackedExtent) + " are not supported on the GPU");
+        if (extent > kMaxPackedExtent)
+            ops::failOp(op,
+                        "image sizes, kernel sizes and padding above " +
+                            std::to_string(kMaxPackedExtent) + " are not supported on the GPU",
+                        "resize the input or use the cudnn backend");
 }
 
 }  // namespace
 
 // ---- the ops ---------------------------------------------------------------------------------
 
-void CudaBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
-                              const float* bias, float* y) {
-    constexpr const char* op = "convForward";
-    validateConv(g, op);
-    requirePointer(x, "x", op);
-    requirePointer(w, "w", op);
-    requirePointer(y, "y", op);
+void CudaBackend::doConvForward(const ConvGeometry& g, const float* x, const float* w,
+                                const float* bias, float* y) {
+    const OpLabel op = opLabel("convForward");
+    requireIndexable(g, op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     if (isDepthwise(g)) {
@@ -790,13 +793,10 @@ void CudaBackend::convForward(const ConvGeometry& g, const float* x, const float
                     "conv forward (implicit GEMM)");
 }
 
-void CudaBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
-                                   float* dx) {
-    constexpr const char* op = "convBackwardData";
-    validateConv(g, op);
-    requirePointer(dy, "dy", op);
-    requirePointer(w, "w", op);
-    requirePointer(dx, "dx", op);
+void CudaBackend::doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                     float* dx) {
+    const OpLabel op = opLabel("convBackwardData");
+    requireIndexable(g, op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     if (isDepthwise(g)) {
@@ -838,13 +838,10 @@ void CudaBackend::convBackwardData(const ConvGeometry& g, const float* dy, const
                     "conv backward data (implicit GEMM)");
 }
 
-void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
-                                     float* dw, float* dbias) {
-    constexpr const char* op = "convBackwardFilter";
-    validateConv(g, op);
-    requirePointer(x, "x", op);
-    requirePointer(dy, "dy", op);
-    requirePointer(dw, "dw", op);
+void CudaBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                       float* dw, float* dbias) {
+    const OpLabel op = opLabel("convBackwardFilter");
+    requireIndexable(g, op);
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const int outPlane = g.outHeight * g.outWidth;
@@ -887,9 +884,9 @@ void CudaBackend::convBackwardFilter(const ConvGeometry& g, const float* x, cons
         p.kPerSplit = (kTiles + splits - 1) / splits * kTileK;
         splits = (p.gemmK + p.kPerSplit - 1) / p.kPerSplit;
     }
-    if (depthwise)
-        requireOp(g.kernelHeight * g.kernelWidth <= 65535 * kDepthwiseTapsPerPass, op,
-                  "depthwise kernels of more than a million taps are not supported on the GPU");
+    if (depthwise && g.kernelHeight * g.kernelWidth > 65535 * kDepthwiseTapsPerPass)
+        ops::failOp(op, "depthwise kernels of more than a million taps are not supported on the GPU",
+                    "use a smaller kernel");
     const int depthwiseParts = depthwise ? depthwiseFilterParts(g, multiprocessors) : 1;
     const int resultCopies = depthwise ? depthwiseParts : splits;
     const std::size_t partialBytes =

@@ -170,9 +170,8 @@ void CudaBackend::freeBytes(void* pointer) noexcept {
     cudaFreeAsync(pointer, stream_);
 }
 
-void CudaBackend::upload(void* destination, const void* hostSource, std::size_t bytes) {
+void CudaBackend::doUpload(void* destination, const void* hostSource, std::size_t bytes) {
     activateDevice();
-    if (bytes == 0) return;
     if (capturing_)
         throw Error("upload of " + std::to_string(bytes) + " bytes inside a captured step",
                     backendWhere(device_),
@@ -183,9 +182,8 @@ void CudaBackend::upload(void* destination, const void* hostSource, std::size_t 
         cudaMemcpyAsync(destination, hostSource, bytes, cudaMemcpyHostToDevice, stream_));
 }
 
-void CudaBackend::download(void* hostDestination, const void* source, std::size_t bytes) {
+void CudaBackend::doDownload(void* hostDestination, const void* source, std::size_t bytes) {
     activateDevice();
-    if (bytes == 0) return;
     if (capturing_)
         throw Error("download of " + std::to_string(bytes) + " bytes inside a captured step",
                     backendWhere(device_),
@@ -195,9 +193,8 @@ void CudaBackend::download(void* hostDestination, const void* source, std::size_
     CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) {
+void CudaBackend::doCopy(void* destination, const void* source, std::size_t bytes) {
     activateDevice();
-    if (bytes == 0) return;
     CNNSTUDIO_CUDA_CHECK(
         cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream_));
 }

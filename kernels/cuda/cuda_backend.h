@@ -1,7 +1,7 @@
 // CudaBackend: the "cuda" backend, our own CUDA kernels for every op of the Backend table
 // (no cuDNN, cuBLAS or cuBLASLt). fp32 only. The cuDNN backend derives from it and overrides
 // the ops where cuDNN is faster; the rest, the memory pool, the stream and step capture it
-// inherits.
+// inherits (the table at the top of cudnn/cudnn_backend.h shows where each op runs).
 //
 // Activation format: this backend keeps activations fp32 NCHW (the default activationFormat()).
 // The ops a subclass inherits — axpy, add, multiply, activations, dropoutMask, the loss and
@@ -15,8 +15,10 @@
 // training step can be captured as one CUDA graph. Memory comes from a stream-ordered pool
 // that keeps freed blocks for reuse, so a step loop never reaches cudaMalloc/cudaFree.
 //
-// Each op's definition lives in the file named for the op (kernels/cuda/conv.cu defines
-// convForward, convBackwardData and convBackwardFilter), next to its kernels.
+// Backend's public ops check their arguments and call the do<Op> implementations below; each
+// lives in the file named for the op (kernels/cuda/conv.cu defines doConvForward,
+// doConvBackwardData and doConvBackwardFilter), next to its kernels. What they check themselves
+// is the kernels' 32-bit indexing limit (index_limits.h) and the activation formats they read.
 #pragma once
 
 #include <cstddef>
@@ -50,79 +52,7 @@ public:
     // ---- memory --------------------------------------------------------------------------
     void* allocateBytes(std::size_t bytes) override;
     void freeBytes(void* pointer) noexcept override;
-    void upload(void* destination, const void* hostSource, std::size_t bytes) override;
-    void download(void* hostDestination, const void* source, std::size_t bytes) override;
-    void copy(void* destination, const void* source, std::size_t bytes) override;
     void synchronize() override;
-
-    // ---- elementwise (elementwise.cu) -----------------------------------------------------
-    void fill(float* y, float value, std::size_t count) override;
-    void axpy(float alpha, const float* x, float* y, std::size_t count) override;
-    void add(const float* a, const float* b, float* y, std::size_t count) override;
-    void multiply(const float* a, const float* b, float* y, std::size_t count) override;
-    void scale(float* y, float alpha, std::size_t count) override;
-
-    // ---- convolution (conv.cu) ------------------------------------------------------------
-    void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y) override;
-    void convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
-                          float* dx) override;
-    void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
-                            float* dbias) override;
-
-    // ---- pooling (pool.cu) ----------------------------------------------------------------
-    void poolForward(const PoolGeometry& g, const float* x, float* y) override;
-    void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
-                      float* dx) override;
-
-    // ---- batch normalisation (batchnorm.cu) -----------------------------------------------
-    void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
-                                  const float* beta, float* y, float* runningMean,
-                                  float* runningVar, float* savedMean,
-                                  float* savedInvStd) override;
-    void batchNormForwardInference(const BatchNormGeometry& g, const float* x,
-                                   const float* gamma, const float* beta,
-                                   const float* runningMean, const float* runningVar,
-                                   float* y) override;
-    void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                           const float* gamma, const float* savedMean, const float* savedInvStd,
-                           float* dx, float* dgamma, float* dbeta) override;
-
-    // ---- activations (activation.cu) ------------------------------------------------------
-    void activationForward(Activation kind, float alpha, const float* x, float* y,
-                           std::size_t count) override;
-    void activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                            const float* dy, float* dx, std::size_t count) override;
-
-    // ---- dropout (dropout.cu) -------------------------------------------------------------
-    void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
-                     std::size_t count) override;
-
-    // ---- dense (dense.cu) -----------------------------------------------------------------
-    void denseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
-                      float* y) override;
-    void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                           float* dx) override;
-    void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
-                              float* dbias) override;
-
-    // ---- concat (concat.cu) ---------------------------------------------------------------
-    void copyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
-                      int srcOffset, float* dst, int dstChannels, int dstOffset) override;
-
-    // ---- loss (loss.cu) -------------------------------------------------------------------
-    void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
-                                    const std::int32_t* labels, const float* classWeights,
-                                    float* probabilities, float* loss) override;
-    void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
-                                     const std::int32_t* labels, const float* classWeights,
-                                     float* dlogits) override;
-
-    // ---- optimisers (optimizer.cu) --------------------------------------------------------
-    void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
-                   const float* grads, float* velocity, std::size_t count) override;
-    void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
-                    const float* grads, float* m, float* v, std::size_t count) override;
 
     // ---- step capture ---------------------------------------------------------------------
     // Captures what recordStep enqueues on stream() (thread-local capture mode) into a CUDA
@@ -138,6 +68,78 @@ public:
     void activateDevice() const;
 
 protected:
+    // ---- the ops, arguments checked by Backend; each defined in the file named for it -------
+    // (memory in cuda_backend.cpp)
+    void doUpload(void* destination, const void* hostSource, std::size_t bytes) override;
+    void doDownload(void* hostDestination, const void* source, std::size_t bytes) override;
+    void doCopy(void* destination, const void* source, std::size_t bytes) override;
+
+    // ---- elementwise (elementwise.cu) -----------------------------------------------------
+    void doFill(float* y, float value, std::size_t count) override;
+    void doAxpy(float alpha, const float* x, float* y, std::size_t count) override;
+    void doAdd(const float* a, const float* b, float* y, std::size_t count) override;
+    void doMultiply(const float* a, const float* b, float* y, std::size_t count) override;
+    void doScale(float* y, float alpha, std::size_t count) override;
+
+    // ---- convolution (conv.cu) ------------------------------------------------------------
+    void doConvForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                       float* y) override;
+    void doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w, float* dx) override;
+    void doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                              float* dbias) override;
+
+    // ---- pooling (pool.cu) ----------------------------------------------------------------
+    void doPoolForward(const PoolGeometry& g, const float* x, float* y) override;
+    void doPoolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
+                        float* dx) override;
+
+    // ---- batch normalisation (batchnorm.cu) -----------------------------------------------
+    void doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                    const float* beta, float* y, float* runningMean, float* runningVar,
+                                    float* savedMean, float* savedInvStd) override;
+    void doBatchNormForwardInference(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                     const float* beta, const float* runningMean,
+                                     const float* runningVar, float* y) override;
+    void doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                             const float* gamma, const float* savedMean, const float* savedInvStd,
+                             float* dx, float* dgamma, float* dbeta) override;
+
+    // ---- activations (activation.cu) ------------------------------------------------------
+    void doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                             std::size_t count) override;
+    void doActivationBackward(Activation kind, float alpha, const float* x, const float* y,
+                              const float* dy, float* dx, std::size_t count) override;
+
+    // ---- dropout (dropout.cu) -------------------------------------------------------------
+    void doDropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
+                       std::size_t count) override;
+
+    // ---- dense (dense.cu) -----------------------------------------------------------------
+    void doDenseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
+                        float* y) override;
+    void doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                             float* dx) override;
+    void doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
+                                float* dbias) override;
+
+    // ---- concat (concat.cu) ---------------------------------------------------------------
+    void doCopyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
+                        int srcOffset, float* dst, int dstChannels, int dstOffset) override;
+
+    // ---- loss (loss.cu) -------------------------------------------------------------------
+    void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                      const std::int32_t* labels, const float* classWeights,
+                                      float* probabilities, float* loss) override;
+    void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                       const std::int32_t* labels, const float* classWeights,
+                                       float* dlogits) override;
+
+    // ---- optimisers (optimizer.cu) --------------------------------------------------------
+    void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
+                     float* velocity, std::size_t count) override;
+    void doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params, const float* grads,
+                      float* m, float* v, std::size_t count) override;
+
     // For backends built on this one (cudnn): accepts every precision; the subclass checks it.
     struct AnyPrecision {};
     CudaBackend(const BackendOptions& options, AnyPrecision);

@@ -6,7 +6,7 @@
 // each op runs the matching convolution op of conv.cu: the same tiled SGEMM (gemm.cuh), with
 // K split across blocks when the batch alone gives too few output tiles to fill the GPU.
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 
 namespace cnnstudio::kernels {
 namespace {
@@ -28,22 +28,22 @@ ConvGeometry asConvolution(const DenseGeometry& g) {
 
 // The calls name CudaBackend explicitly: a subclass that replaces the convolutions keeps these
 // dense ops on our kernels unless it replaces them as well.
-void CudaBackend::denseForward(const DenseGeometry& g, const float* x, const float* w,
-                               const float* bias, float* y) {
-    validateDense(g, "denseForward");
-    CudaBackend::convForward(asConvolution(g), x, w, bias, y);
+void CudaBackend::doDenseForward(const DenseGeometry& g, const float* x, const float* w,
+                                 const float* bias, float* y) {
+    requireIndexable(g, opLabel("denseForward"));
+    CudaBackend::doConvForward(asConvolution(g), x, w, bias, y);
 }
 
-void CudaBackend::denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                                    float* dx) {
-    validateDense(g, "denseBackwardData");
-    CudaBackend::convBackwardData(asConvolution(g), dy, w, dx);
+void CudaBackend::doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                                      float* dx) {
+    requireIndexable(g, opLabel("denseBackwardData"));
+    CudaBackend::doConvBackwardData(asConvolution(g), dy, w, dx);
 }
 
-void CudaBackend::denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
-                                       float* dw, float* dbias) {
-    validateDense(g, "denseBackwardWeights");
-    CudaBackend::convBackwardFilter(asConvolution(g), x, dy, dw, dbias);
+void CudaBackend::doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
+                                         float* dw, float* dbias) {
+    requireIndexable(g, opLabel("denseBackwardWeights"));
+    CudaBackend::doConvBackwardFilter(asConvolution(g), x, dy, dw, dbias);
 }
 
 }  // namespace cnnstudio::kernels

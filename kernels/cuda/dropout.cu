@@ -8,7 +8,7 @@
 #include "cnnstudio/ops/dropout_hash.h"
 #include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -29,13 +29,8 @@ __global__ void dropoutMaskKernel(float probability, std::uint64_t seed,
 
 }  // namespace
 
-void CudaBackend::dropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
-                              float* mask, std::size_t count) {
-    requireOp(probability >= 0.0f && probability <= 1.0f, "dropoutMask",
-              "dropout probability " + std::to_string(probability) + " is outside [0, 1]");
-    if (count == 0) return;
-    requirePointer(step, "the step scalars", "dropoutMask");
-    requirePointer(mask, "mask", "dropoutMask");
+void CudaBackend::doDropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
+                                float* mask, std::size_t count) {
     activateDevice();
     const unsigned blocks = gridStrideBlocks(count, 256, deviceProperties().multiProcessorCount);
     if (activationFormat().bf16)

@@ -102,34 +102,34 @@ void launchOnActivations(bool bf16, const char* name, cudaStream_t stream, int m
 
 }  // namespace
 
-void CudaBackend::fill(float* y, float value, std::size_t count) {
+void CudaBackend::doFill(float* y, float value, std::size_t count) {
     activateDevice();
     launchElementwise<float, FillValue, false>("fill", stream(),
                                                deviceProperties().multiProcessorCount,
                                                FillValue{value}, nullptr, nullptr, y, count);
 }
 
-void CudaBackend::axpy(float alpha, const float* x, float* y, std::size_t count) {
+void CudaBackend::doAxpy(float alpha, const float* x, float* y, std::size_t count) {
     activateDevice();
     launchOnActivations<AlphaXPlusY, true>(activationFormat().bf16, "axpy", stream(),
                                            deviceProperties().multiProcessorCount,
                                            AlphaXPlusY{alpha}, x, nullptr, y, count);
 }
 
-void CudaBackend::add(const float* a, const float* b, float* y, std::size_t count) {
+void CudaBackend::doAdd(const float* a, const float* b, float* y, std::size_t count) {
     activateDevice();
     launchOnActivations<Sum, false>(activationFormat().bf16, "add", stream(),
                                     deviceProperties().multiProcessorCount, Sum{}, a, b, y, count);
 }
 
-void CudaBackend::multiply(const float* a, const float* b, float* y, std::size_t count) {
+void CudaBackend::doMultiply(const float* a, const float* b, float* y, std::size_t count) {
     activateDevice();
     launchOnActivations<Product, false>(activationFormat().bf16, "multiply", stream(),
                                         deviceProperties().multiProcessorCount, Product{}, a, b,
                                         y, count);
 }
 
-void CudaBackend::scale(float* y, float alpha, std::size_t count) {
+void CudaBackend::doScale(float* y, float alpha, std::size_t count) {
     activateDevice();
     launchElementwise<float, ScaleY, true>("scale", stream(),
                                            deviceProperties().multiProcessorCount, ScaleY{alpha},

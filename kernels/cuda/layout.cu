@@ -27,7 +27,7 @@
 #include <string>
 
 #include "cuda/activation_storage.cuh"
-#include "cuda/geometry_checks.h"
+#include "cnnstudio/error.h"
 #include "cuda/layout.h"
 #include "runtime/launch.cuh"
 
@@ -185,6 +185,13 @@ finalizeChannelSumsKernel(const float* __restrict__ partials, int splits, int ch
     }
 }
 
+// These helpers run inside ops whose pointers and shapes Backend has checked; what they check
+// themselves are their kernels' limits, labelled like an op's errors ("cuda transposeImages").
+[[noreturn]] void failLayout(const char* helper, const std::string& what) {
+    throw Error(what, std::string("cuda ") + helper,
+                "the activations' shape does not fit the layout kernels; this is a bug in the caller");
+}
+
 int multiprocessorCount() {
     int device = 0, count = 0;
     CNNSTUDIO_CUDA_CHECK(cudaGetDevice(&device));
@@ -196,15 +203,13 @@ int multiprocessorCount() {
 
 template <typename In, typename Out>
 void transposeImages(const In* in, Out* out, int images, int rows, int cols, cudaStream_t stream) {
-    constexpr const char* op = "transposeImages";
-    requireOp(images > 0 && rows > 0 && cols > 0, op,
-              "images (" + std::to_string(images) + "), rows (" + std::to_string(rows) +
-                  ") and cols (" + std::to_string(cols) + ") must be positive");
-    requireOp(std::int64_t(rows) * cols < (std::int64_t(1) << 31), op,
-              "one image of " + std::to_string(rows) + " x " + std::to_string(cols) +
-                  " elements exceeds 2^31");
-    requirePointer(in, "in", op);
-    requirePointer(out, "out", op);
+    if (images <= 0 || rows <= 0 || cols <= 0)
+        failLayout("transposeImages", "images (" + std::to_string(images) + "), rows (" +
+                                          std::to_string(rows) + ") and cols (" +
+                                          std::to_string(cols) + ") must be positive");
+    if (std::int64_t(rows) * cols >= (std::int64_t(1) << 31))
+        failLayout("transposeImages", "one image of " + std::to_string(rows) + " x " +
+                                          std::to_string(cols) + " elements exceeds 2^31");
     const unsigned gridY = unsigned(images) < kMaxGridY ? unsigned(images) : kMaxGridY;
     if (rows < kDirectTransposeSide || cols < kDirectTransposeSide) {
         const std::size_t blocksNeeded = (std::size_t(rows) * std::size_t(cols) + 255) / 256;
@@ -228,13 +233,11 @@ template void transposeImages<__nv_bfloat16, __nv_bfloat16>(const __nv_bfloat16*
 
 void addChannelBiasChannelsLast(__nv_bfloat16* y, const float* bias, std::int64_t pixels,
                                 int channels, cudaStream_t stream) {
-    constexpr const char* op = "addChannelBiasChannelsLast";
-    requireOp(pixels >= 0 && channels > 0, op,
-              "pixels (" + std::to_string(pixels) + ") must not be negative and channels (" +
-                  std::to_string(channels) + ") must be positive");
+    if (pixels < 0 || channels <= 0)
+        failLayout("addChannelBiasChannelsLast",
+                   "pixels (" + std::to_string(pixels) + ") must not be negative and channels (" +
+                       std::to_string(channels) + ") must be positive");
     if (pixels == 0) return;
-    requirePointer(y, "y", op);
-    requirePointer(bias, "bias", op);
     const std::size_t count = std::size_t(pixels) * std::size_t(channels);
     const int sms = multiprocessorCount();
     if (channels % 8 == 0 && isAligned(y, 16))
@@ -257,18 +260,15 @@ std::size_t channelSumsChannelsLastWorkspaceBytes(std::int64_t pixels, int chann
 
 void channelSumsChannelsLast(const __nv_bfloat16* dy, float* sums, std::int64_t pixels,
                              int channels, void* workspace, cudaStream_t stream) {
-    constexpr const char* op = "channelSumsChannelsLast";
-    requireOp(pixels >= 0 && channels > 0, op,
-              "pixels (" + std::to_string(pixels) + ") must not be negative and channels (" +
-                  std::to_string(channels) + ") must be positive");
-    requirePointer(sums, "sums", op);
+    if (pixels < 0 || channels <= 0)
+        failLayout("channelSumsChannelsLast",
+                   "pixels (" + std::to_string(pixels) + ") must not be negative and channels (" +
+                       std::to_string(channels) + ") must be positive");
     if (pixels == 0) {  // empty sums
         CNNSTUDIO_CUDA_CHECK(
             cudaMemsetAsync(sums, 0, std::size_t(channels) * sizeof(float), stream));
         return;
     }
-    requirePointer(dy, "dy", op);
-    requirePointer(workspace, "the workspace", op);
     const SumSplits split = sumSplits(pixels);
     float* partials = static_cast<float*>(workspace);
     const bool pairs = channels % 2 == 0 && isAligned(dy, 4);
@@ -276,8 +276,9 @@ void channelSumsChannelsLast(const __nv_bfloat16* dy, float* sums, std::int64_t 
     int channelLanes = 1;
     while (channelLanes < packChannels && channelLanes < 32) channelLanes *= 2;
     const int channelBlocks = (packChannels + channelLanes - 1) / channelLanes;
-    requireOp(unsigned(channelBlocks) <= kMaxGridY, op,
-              std::to_string(channels) + " channels are more than the kernel's grid covers");
+    if (unsigned(channelBlocks) > kMaxGridY)
+        failLayout("channelSumsChannelsLast",
+                   std::to_string(channels) + " channels are more than the kernel's grid covers");
     const dim3 grid(unsigned(split.splits), unsigned(channelBlocks));
     if (pairs)
         launchKernel("channel partial sums (channels-last)",

@@ -17,7 +17,7 @@
 #include "cuda/activation_storage.cuh"
 #include "cuda/block_reduce.cuh"
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -118,16 +118,11 @@ softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
 
 }  // namespace
 
-void CudaBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
-                                             const std::int32_t* labels,
-                                             const float* classWeights, float* probabilities,
-                                             float* loss) {
-    constexpr const char* op = "softmaxCrossEntropyForward";
-    validateLoss(g, op);
-    requirePointer(logits, "logits", op);
-    requirePointer(labels, "labels", op);
-    requirePointer(probabilities, "probabilities", op);
-    requirePointer(loss, "loss", op);
+void CudaBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                               const std::int32_t* labels,
+                                               const float* classWeights, float* probabilities,
+                                               float* loss) {
+    requireIndexable(g, opLabel("softmaxCrossEntropyForward"));
     activateDevice();
     if (activationFormat().bf16)
         launchKernel("softmax cross-entropy forward",
@@ -141,17 +136,15 @@ void CudaBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float*
                      classWeights, probabilities, loss);
 }
 
-void CudaBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
-                                              const std::int32_t* labels,
-                                              const float* classWeights, float* dlogits) {
-    constexpr const char* op = "softmaxCrossEntropyBackward";
-    validateLoss(g, op);
-    requirePointer(probabilities, "probabilities", op);
-    requirePointer(labels, "labels", op);
-    requirePointer(dlogits, "dlogits", op);
+void CudaBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                                const std::int32_t* labels,
+                                                const float* classWeights, float* dlogits) {
+    const OpLabel op = opLabel("softmaxCrossEntropyBackward");
+    requireIndexable(g, op);
     const bool bf16 = activationFormat().bf16;
-    requireOp(!bf16 || static_cast<const void*>(dlogits) != probabilities, op,
-              "bf16 dlogits cannot be computed in place over the fp32 probabilities");
+    if (bf16 && static_cast<const void*>(dlogits) == probabilities)
+        ops::failOp(op, "bf16 dlogits cannot be computed in place over the fp32 probabilities",
+                    "give dlogits its own buffer");
     activateDevice();
     if (bf16)
         launchKernel("softmax cross-entropy backward",

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -118,15 +118,8 @@ __global__ void adamKernel(AdamSettings settings, const StepScalars* __restrict_
 
 }  // namespace
 
-void CudaBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
-                            const float* grads, float* velocity, std::size_t count) {
-    constexpr const char* op = "sgdUpdate";
-    ops::checkSgdSettings(s, op);
-    if (count == 0) return;
-    requirePointer(step, "the step scalars", op);
-    requirePointer(params, "params", op);
-    requirePointer(grads, "grads", op);
-    if (s.momentum != 0.0f) requirePointer(velocity, op, "velocity (momentum is on)");
+void CudaBackend::doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                              const float* grads, float* velocity, std::size_t count) {
     activateDevice();
     const bool vectorised = isAligned16(params) && isAligned16(grads) &&
                             (s.momentum == 0.0f || isAligned16(velocity));
@@ -136,16 +129,8 @@ void CudaBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float
                  stream(), s, step, params, grads, velocity, count);
 }
 
-void CudaBackend::adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
-                             const float* grads, float* m, float* v, std::size_t count) {
-    constexpr const char* op = "adamUpdate";
-    ops::checkAdamSettings(s, op);
-    if (count == 0) return;
-    requirePointer(step, "the step scalars", op);
-    requirePointer(params, "params", op);
-    requirePointer(grads, "grads", op);
-    requirePointer(m, "m", op);
-    requirePointer(v, "v", op);
+void CudaBackend::doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                               const float* grads, float* m, float* v, std::size_t count) {
     activateDevice();
     const bool vectorised =
         isAligned16(params) && isAligned16(grads) && isAligned16(m) && isAligned16(v);

@@ -22,7 +22,7 @@
 
 #include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -297,23 +297,23 @@ namespace {
 
 // Pooling runs in the two formats backends use: fp32 NCHW (cuda) and bf16 channels-last (cudnn
 // in bf16). True for the latter.
-bool poolsBf16ChannelsLast(const ActivationFormat& format, const char* op) {
+bool poolsBf16ChannelsLast(const ActivationFormat& format, const OpLabel& op) {
     const ActivationFormat bf16ChannelsLast{true, true};
-    requireOp(format == ActivationFormat{} || format == bf16ChannelsLast, op,
-              "activations must be fp32 NCHW or bf16 channels-last");
+    if (format != ActivationFormat{} && format != bf16ChannelsLast)
+        ops::failOp(op, "activations must be fp32 NCHW or bf16 channels-last",
+                    "a backend with another activation format overrides pooling");
     return format == bf16ChannelsLast;
 }
 
 }  // namespace
 
-void CudaBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
-    validatePool(g, "poolForward");
-    requirePointer(x, "x", "poolForward");
-    requirePointer(y, "y", "poolForward");
+void CudaBackend::doPoolForward(const PoolGeometry& g, const float* x, float* y) {
+    const OpLabel op = opLabel("poolForward");
+    requireIndexable(g, op);
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     const bool aligned = isAligned(x, 16) && isAligned(y, 16);
-    if (!poolsBf16ChannelsLast(activationFormat(), "poolForward"))
+    if (!poolsBf16ChannelsLast(activationFormat(), op))
         launchPoolForward<float, false>(g, x, y, sms, stream());
     else if (tilesExactly(g) && aligned)
         launchTiledPool(g, sms, stream(), tiledPoolForwardKernel<true>,
@@ -322,16 +322,14 @@ void CudaBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
         launchPoolForward<__nv_bfloat16, true>(g, asBf16(x), asBf16(y), sms, stream());
 }
 
-void CudaBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
-                               const float* dy, float* dx) {
-    validatePool(g, "poolBackward");
-    requirePointer(x, "x", "poolBackward");
-    requirePointer(dy, "dy", "poolBackward");
-    requirePointer(dx, "dx", "poolBackward");
+void CudaBackend::doPoolBackward(const PoolGeometry& g, const float* x, const float* y,
+                                 const float* dy, float* dx) {
+    const OpLabel op = opLabel("poolBackward");
+    requireIndexable(g, op);
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
     const bool aligned = isAligned(x, 16) && isAligned(dy, 16) && isAligned(dx, 16);
-    if (!poolsBf16ChannelsLast(activationFormat(), "poolBackward"))
+    if (!poolsBf16ChannelsLast(activationFormat(), op))
         launchPoolBackward<float, false>(g, x, dy, dx, sms, stream());
     else if (tilesExactly(g) && aligned)
         launchTiledPool(g, sms, stream(), tiledPoolBackwardKernel<true>,

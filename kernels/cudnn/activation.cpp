@@ -1,6 +1,8 @@
 // cuDNN relu, elementwise over `count` floats, forward and backward. Leaky relu (cuDNN has none)
 // and ELU stay ours: cuDNN 9.14's ELU backward ignores alpha below zero (it gave dy (y + 1) for
-// dy (y + alpha), found by the conformance suite on an H200, 2026-11-30). Counts beyond a cuDNN
+// dy (y + alpha), found by the conformance suite on an H200, 2026-11-30). SiLU stays ours as
+// well, like every activation but relu: CUDNN_ACTIVATION_SWISH would be one more descriptor for a
+// memory-bound elementwise op our kernel already runs on fp32 and bf16. Counts beyond a cuDNN
 // tensor dimension (2^31 - 1) stay ours too, and so do bf16 activations (our kernels read and
 // write bf16 directly).
 
@@ -31,10 +33,10 @@ cudnnTensorDescriptor_t CudnnBackend::flatDescriptor(std::size_t count) {
     return found->second.get();
 }
 
-void CudnnBackend::activationForward(Activation kind, float alpha, const float* x, float* y,
-                                     std::size_t count) {
+void CudnnBackend::doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                       std::size_t count) {
     if (!cudnnRuns(kind, count, activationFormat())) {
-        CudaBackend::activationForward(kind, alpha, x, y, count);
+        CudaBackend::doActivationForward(kind, alpha, x, y, count);
         return;
     }
     activateDevice();
@@ -44,11 +46,11 @@ void CudnnBackend::activationForward(Activation kind, float alpha, const float* 
                                                  data, x, &zero, data, y));
 }
 
-void CudnnBackend::activationBackward(Activation kind, float alpha, const float* x,
-                                      const float* y, const float* dy, float* dx,
-                                      std::size_t count) {
+void CudnnBackend::doActivationBackward(Activation kind, float alpha, const float* x,
+                                        const float* y, const float* dy, float* dx,
+                                        std::size_t count) {
     if (!cudnnRuns(kind, count, activationFormat())) {
-        CudaBackend::activationBackward(kind, alpha, x, y, dy, dx, count);
+        CudaBackend::doActivationBackward(kind, alpha, x, y, dy, dx, count);
         return;
     }
     activateDevice();

@@ -16,7 +16,7 @@
 
 #include <algorithm>
 
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "cudnn/cudnn_backend.h"
 
 namespace cnnstudio::kernels {
@@ -65,11 +65,11 @@ void* CudnnBackend::batchNormReserve(const BatchNormPlan& plan, const float* sav
     return reserve;
 }
 
-void CudnnBackend::batchNormForwardTraining(const BatchNormGeometry& g, const float* x,
-                                            const float* gamma, const float* beta, float* y,
-                                            float* runningMean, float* runningVar,
-                                            float* savedMean, float* savedInvStd) {
-    validateBatchNorm(g, true, "batchNormForwardTraining");
+void CudnnBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x,
+                                              const float* gamma, const float* beta, float* y,
+                                              float* runningMean, float* runningVar,
+                                              float* savedMean, float* savedInvStd) {
+    requireIndexable(g, opLabel("batchNormForwardTraining"));
     activateDevice();
     const BatchNormPlan& plan = batchNormPlan(g);
     const float one = 1.0f, zero = 0.0f;
@@ -88,11 +88,11 @@ void CudnnBackend::batchNormForwardTraining(const BatchNormGeometry& g, const fl
         workspace(plan.workspaceBytes), plan.workspaceBytes, reserve, plan.reserveBytes));
 }
 
-void CudnnBackend::batchNormForwardInference(const BatchNormGeometry& g, const float* x,
-                                             const float* gamma, const float* beta,
-                                             const float* runningMean, const float* runningVar,
-                                             float* y) {
-    validateBatchNorm(g, false, "batchNormForwardInference");
+void CudnnBackend::doBatchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                               const float* gamma, const float* beta,
+                                               const float* runningMean, const float* runningVar,
+                                               float* y) {
+    requireIndexable(g, opLabel("batchNormForwardInference"));
     activateDevice();
     const BatchNormPlan& plan = batchNormPlan(g);
     const float one = 1.0f, zero = 0.0f;
@@ -101,11 +101,11 @@ void CudnnBackend::batchNormForwardInference(const BatchNormGeometry& g, const f
         plan.parameters.get(), gamma, beta, runningMean, runningVar, double(g.epsilon)));
 }
 
-void CudnnBackend::batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                                     const float* gamma, const float* savedMean,
-                                     const float* savedInvStd, float* dx, float* dgamma,
-                                     float* dbeta) {
-    validateBatchNorm(g, true, "batchNormBackward");
+void CudnnBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                                       const float* gamma, const float* savedMean,
+                                       const float* savedInvStd, float* dx, float* dgamma,
+                                       float* dbeta) {
+    requireIndexable(g, opLabel("batchNormBackward"));
     activateDevice();
     const BatchNormPlan& plan = batchNormPlan(g);
     // Zero blend factors: dx, dgamma and dbeta are overwritten, never accumulated.
@@ -126,16 +126,16 @@ void CudnnBackend::batchNormBackward(const BatchNormGeometry& g, const float* x,
         plan.reserveBytes));
 }
 
-void CudnnBackend::batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
-                                                const float* gamma, const float* beta, float* z,
-                                                float* y, float* runningMean, float* runningVar,
-                                                float* savedMean, float* savedInvStd) {
+void CudnnBackend::doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                                  const float* gamma, const float* beta, float* z,
+                                                  float* y, float* runningMean, float* runningVar,
+                                                  float* savedMean, float* savedInvStd) {
     if (!storesBf16()) {
-        Backend::batchNormReluForwardTraining(g, x, gamma, beta, z, y, runningMean, runningVar,
+        Backend::doBatchNormReluForwardTraining(g, x, gamma, beta, z, y, runningMean, runningVar,
                                               savedMean, savedInvStd);
         return;
     }
-    validateBatchNorm(g, true, "batchNormReluForwardTraining");
+    requireIndexable(g, opLabel("batchNormReluForwardTraining"));
     activateDevice();
     const BatchNormPlan& plan = batchNormPlan(g);
     void* reserve = batchNormReserve(plan, savedMean);
@@ -147,17 +147,17 @@ void CudnnBackend::batchNormReluForwardTraining(const BatchNormGeometry& g, cons
         workspace(plan.workspaceBytes), plan.workspaceBytes, reserve, plan.reserveBytes));
 }
 
-void CudnnBackend::batchNormReluBackward(const BatchNormGeometry& g, const float* x,
-                                         const float* y, const float* dy, const float* gamma,
-                                         const float* beta, const float* savedMean,
-                                         const float* savedInvStd, float* dz, float* dx,
-                                         float* dgamma, float* dbeta) {
+void CudnnBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const float* x,
+                                           const float* y, const float* dy, const float* gamma,
+                                           const float* beta, const float* savedMean,
+                                           const float* savedInvStd, float* dz, float* dx,
+                                           float* dgamma, float* dbeta) {
     if (!storesBf16()) {
-        Backend::batchNormReluBackward(g, x, y, dy, gamma, beta, savedMean, savedInvStd, dz, dx,
+        Backend::doBatchNormReluBackward(g, x, y, dy, gamma, beta, savedMean, savedInvStd, dz, dx,
                                        dgamma, dbeta);
         return;
     }
-    validateBatchNorm(g, true, "batchNormReluBackward");
+    requireIndexable(g, opLabel("batchNormReluBackward"));
     activateDevice();
     const BatchNormPlan& plan = batchNormPlan(g);
     void* reserve = batchNormReserve(plan, savedMean);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cnnstudio/error.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "cudnn/conv_scratch.h"
 #include "cudnn/cudnn_backend.h"
 #include "cudnn/fold_batch_norm.h"
@@ -60,11 +60,11 @@ bool needsChannelPadding(const ConvGeometry& g) {
 
 }  // namespace
 
-ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const char* op) {
+ConvPlan& CudnnBackend::convPlan(const ConvGeometry& g, const OpLabel& op) {
     const ConvKey key{g, precision()};
     if (auto found = convPlans_.find(key); found != convPlans_.end()) return found->second;
 
-    validateConv(g, op);
+    requireIndexable(g, op);
     const cudnnDataType_t type = computeType();
     const cudnnTensorFormat_t layout = activationLayout();
     ConvPlan plan;
@@ -174,10 +174,10 @@ void CudnnBackend::chooseBackwardFilterAlgorithm(const ConvGeometry& g, ConvPlan
     recordChoice(g, "backward-filter", plan.backwardFilter);
 }
 
-void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const float* w,
-                               const float* bias, float* y) {
+void CudnnBackend::doConvForward(const ConvGeometry& g, const float* x, const float* w,
+                                 const float* bias, float* y) {
     activateDevice();
-    ConvPlan& plan = convPlan(g, "convForward");
+    ConvPlan& plan = convPlan(g, opLabel("convForward"));
     const float one = 1.0f, zero = 0.0f;
     if (storesBf16()) {
         convForwardChannelsLast(g, plan, x, w, bias, y);
@@ -195,10 +195,10 @@ void CudnnBackend::convForward(const ConvGeometry& g, const float* x, const floa
             cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.output.get(), y));
 }
 
-void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
-                                    float* dx) {
+void CudnnBackend::doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                      float* dx) {
     activateDevice();
-    ConvPlan& plan = convPlan(g, "convBackwardData");
+    ConvPlan& plan = convPlan(g, opLabel("convBackwardData"));
     if (storesBf16()) {
         convBackwardDataChannelsLast(g, plan, dy, w, dx);
         return;
@@ -213,10 +213,10 @@ void CudnnBackend::convBackwardData(const ConvGeometry& g, const float* dy, cons
         choice.workspaceBytes, &zero, plan.input.get(), dx));
 }
 
-void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
-                                      float* dw, float* dbias) {
+void CudnnBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                        float* dw, float* dbias) {
     activateDevice();
-    ConvPlan& plan = convPlan(g, "convBackwardFilter");
+    ConvPlan& plan = convPlan(g, opLabel("convBackwardFilter"));
     const float one = 1.0f, zero = 0.0f;
     if (storesBf16()) {
         convBackwardFilterChannelsLast(g, plan, x, dy, dw, dbias);
@@ -234,20 +234,13 @@ void CudnnBackend::convBackwardFilter(const ConvGeometry& g, const float* x, con
                                                            dy, &zero, plan.bias.get(), dbias));
 }
 
-void CudnnBackend::convBatchNormReluInference(const ConvGeometry& g, const float* x,
-                                              const float* w, const float* bias,
-                                              const BatchNormGeometry& bn, const float* gamma,
-                                              const float* beta, const float* runningMean,
-                                              const float* runningVar, float* y) {
+void CudnnBackend::doConvBatchNormReluInference(const ConvGeometry& g, const float* x,
+                                                const float* w, const float* bias,
+                                                const BatchNormGeometry& bn, const float* gamma,
+                                                const float* beta, const float* runningMean,
+                                                const float* runningVar, float* y) {
     activateDevice();
-    ConvPlan& plan = convPlan(g, "convBatchNormReluInference");
-    validateBatchNorm(bn, false, "convBatchNormReluInference");
-    if (bn.batch != g.batch || bn.channels != g.outChannels ||
-        bn.spatial != g.outHeight * g.outWidth)
-        throw Error("batch norm (" + std::to_string(bn.batch) + "," + std::to_string(bn.channels) +
-                        "," + std::to_string(bn.spatial) + ") does not match the output of " +
-                        describeConv(g),
-                    "cudnn convBatchNormReluInference");
+    ConvPlan& plan = convPlan(g, opLabel("convBatchNormReluInference"));
     constexpr auto algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), requestedMathType()));
     if (!plan.fusedBias) {

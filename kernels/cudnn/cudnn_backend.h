@@ -1,6 +1,31 @@
 // CudnnBackend: the "cudnn" backend. It is the cuda backend (our kernels, stream, memory pool and
-// CUDA-graph capture) with cuDNN for convolution, pooling, batch norm and relu/elu activations and
-// cuBLAS for dense layers. Leaky relu, dropout, concat, loss and optimisers stay ours.
+// CUDA-graph capture) with cuDNN and cuBLAS where they are faster. Where each op runs:
+//
+//   op                               fp32 / tf32                      bf16 (channels-last)
+//   ------------------------------   ------------------------------   -------------------------------
+//   uploadActivations, download...,  Backend default (copies)         ours: kernels/cuda/layout.cu,
+//     flattenForward/Backward                                           called from cudnn/layout.cpp
+//   convForward, convBackwardData,   cuDNN legacy API (conv.cpp)      cuDNN graph API (conv_channels_last
+//     convBackwardFilter                                                .cpp, conv_engine.cpp)
+//   convBatchNormReluInference       ours folds the batch norm into the weights (fold_batch_norm.cu),
+//                                    then cuDNN's fused convolution + bias + ReLU (conv.cpp)
+//   poolForward, poolBackward        cuDNN (pool.cpp)                 ours: kernels/cuda/pool.cu
+//   batchNormForwardTraining,        cuDNN (batchnorm.cpp)            cuDNN's persistent *Ex kernels
+//     ...Inference, ...Backward
+//   batchNormReluForwardTraining,    Backend default: the two ops     cuDNN batch norm with the ReLU
+//     batchNormReluBackward            above, in turn                   fused (batchnorm.cpp)
+//   activationForward/Backward       relu: cuDNN (activation.cpp);    ours (kernels/cuda/activation.cu)
+//                                    leaky relu, elu, silu: ours
+//   denseForward, ...BackwardData,   cuBLAS GEMMs, cuDNN bias         cuBLAS GEMMs, our channels-last
+//     ...BackwardWeights               (dense.cpp)                      bias kernels (cuda/layout.cu)
+//   fill, axpy, add, multiply,       ours, inherited from CudaBackend (kernels/cuda/elementwise.cu,
+//     scale, dropoutMask,              dropout.cu, concat.cu, loss.cu, optimizer.cu); they read
+//     copyChannels, softmax cross-     activationFormat(), so they run on bf16 channels-last too
+//     entropy, sgdUpdate, adamUpdate
+//
+// The class below overrides what runs on cuDNN or cuBLAS in some precision (and falls back to
+// CudaBackend::do<Op> by name where ours runs instead); the using-declarations at its end name
+// the ops it inherits from CudaBackend unchanged.
 //
 // Precision (BackendOptions::precision):
 //   fp32  strict: TF32 is off everywhere (cuDNN FMA math, cuBLAS fp32 compute).
@@ -18,7 +43,7 @@
 // buffers) and caches both; later calls only enqueue work. When a new geometry first appears
 // while a step is being captured, benchmarking is impossible (it synchronises), so cuDNN's
 // heuristics choose instead. Each op file (conv.cpp, pool.cpp, batchnorm.cpp, activation.cpp,
-// dense.cpp) holds that op's plans and calls.
+// dense.cpp, layout.cpp) holds that op's plans and calls.
 #pragma once
 
 #include <array>
@@ -126,74 +151,84 @@ public:
     std::string description() const override;  // "NVIDIA H200 (device 0), cuDNN 9.14.0, tf32"
     ActivationFormat activationFormat() const override;
 
+    CudnnStats stats() const;
+
+protected:
     // ---- activations in and out, flatten (layout.cpp) --------------------------------------
-    void uploadActivations(const TensorShape& shape, const float* hostSource,
-                           float* destination) override;
-    void downloadActivations(const TensorShape& shape, const float* source,
-                             float* hostDestination) override;
-    void flattenForward(const TensorShape& shape, const float* x, float* y) override;
-    void flattenBackward(const TensorShape& shape, const float* dy, float* dx) override;
+    void doUploadActivations(const TensorShape& shape, const float* hostSource,
+                             float* destination) override;
+    void doDownloadActivations(const TensorShape& shape, const float* source,
+                               float* hostDestination) override;
+    void doFlattenForward(const TensorShape& shape, const float* x, float* y) override;
+    void doFlattenBackward(const TensorShape& shape, const float* dy, float* dx) override;
 
     // ---- convolution (conv.cpp) -----------------------------------------------------------
-    void convForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                     float* y) override;
-    void convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
-                          float* dx) override;
-    void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
-                            float* dbias) override;
+    void doConvForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                       float* y) override;
+    void doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w, float* dx) override;
+    void doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                              float* dbias) override;
 
     // Inference: the batch norm folded into the weights and a bias, then cuDNN's fused
     // convolution + bias + ReLU.
-    void convBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
-                                    const float* bias, const BatchNormGeometry& bn,
-                                    const float* gamma, const float* beta,
-                                    const float* runningMean, const float* runningVar,
-                                    float* y) override;
+    void doConvBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
+                                      const float* bias, const BatchNormGeometry& bn,
+                                      const float* gamma, const float* beta, const float* runningMean,
+                                      const float* runningVar, float* y) override;
 
     // ---- pooling (pool.cpp) ---------------------------------------------------------------
-    void poolForward(const PoolGeometry& g, const float* x, float* y) override;
-    void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
-                      float* dx) override;
+    void doPoolForward(const PoolGeometry& g, const float* x, float* y) override;
+    void doPoolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
+                        float* dx) override;
 
     // ---- batch normalisation (batchnorm.cpp) -----------------------------------------------
-    void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
-                                  const float* beta, float* y, float* runningMean,
-                                  float* runningVar, float* savedMean,
-                                  float* savedInvStd) override;
-    void batchNormForwardInference(const BatchNormGeometry& g, const float* x,
-                                   const float* gamma, const float* beta,
-                                   const float* runningMean, const float* runningVar,
-                                   float* y) override;
-    void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                           const float* gamma, const float* savedMean, const float* savedInvStd,
-                           float* dx, float* dgamma, float* dbeta) override;
+    void doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                    const float* beta, float* y, float* runningMean, float* runningVar,
+                                    float* savedMean, float* savedInvStd) override;
+    void doBatchNormForwardInference(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                     const float* beta, const float* runningMean,
+                                     const float* runningVar, float* y) override;
+    void doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                             const float* gamma, const float* savedMean, const float* savedInvStd,
+                             float* dx, float* dgamma, float* dbeta) override;
 
     // bf16: cuDNN's batch norm with the ReLU fused (CUDNN_BATCHNORM_OPS_BN_ACTIVATION), one
     // pass each way; z and dz stay unwritten. fp32/tf32: the Backend default.
-    void batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
-                                      const float* gamma, const float* beta, float* z, float* y,
-                                      float* runningMean, float* runningVar, float* savedMean,
-                                      float* savedInvStd) override;
-    void batchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
-                               const float* dy, const float* gamma, const float* beta,
-                               const float* savedMean, const float* savedInvStd, float* dz,
-                               float* dx, float* dgamma, float* dbeta) override;
+    void doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                        const float* beta, float* z, float* y, float* runningMean,
+                                        float* runningVar, float* savedMean,
+                                        float* savedInvStd) override;
+    void doBatchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
+                                 const float* dy, const float* gamma, const float* beta,
+                                 const float* savedMean, const float* savedInvStd, float* dz, float* dx,
+                                 float* dgamma, float* dbeta) override;
 
-    // ---- activations (activation.cpp): relu and elu through cuDNN, leaky relu ours --------
-    void activationForward(Activation kind, float alpha, const float* x, float* y,
-                           std::size_t count) override;
-    void activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                            const float* dy, float* dx, std::size_t count) override;
+    // ---- activations (activation.cpp): relu through cuDNN in fp32/tf32, the rest ours ------
+    void doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                             std::size_t count) override;
+    void doActivationBackward(Activation kind, float alpha, const float* x, const float* y,
+                              const float* dy, float* dx, std::size_t count) override;
 
     // ---- dense (dense.cpp) ----------------------------------------------------------------
-    void denseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
-                      float* y) override;
-    void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                           float* dx) override;
-    void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
-                              float* dbias) override;
+    void doDenseForward(const DenseGeometry& g, const float* x, const float* w, const float* bias,
+                        float* y) override;
+    void doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                             float* dx) override;
+    void doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
+                                float* dbias) override;
 
-    CudnnStats stats() const;
+    // ---- ours, inherited from CudaBackend unchanged (kernels/cuda/<op>.cu) -----------------
+    using CudaBackend::doFill;
+    using CudaBackend::doAxpy;
+    using CudaBackend::doAdd;
+    using CudaBackend::doMultiply;
+    using CudaBackend::doScale;
+    using CudaBackend::doDropoutMask;
+    using CudaBackend::doCopyChannels;
+    using CudaBackend::doSoftmaxCrossEntropyForward;
+    using CudaBackend::doSoftmaxCrossEntropyBackward;
+    using CudaBackend::doSgdUpdate;
+    using CudaBackend::doAdamUpdate;
 
 private:
     // ---- shared helpers (cudnn_backend.cpp) ------------------------------------------------
@@ -209,7 +244,7 @@ private:
     cudnnMathType_t requestedMathType() const;  // by precision
 
     // ---- convolution (conv.cpp) ------------------------------------------------------------
-    ConvPlan& convPlan(const ConvGeometry& g, const char* op);  // validates on first use
+    ConvPlan& convPlan(const ConvGeometry& g, const OpLabel& op);  // checks the index limit on first use
     // fp32/tf32, on the first call for a plan: benchmark (or, during capture, ask the
     // heuristics) and cache the algorithm. x, w, dy are the caller's operands.
     void chooseForwardAlgorithm(const ConvGeometry& g, ConvPlan& plan, const float* x,
@@ -246,8 +281,8 @@ private:
     void unstageFilterGradient(const ConvGeometry& g, const void* room, float* dw);
 
     // ---- pooling, batch norm, activation ----------------------------------------------------
-    PoolPlan& poolPlan(const PoolGeometry& g, const char* op);  // validate on first use
-    BatchNormPlan& batchNormPlan(const BatchNormGeometry& g);  // the caller validates g
+    PoolPlan& poolPlan(const PoolGeometry& g, const OpLabel& op);  // checks the index limit on first use
+    BatchNormPlan& batchNormPlan(const BatchNormGeometry& g);  // the caller checks the index limit
     // Batch-norm training on bf16 NHWC runs cuDNN's persistent kernels (the *Ex calls), which
     // need a reserve buffer kept from forward to backward: one per layer, found by savedMean.
     void* batchNormReserve(const BatchNormPlan& plan, const float* savedMean);
@@ -255,7 +290,7 @@ private:
     cudnnTensorDescriptor_t flatDescriptor(std::size_t count);
 
     // ---- dense (dense.cpp) -----------------------------------------------------------------
-    DensePlan& densePlan(const DenseGeometry& g, const char* op);  // validates on first use
+    DensePlan& densePlan(const DenseGeometry& g, const OpLabel& op);  // checks the index limit on first use
     cublasComputeType_t gemmComputeType() const;
     cudaDataType_t activationDataType() const;  // CUDA_R_32F or CUDA_R_16BF
     // The weights in the activations' type: w itself, or a bf16 copy in the workspace.

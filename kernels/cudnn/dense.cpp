@@ -14,7 +14,7 @@
 
 #include <cuda_bf16.h>
 
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "cuda/layout.h"
 #include "cudnn/cudnn_backend.h"
 
@@ -25,9 +25,9 @@ std::size_t bf16Bytes(std::size_t count) { return count * sizeof(__nv_bfloat16);
 
 }  // namespace
 
-DensePlan& CudnnBackend::densePlan(const DenseGeometry& g, const char* op) {
+DensePlan& CudnnBackend::densePlan(const DenseGeometry& g, const OpLabel& op) {
     if (auto found = densePlans_.find(g); found != densePlans_.end()) return found->second;
-    validateDense(g, op);
+    requireIndexable(g, op);
     DensePlan plan;
     if (!storesBf16()) {  // bf16 adds and reduces biases with our channels-last kernels
         plan.output = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.outFeatures, 1, 1);
@@ -51,10 +51,10 @@ const void* CudnnBackend::stageDenseWeights(const float* w, std::size_t count) {
     return room;
 }
 
-void CudnnBackend::denseForward(const DenseGeometry& g, const float* x, const float* w,
-                                const float* bias, float* y) {
+void CudnnBackend::doDenseForward(const DenseGeometry& g, const float* x, const float* w,
+                                  const float* bias, float* y) {
     activateDevice();
-    const DensePlan& plan = densePlan(g, "denseForward");
+    const DensePlan& plan = densePlan(g, opLabel("denseForward"));
     const void* weights = stageDenseWeights(w, std::size_t(g.outFeatures) * g.inFeatures);
     const cudaDataType_t type = activationDataType();
     // y^T (O x N) = W^T (O x F) * X (F x N), with W = w read column-major as (F x O).
@@ -72,10 +72,10 @@ void CudnnBackend::denseForward(const DenseGeometry& g, const float* x, const fl
             cudnnAddTensor(cudnn_, &one, plan.bias.get(), bias, &one, plan.output.get(), y));
 }
 
-void CudnnBackend::denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                                     float* dx) {
+void CudnnBackend::doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                                       float* dx) {
     activateDevice();
-    densePlan(g, "denseBackwardData");
+    densePlan(g, opLabel("denseBackwardData"));
     const void* weights = stageDenseWeights(w, std::size_t(g.outFeatures) * g.inFeatures);
     const cudaDataType_t type = activationDataType();
     // dx^T (F x N) = W (F x O) * dY (O x N), with dY = dy read column-major.
@@ -86,10 +86,10 @@ void CudnnBackend::denseBackwardData(const DenseGeometry& g, const float* dy, co
                                         gemmComputeType(), CUBLAS_GEMM_DEFAULT));
 }
 
-void CudnnBackend::denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
-                                        float* dw, float* dbias) {
+void CudnnBackend::doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
+                                          float* dw, float* dbias) {
     activateDevice();
-    const DensePlan& plan = densePlan(g, "denseBackwardWeights");
+    const DensePlan& plan = densePlan(g, opLabel("denseBackwardWeights"));
     const cudaDataType_t type = activationDataType();
     // dw^T (F x O) = X (F x N) * dY^T (N x O), with X = x and dY = dy read column-major; dw is
     // fp32 whatever the activations are.

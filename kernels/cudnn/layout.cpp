@@ -34,10 +34,10 @@ cudnnTensorFormat_t CudnnBackend::activationLayout() const {
     return storesBf16() ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
 }
 
-void CudnnBackend::uploadActivations(const TensorShape& shape, const float* hostSource,
-                                     float* destination) {
+void CudnnBackend::doUploadActivations(const TensorShape& shape, const float* hostSource,
+                                       float* destination) {
     if (!storesBf16()) {
-        Backend::uploadActivations(shape, hostSource, destination);
+        Backend::doUploadActivations(shape, hostSource, destination);
         return;
     }
     activateDevice();
@@ -51,10 +51,10 @@ void CudnnBackend::uploadActivations(const TensorShape& shape, const float* host
                         stream());
 }
 
-void CudnnBackend::downloadActivations(const TensorShape& shape, const float* source,
-                                       float* hostDestination) {
+void CudnnBackend::doDownloadActivations(const TensorShape& shape, const float* source,
+                                         float* hostDestination) {
     if (!storesBf16()) {
-        Backend::downloadActivations(shape, source, hostDestination);
+        Backend::doDownloadActivations(shape, source, hostDestination);
         return;
     }
     activateDevice();
@@ -68,18 +68,18 @@ void CudnnBackend::downloadActivations(const TensorShape& shape, const float* so
     download(hostDestination, staged, count * sizeof(float));
 }
 
-void CudnnBackend::flattenForward(const TensorShape& shape, const float* x, float* y) {
+void CudnnBackend::doFlattenForward(const TensorShape& shape, const float* x, float* y) {
     if (!storesBf16() || layoutsCoincide(shape)) {
-        Backend::flattenForward(shape, x, y);
+        Backend::doFlattenForward(shape, x, y);
         return;
     }
     activateDevice();
     transposeImages(asBf16(x), asBf16(y), shape.batch, spatialOf(shape), shape.channels, stream());
 }
 
-void CudnnBackend::flattenBackward(const TensorShape& shape, const float* dy, float* dx) {
+void CudnnBackend::doFlattenBackward(const TensorShape& shape, const float* dy, float* dx) {
     if (!storesBf16() || layoutsCoincide(shape)) {
-        Backend::flattenBackward(shape, dy, dx);
+        Backend::doFlattenBackward(shape, dy, dx);
         return;
     }
     activateDevice();

@@ -4,19 +4,19 @@
 // fp32 and tf32 only: on bf16 channels-last activations cuDNN's deterministic max-pool backward
 // took 1.7 ms of a 5.3 ms fer-cnn step on the H200 (Nsight Compute, batch 256), so bf16 pools
 // with our kernels (kernels/cuda/pool.cu).
-// The geometry rules (floor-rounded output, padding at most half the window) are the cuda
-// backend's, which are cuDNN's too.
+// The geometry rules (floor-rounded output, padding at most half the window) are Backend's,
+// checked before the op is called (op_checks.h); they are cuDNN's too.
 
 #include "cnnstudio/error.h"
-#include "cuda/geometry_checks.h"
+#include "cuda/index_limits.h"
 #include "cudnn/cudnn_backend.h"
 
 namespace cnnstudio::kernels {
 
-PoolPlan& CudnnBackend::poolPlan(const PoolGeometry& g, const char* op) {
+PoolPlan& CudnnBackend::poolPlan(const PoolGeometry& g, const OpLabel& op) {
     if (auto found = poolPlans_.find(g); found != poolPlans_.end()) return found->second;
 
-    validatePool(g, op);
+    requireIndexable(g, op);
     PoolPlan plan;
     plan.input = makeTensorDescriptor(CUDNN_DATA_FLOAT, g.batch, g.channels, g.inHeight, g.inWidth);
     plan.output =
@@ -31,26 +31,26 @@ PoolPlan& CudnnBackend::poolPlan(const PoolGeometry& g, const char* op) {
     return poolPlans_.emplace(g, std::move(plan)).first->second;
 }
 
-void CudnnBackend::poolForward(const PoolGeometry& g, const float* x, float* y) {
+void CudnnBackend::doPoolForward(const PoolGeometry& g, const float* x, float* y) {
     if (storesBf16()) {
-        CudaBackend::poolForward(g, x, y);
+        CudaBackend::doPoolForward(g, x, y);
         return;
     }
     activateDevice();
-    const PoolPlan& plan = poolPlan(g, "poolForward");
+    const PoolPlan& plan = poolPlan(g, opLabel("poolForward"));
     const float one = 1.0f, zero = 0.0f;
     CNNSTUDIO_CUDNN_CHECK(cudnnPoolingForward(cudnn_, plan.pooling.get(), &one, plan.input.get(),
                                               x, &zero, plan.output.get(), y));
 }
 
-void CudnnBackend::poolBackward(const PoolGeometry& g, const float* x, const float* y,
-                                const float* dy, float* dx) {
+void CudnnBackend::doPoolBackward(const PoolGeometry& g, const float* x, const float* y,
+                                  const float* dy, float* dx) {
     if (storesBf16()) {
-        CudaBackend::poolBackward(g, x, y, dy, dx);
+        CudaBackend::doPoolBackward(g, x, y, dy, dx);
         return;
     }
     activateDevice();
-    const PoolPlan& plan = poolPlan(g, "poolBackward");
+    const PoolPlan& plan = poolPlan(g, opLabel("poolBackward"));
     // Max: dy goes to the window's maximum. On exact ties cuDNN may pick another element than
     // the reference's first maximum; random data has none, and after a ReLU the tied zeros get
     // no gradient through the ReLU either way.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/trainer.h"
 

@@ -545,7 +545,7 @@ TEST_P(BackendConformance, ActivationsMatchReferenceForwardAndBackward) {
     SeededRandom random;
     const std::pair<Activation, float> activations[] = {
         {Activation::Relu, 0.0f},      {Activation::LeakyRelu, 0.01f}, {Activation::LeakyRelu, 0.2f},
-        {Activation::Elu, 1.0f},       {Activation::Elu, 0.5f},
+        {Activation::Elu, 1.0f},       {Activation::Elu, 0.5f},        {Activation::Silu, 0.0f},
     };
     for (auto [kind, alpha] : activations) {
         for (const TensorShape& shape : elementwiseShapesToTest()) {

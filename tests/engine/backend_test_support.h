@@ -1,4 +1,4 @@
-// Helpers for tests that run Backend ops: seeded random inputs (the seed printed on failure),
+// Helpers for tests that run Backend ops: cpu-ref on host vectors, seeded random inputs (the seed printed on failure),
 // tensors filled through Tensor::fromHost and read through toHost (so GPU backends work too),
 // activation tensors in the backend's activation format, NaN-poisoned outputs, raw backend
 // buffers for labels and StepScalars, relative errors, and the one table of tolerances per
@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <source_location>
 #include <span>
@@ -22,9 +23,17 @@
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_buffer.h"
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/tensor.h"
 
 namespace cnnstudio::test {
+
+// cpu-ref through the Backend interface, for tests that hand an op host vectors: cpu-ref's
+// memory is host memory, so a std::vector's data() is a valid buffer for it.
+inline Backend& cpuRef() {
+    static const std::unique_ptr<Backend> backend = createBackend("cpu-ref");
+    return *backend;
+}
 
 // ---- tolerances: ||out - ref|| / ||ref|| allowed for a backend of each precision -------------
 inline double relativeTolerance(Precision precision) {
@@ -264,6 +273,7 @@ inline std::string describe(Activation kind, float alpha) {
     case Activation::Relu: return "relu";
     case Activation::LeakyRelu: return "leaky relu alpha " + std::to_string(alpha);
     case Activation::Elu: return "elu alpha " + std::to_string(alpha);
+    case Activation::Silu: return "silu";
     }
     return "unknown activation";
 }

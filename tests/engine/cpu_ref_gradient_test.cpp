@@ -19,7 +19,6 @@
 
 #include "backend_test_support.h"
 #include "cnnstudio/backend.h"
-#include "cpu_ref/cpu_ref_ops.h"
 
 namespace cnnstudio::test {
 namespace {
@@ -82,13 +81,13 @@ TEST(CpuRefGradients, ConvBackwardMatchesCentralDifferences) {
         const std::vector<float> r = random.uniforms(std::size_t(g.outputCount()));
         std::vector<float> y(r.size());
         const auto objective = [&] {
-            cpu_ref::convForward(g, x.data(), w.data(), bias.data(), y.data());
+            cpuRef().convForward(g, x.data(), w.data(), bias.data(), y.data());
             return weightedSum(y, r);
         };
 
         std::vector<float> dx(x.size()), dw(w.size()), dbias(bias.size());
-        cpu_ref::convBackwardData(g, r.data(), w.data(), dx.data());
-        cpu_ref::convBackwardFilter(g, x.data(), r.data(), dw.data(), dbias.data());
+        cpuRef().convBackwardData(g, r.data(), w.data(), dx.data());
+        cpuRef().convBackwardFilter(g, x.data(), r.data(), dw.data(), dbias.data());
         EXPECT_TRUE(matchesNumerical(dx, centralDifferences(x, kStep, objective), "dL/dx"));
         EXPECT_TRUE(matchesNumerical(dw, centralDifferences(w, kStep, objective), "dL/dw"));
         EXPECT_TRUE(matchesNumerical(dbias, centralDifferences(bias, kStep, objective), "dL/dbias"));
@@ -112,12 +111,12 @@ TEST(CpuRefGradients, PoolBackwardMatchesCentralDifferences) {
             const std::vector<float> r = random.uniforms(std::size_t(g.outputCount()));
             std::vector<float> y(r.size());
             const auto objective = [&] {
-                cpu_ref::poolForward(g, x.data(), y.data());
+                cpuRef().poolForward(g, x.data(), y.data());
                 return weightedSum(y, r);
             };
             objective();
             std::vector<float> dx(x.size());
-            cpu_ref::poolBackward(g, x.data(), y.data(), r.data(), dx.data());
+            cpuRef().poolBackward(g, x.data(), y.data(), r.data(), dx.data());
             EXPECT_TRUE(matchesNumerical(dx, centralDifferences(x, kStep / 2, objective), "dL/dx"));
         }
     }
@@ -137,14 +136,14 @@ TEST(CpuRefGradients, BatchNormTrainingBackwardMatchesCentralDifferences) {
         std::vector<float> y(x.size()), runningMean(channels), runningVar(channels, 1.0f);
         std::vector<float> savedMean(channels), savedInvStd(channels);
         const auto objective = [&] {
-            cpu_ref::batchNormForwardTraining(g, x.data(), gamma.data(), beta.data(), y.data(),
+            cpuRef().batchNormForwardTraining(g, x.data(), gamma.data(), beta.data(), y.data(),
                                               runningMean.data(), runningVar.data(),
                                               savedMean.data(), savedInvStd.data());
             return weightedSum(y, r);
         };
         objective();
         std::vector<float> dx(x.size()), dgamma(channels), dbeta(channels);
-        cpu_ref::batchNormBackward(g, x.data(), r.data(), gamma.data(), savedMean.data(),
+        cpuRef().batchNormBackward(g, x.data(), r.data(), gamma.data(), savedMean.data(),
                                    savedInvStd.data(), dx.data(), dgamma.data(), dbeta.data());
         EXPECT_TRUE(matchesNumerical(dx, centralDifferences(x, kStep, objective), "dL/dx"));
         EXPECT_TRUE(matchesNumerical(dgamma, centralDifferences(gamma, kStep, objective), "dL/dgamma"));
@@ -155,7 +154,8 @@ TEST(CpuRefGradients, BatchNormTrainingBackwardMatchesCentralDifferences) {
 TEST(CpuRefGradients, ActivationBackwardMatchesCentralDifferences) {
     SeededRandom random;
     const std::pair<Activation, float> activations[] = {
-        {Activation::Relu, 0.0f}, {Activation::LeakyRelu, 0.1f}, {Activation::Elu, 1.0f}, {Activation::Elu, 0.4f}};
+        {Activation::Relu, 0.0f}, {Activation::LeakyRelu, 0.1f}, {Activation::Elu, 1.0f},
+        {Activation::Elu, 0.4f},  {Activation::Silu, 0.0f}};
     for (auto [kind, alpha] : activations) {
         SCOPED_TRACE(describe(kind, alpha));
         const std::size_t count = 301;
@@ -165,12 +165,12 @@ TEST(CpuRefGradients, ActivationBackwardMatchesCentralDifferences) {
         const std::vector<float> r = random.uniforms(count);
         std::vector<float> y(count);
         const auto objective = [&] {
-            cpu_ref::activationForward(kind, alpha, x.data(), y.data(), count);
+            cpuRef().activationForward(kind, alpha, x.data(), y.data(), count);
             return weightedSum(y, r);
         };
         objective();
         std::vector<float> dx(count);
-        cpu_ref::activationBackward(kind, alpha, x.data(), y.data(), r.data(), dx.data(), count);
+        cpuRef().activationBackward(kind, alpha, x.data(), y.data(), r.data(), dx.data(), count);
         EXPECT_TRUE(matchesNumerical(dx, centralDifferences(x, kStep, objective), "dL/dx"));
     }
 }
@@ -186,12 +186,12 @@ TEST(CpuRefGradients, DenseBackwardMatchesCentralDifferences) {
         const std::vector<float> r = random.uniforms(std::size_t(g.batch) * g.outFeatures);
         std::vector<float> y(r.size());
         const auto objective = [&] {
-            cpu_ref::denseForward(g, x.data(), w.data(), bias.data(), y.data());
+            cpuRef().denseForward(g, x.data(), w.data(), bias.data(), y.data());
             return weightedSum(y, r);
         };
         std::vector<float> dx(x.size()), dw(w.size()), dbias(bias.size());
-        cpu_ref::denseBackwardData(g, r.data(), w.data(), dx.data());
-        cpu_ref::denseBackwardWeights(g, x.data(), r.data(), dw.data(), dbias.data());
+        cpuRef().denseBackwardData(g, r.data(), w.data(), dx.data());
+        cpuRef().denseBackwardWeights(g, x.data(), r.data(), dw.data(), dbias.data());
         EXPECT_TRUE(matchesNumerical(dx, centralDifferences(x, kStep, objective), "dL/dx"));
         EXPECT_TRUE(matchesNumerical(dw, centralDifferences(w, kStep, objective), "dL/dw"));
         EXPECT_TRUE(matchesNumerical(dbias, centralDifferences(bias, kStep, objective), "dL/dbias"));
@@ -214,13 +214,13 @@ TEST(CpuRefGradients, SoftmaxCrossEntropyBackwardMatchesCentralDifferences) {
             std::vector<float> probabilities(logits.size());
             float loss = 0.0f;
             const auto objective = [&] {
-                cpu_ref::softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights,
+                cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights,
                                                     probabilities.data(), &loss);
                 return double(loss);
             };
             objective();
             std::vector<float> dlogits(logits.size());
-            cpu_ref::softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights, dlogits.data());
+            cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights, dlogits.data());
             EXPECT_TRUE(matchesNumerical(dlogits, centralDifferences(logits, kStep, objective), "dL/dlogits"));
         }
     }
@@ -235,12 +235,12 @@ TEST(CpuRefGradients, CopyChannelsGradientIsTheCopyBack) {
     std::vector<float> dst = random.uniforms(std::size_t(batch) * dstChannels * spatial);
     const std::vector<float> r = random.uniforms(dst.size());
     const auto objective = [&] {
-        cpu_ref::copyChannels(batch, spatial, channels, src.data(), srcChannels, srcOffset, dst.data(),
+        cpuRef().copyChannels(batch, spatial, channels, src.data(), srcChannels, srcOffset, dst.data(),
                               dstChannels, dstOffset);
         return weightedSum(dst, r);
     };
     std::vector<float> dsrc(src.size(), 0.0f);
-    cpu_ref::copyChannels(batch, spatial, channels, r.data(), dstChannels, dstOffset, dsrc.data(),
+    cpuRef().copyChannels(batch, spatial, channels, r.data(), dstChannels, dstOffset, dsrc.data(),
                           srcChannels, srcOffset);
     EXPECT_TRUE(matchesNumerical(dsrc, centralDifferences(src, kStep, objective), "dL/dsrc"));
 }
@@ -307,7 +307,7 @@ TEST(CpuRefDefinition, ConvForwardMatchesTheDirectSum) {
         const std::vector<float> w = random.uniforms(std::size_t(g.weightCount()));
         const std::vector<float> bias = random.uniforms(std::size_t(g.outChannels));
         std::vector<float> y(std::size_t(g.outputCount()));
-        cpu_ref::convForward(g, x.data(), w.data(), bias.data(), y.data());
+        cpuRef().convForward(g, x.data(), w.data(), bias.data(), y.data());
         EXPECT_TRUE(closeTo(y, convByDefinition(g, x, w, bias), 1e-5, "y"));
     }
 }
@@ -319,7 +319,7 @@ TEST(CpuRefDefinition, PoolForwardMatchesTheDirectWindow) {
             SCOPED_TRACE(describe(g));
             const std::vector<float> x = random.uniforms(std::size_t(g.inputCount()));
             std::vector<float> y(std::size_t(g.outputCount()));
-            cpu_ref::poolForward(g, x.data(), y.data());
+            cpuRef().poolForward(g, x.data(), y.data());
             EXPECT_TRUE(closeTo(y, poolByDefinition(g, x), 1e-6, "y"));
         }
     }
@@ -333,7 +333,7 @@ TEST(CpuRefHandComputed, ConvForwardCrossCorrelatesWithBias) {
     const ConvGeometry g = convGeometry(1, 1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1);
     const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w = {1, 2, 3, 4}, bias = {0.5f};
     std::vector<float> y(4);
-    cpu_ref::convForward(g, x.data(), w.data(), bias.data(), y.data());
+    cpuRef().convForward(g, x.data(), w.data(), bias.data(), y.data());
     EXPECT_EQ(y, (std::vector<float>{37.5f, 47.5f, 67.5f, 77.5f}));
 }
 
@@ -345,7 +345,7 @@ TEST(CpuRefHandComputed, ConvForwardZeroPadsSymmetricallyAndStrides) {
     ASSERT_EQ(g.outHeight, 2);
     const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w = {1, 2, 3, 4};
     std::vector<float> y(4);
-    cpu_ref::convForward(g, x.data(), w.data(), nullptr, y.data());
+    cpuRef().convForward(g, x.data(), w.data(), nullptr, y.data());
     EXPECT_EQ(y, (std::vector<float>{4, 18, 36, 77}));
 }
 
@@ -355,7 +355,7 @@ TEST(CpuRefHandComputed, SamePaddedConvSumsNeighbourhoods) {
     const ConvGeometry g = convGeometry(1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1);
     const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w(9, 1.0f);
     std::vector<float> y(9);
-    cpu_ref::convForward(g, x.data(), w.data(), nullptr, y.data());
+    cpuRef().convForward(g, x.data(), w.data(), nullptr, y.data());
     EXPECT_EQ(y, (std::vector<float>{12, 21, 16, 27, 45, 33, 24, 39, 28}));
 }
 
@@ -365,7 +365,7 @@ TEST(CpuRefHandComputed, GroupedConvKeepsGroupsApart) {
     const ConvGeometry g = convGeometry(1, 2, 1, 2, 4, 1, 1, 1, 1, 0, 0, 2);
     const std::vector<float> x = {1, 2, 10, 20}, w = {1, -1, 2, 3};
     std::vector<float> y(8);
-    cpu_ref::convForward(g, x.data(), w.data(), nullptr, y.data());
+    cpuRef().convForward(g, x.data(), w.data(), nullptr, y.data());
     EXPECT_EQ(y, (std::vector<float>{1, 2, -1, -2, 20, 40, 30, 60}));
 }
 
@@ -375,18 +375,18 @@ TEST(CpuRefHandComputed, PoolForwardTakesWindowMaxAndNonPaddingMean) {
     std::iota(x.begin(), x.end(), 1.0f);
     std::vector<float> y(4);
 
-    cpu_ref::poolForward(poolGeometry(PoolKind::Max, 1, 1, 4, 4, 2, 2, 2, 2, 0, 0), x.data(), y.data());
+    cpuRef().poolForward(poolGeometry(PoolKind::Max, 1, 1, 4, 4, 2, 2, 2, 2, 0, 0), x.data(), y.data());
     EXPECT_EQ(y, (std::vector<float>{6, 8, 14, 16}));
-    cpu_ref::poolForward(poolGeometry(PoolKind::Average, 1, 1, 4, 4, 2, 2, 2, 2, 0, 0), x.data(), y.data());
+    cpuRef().poolForward(poolGeometry(PoolKind::Average, 1, 1, 4, 4, 2, 2, 2, 2, 0, 0), x.data(), y.data());
     EXPECT_EQ(y, (std::vector<float>{3.5f, 5.5f, 11.5f, 13.5f}));
 
     // 3x3 stride 2 padding 1: the corner window holds 4 real values {1, 2, 5, 6} -> 14 / 4,
     // the edge windows 6 ({2,3,4,6,7,8} -> 30 / 6, {5,6,9,10,13,14} -> 57 / 6), the last 9.
-    cpu_ref::poolForward(poolGeometry(PoolKind::Average, 1, 1, 4, 4, 3, 3, 2, 2, 1, 1), x.data(), y.data());
+    cpuRef().poolForward(poolGeometry(PoolKind::Average, 1, 1, 4, 4, 3, 3, 2, 2, 1, 1), x.data(), y.data());
     EXPECT_EQ(y, (std::vector<float>{3.5f, 5.0f, 9.5f, 11.0f}));
     // Padding never wins a max, even over negative values.
     for (float& value : x) value -= 100.0f;
-    cpu_ref::poolForward(poolGeometry(PoolKind::Max, 1, 1, 4, 4, 3, 3, 2, 2, 1, 1), x.data(), y.data());
+    cpuRef().poolForward(poolGeometry(PoolKind::Max, 1, 1, 4, 4, 3, 3, 2, 2, 1, 1), x.data(), y.data());
     EXPECT_EQ(y, (std::vector<float>{-94, -92, -86, -84}));
 }
 
@@ -396,7 +396,7 @@ TEST(CpuRefHandComputed, MaxPoolBackwardSendsTiesToTheFirstMaximum) {
     const PoolGeometry g = poolGeometry(PoolKind::Max, 1, 1, 2, 3, 2, 2, 1, 1, 0, 0);
     const std::vector<float> x(6, 1.0f), y = {1.0f, 1.0f}, dy = {0.25f, 0.5f};
     std::vector<float> dx(6);
-    cpu_ref::poolBackward(g, x.data(), y.data(), dy.data(), dx.data());
+    cpuRef().poolBackward(g, x.data(), y.data(), dy.data(), dx.data());
     EXPECT_EQ(dx, (std::vector<float>{0.25f, 0.5f, 0, 0, 0, 0}));
 }
 

@@ -16,7 +16,6 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/ops/dropout_hash.h"
-#include "cpu_ref/cpu_ref_ops.h"
 
 namespace cnnstudio::test {
 namespace {
@@ -45,7 +44,7 @@ TEST(CpuRefSemantics, BatchNormTrainingNormalisesWithBiasedVarianceAndTracksUnbi
     const float gamma = 2.0f, beta = 0.5f;
     float runningMean = 1.0f, runningVar = 1.0f, savedMean = 0.0f, savedInvStd = 0.0f;
     std::vector<float> y(4);
-    cpu_ref::batchNormForwardTraining(g, x.data(), &gamma, &beta, y.data(), &runningMean,
+    cpuRef().batchNormForwardTraining(g, x.data(), &gamma, &beta, y.data(), &runningMean,
                                       &runningVar, &savedMean, &savedInvStd);
     const double invStd = 1.0 / std::sqrt(1.25 + 1e-5);
     EXPECT_NEAR(savedMean, 2.5f, kHandTolerance);
@@ -60,7 +59,7 @@ TEST(CpuRefSemantics, BatchNormInferenceUsesTheRunningStatistics) {
     const std::vector<float> x = {1, 3, 10, 20}, gamma = {1, 2}, beta = {0, -1};
     const std::vector<float> runningMean = {2, 15}, runningVar = {4, 25};
     std::vector<float> y(4);
-    cpu_ref::batchNormForwardInference(g, x.data(), gamma.data(), beta.data(), runningMean.data(),
+    cpuRef().batchNormForwardInference(g, x.data(), gamma.data(), beta.data(), runningMean.data(),
                                        runningVar.data(), y.data());
     EXPECT_NEAR(y[0], (1 - 2) / std::sqrt(4.001), kHandTolerance);
     EXPECT_NEAR(y[1], (3 - 2) / std::sqrt(4.001), kHandTolerance);
@@ -79,16 +78,16 @@ TEST(CpuRefSemantics, CrossEntropyOfKnownProbabilities) {
     const std::int32_t label = 1;
     std::vector<float> probabilities(2), dlogits(2);
     float loss = 0.0f;
-    cpu_ref::softmaxCrossEntropyForward(g, logits.data(), &label, nullptr, probabilities.data(), &loss);
+    cpuRef().softmaxCrossEntropyForward(g, logits.data(), &label, nullptr, probabilities.data(), &loss);
     EXPECT_NEAR(probabilities[0], 0.25f, kHandTolerance);
     EXPECT_NEAR(probabilities[1], 0.75f, kHandTolerance);
     EXPECT_NEAR(loss, -std::log(0.75), kHandTolerance);
 
     // Smoothing 0.2 over 2 classes: q = (0.1, 0.9).
     g.labelSmoothing = 0.2f;
-    cpu_ref::softmaxCrossEntropyForward(g, logits.data(), &label, nullptr, probabilities.data(), &loss);
+    cpuRef().softmaxCrossEntropyForward(g, logits.data(), &label, nullptr, probabilities.data(), &loss);
     EXPECT_NEAR(loss, -(0.1 * std::log(0.25) + 0.9 * std::log(0.75)), kHandTolerance);
-    cpu_ref::softmaxCrossEntropyBackward(g, probabilities.data(), &label, nullptr, dlogits.data());
+    cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), &label, nullptr, dlogits.data());
     EXPECT_NEAR(dlogits[0], 0.25 - 0.1, kHandTolerance);
     EXPECT_NEAR(dlogits[1], 0.75 - 0.9, kHandTolerance);
 }
@@ -104,10 +103,10 @@ TEST(CpuRefSemantics, ClassWeightsGiveAWeightedMeanOverTheBatch) {
     const std::vector<std::int32_t> labels = {0, 1};
     std::vector<float> probabilities(4), dlogits(4);
     float loss = 0.0f;
-    cpu_ref::softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights.data(),
+    cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights.data(),
                                         probabilities.data(), &loss);
     EXPECT_NEAR(loss, (-std::log(0.25) - 3.0 * std::log(0.75)) / 4.0, kHandTolerance);
-    cpu_ref::softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights.data(),
+    cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights.data(),
                                          dlogits.data());
     const std::vector<float> expected = {-0.1875f, 0.1875f, 0.1875f, -0.1875f};
     for (int i = 0; i < 4; ++i) EXPECT_NEAR(dlogits[i], expected[i], kHandTolerance) << i;
@@ -121,7 +120,7 @@ TEST(CpuRefSemantics, CrossEntropyStaysFiniteForHugeLogits) {
     const std::int32_t label = 2;
     std::vector<float> probabilities(3);
     float loss = 0.0f;
-    cpu_ref::softmaxCrossEntropyForward(g, logits.data(), &label, nullptr, probabilities.data(), &loss);
+    cpuRef().softmaxCrossEntropyForward(g, logits.data(), &label, nullptr, probabilities.data(), &loss);
     EXPECT_NEAR(loss, std::log1p(std::exp(-1.0)) + 1.0, kHandTolerance);
     EXPECT_EQ(probabilities[1], 0.0f);
 }
@@ -134,20 +133,20 @@ TEST(CpuRefSemantics, SgdFollowsTorchOptimSgd) {
     const float grad = 0.5f;
     {  // momentum 0.9: v = 0.5, p = 0.95; then v = 0.95, p = 0.855
         float p = 1.0f, v = 0.0f;
-        cpu_ref::sgdUpdate({0.9f, false, 0.0f}, &step, &p, &grad, &v, 1);
+        cpuRef().sgdUpdate({0.9f, false, 0.0f}, &step, &p, &grad, &v, 1);
         EXPECT_NEAR(p, 0.95f, kHandTolerance);
-        cpu_ref::sgdUpdate({0.9f, false, 0.0f}, &step, &p, &grad, &v, 1);
+        cpuRef().sgdUpdate({0.9f, false, 0.0f}, &step, &p, &grad, &v, 1);
         EXPECT_NEAR(v, 0.95f, kHandTolerance);
         EXPECT_NEAR(p, 0.855f, kHandTolerance);
     }
     {  // Nesterov: v = 0.5, step along g + 0.9 v = 0.95
         float p = 1.0f, v = 0.0f;
-        cpu_ref::sgdUpdate({0.9f, true, 0.0f}, &step, &p, &grad, &v, 1);
+        cpuRef().sgdUpdate({0.9f, true, 0.0f}, &step, &p, &grad, &v, 1);
         EXPECT_NEAR(p, 0.905f, kHandTolerance);
     }
     {  // weight decay 0.1 without momentum: g = 0.5 + 0.1 * 1 (velocity may be null)
         float p = 1.0f;
-        cpu_ref::sgdUpdate({0.0f, false, 0.1f}, &step, &p, &grad, nullptr, 1);
+        cpuRef().sgdUpdate({0.0f, false, 0.1f}, &step, &p, &grad, nullptr, 1);
         EXPECT_NEAR(p, 0.94f, kHandTolerance);
     }
 }
@@ -161,20 +160,20 @@ TEST(CpuRefSemantics, AdamAndAdamWFollowTorchOptim) {
     const float grad = 0.5f;
     {
         float p = 1.0f, m = 0.0f, v = 0.0f;
-        cpu_ref::adamUpdate({0.9f, 0.999f, 1e-8f, 0.0f, false}, &step, &p, &grad, &m, &v, 1);
+        cpuRef().adamUpdate({0.9f, 0.999f, 1e-8f, 0.0f, false}, &step, &p, &grad, &m, &v, 1);
         EXPECT_NEAR(m, 0.05f, kHandTolerance);
         EXPECT_NEAR(v, 0.00025f, kHandTolerance);
         EXPECT_NEAR(p, 0.9f, 1e-5f);
     }
     {  // Adam's L2 decay goes into the gradient (and so into the moments).
         float p = 1.0f, m = 0.0f, v = 0.0f;
-        cpu_ref::adamUpdate({0.9f, 0.999f, 1e-8f, 0.1f, false}, &step, &p, &grad, &m, &v, 1);
+        cpuRef().adamUpdate({0.9f, 0.999f, 1e-8f, 0.1f, false}, &step, &p, &grad, &m, &v, 1);
         EXPECT_NEAR(m, 0.06f, kHandTolerance);
         EXPECT_NEAR(p, 0.9f, 1e-5f);
     }
     {  // AdamW decays the parameter itself: p = 1 * (1 - 0.1 * 0.1) - 0.1.
         float p = 1.0f, m = 0.0f, v = 0.0f;
-        cpu_ref::adamUpdate({0.9f, 0.999f, 1e-8f, 0.1f, true}, &step, &p, &grad, &m, &v, 1);
+        cpuRef().adamUpdate({0.9f, 0.999f, 1e-8f, 0.1f, true}, &step, &p, &grad, &m, &v, 1);
         EXPECT_NEAR(m, 0.05f, kHandTolerance);
         EXPECT_NEAR(p, 0.89f, 1e-5f);
     }
@@ -189,7 +188,7 @@ TEST(CpuRefSemantics, DropoutMaskFollowsTheSharedHashAndScalesKeptElements) {
     StepScalars step;
     step.step = 5;
     std::vector<float> mask(count), nextStep(count);
-    cpu_ref::dropoutMask(probability, seed, &step, mask.data(), count);
+    cpuRef().dropoutMask(probability, seed, &step, mask.data(), count);
     std::size_t dropped = 0;
     for (std::size_t i = 0; i < count; ++i) {
         const bool keep = dropoutKeeps(seed, 5, i, probability);
@@ -199,7 +198,7 @@ TEST(CpuRefSemantics, DropoutMaskFollowsTheSharedHashAndScalesKeptElements) {
     EXPECT_NEAR(double(dropped) / count, probability, 0.01);
 
     step.step = 6;  // a new step draws a new mask
-    cpu_ref::dropoutMask(probability, seed, &step, nextStep.data(), count);
+    cpuRef().dropoutMask(probability, seed, &step, nextStep.data(), count);
     EXPECT_NE(mask, nextStep);
 }
 
@@ -207,23 +206,40 @@ TEST(CpuRefSemantics, ActivationsTakeTheLeftDerivativeAtZero) {
     const std::vector<float> x = {-2.0f, 0.0f, 3.0f}, dy = {1.0f, 1.0f, 1.0f};
     std::vector<float> y(3), dx(3);
 
-    cpu_ref::activationForward(Activation::Relu, 0.0f, x.data(), y.data(), 3);
-    cpu_ref::activationBackward(Activation::Relu, 0.0f, x.data(), y.data(), dy.data(), dx.data(), 3);
+    cpuRef().activationForward(Activation::Relu, 0.0f, x.data(), y.data(), 3);
+    cpuRef().activationBackward(Activation::Relu, 0.0f, x.data(), y.data(), dy.data(), dx.data(), 3);
     EXPECT_EQ(y, (std::vector<float>{0.0f, 0.0f, 3.0f}));
     EXPECT_EQ(dx, (std::vector<float>{0.0f, 0.0f, 1.0f}));
 
-    cpu_ref::activationForward(Activation::LeakyRelu, 0.1f, x.data(), y.data(), 3);
-    cpu_ref::activationBackward(Activation::LeakyRelu, 0.1f, x.data(), y.data(), dy.data(), dx.data(), 3);
+    cpuRef().activationForward(Activation::LeakyRelu, 0.1f, x.data(), y.data(), 3);
+    cpuRef().activationBackward(Activation::LeakyRelu, 0.1f, x.data(), y.data(), dy.data(), dx.data(), 3);
     EXPECT_EQ(y, (std::vector<float>{-0.2f, 0.0f, 3.0f}));
     EXPECT_EQ(dx, (std::vector<float>{0.1f, 0.1f, 1.0f}));
 
-    cpu_ref::activationForward(Activation::Elu, 0.5f, x.data(), y.data(), 3);
-    cpu_ref::activationBackward(Activation::Elu, 0.5f, x.data(), y.data(), dy.data(), dx.data(), 3);
+    cpuRef().activationForward(Activation::Elu, 0.5f, x.data(), y.data(), 3);
+    cpuRef().activationBackward(Activation::Elu, 0.5f, x.data(), y.data(), dy.data(), dx.data(), 3);
     EXPECT_NEAR(y[0], 0.5 * std::expm1(-2.0), kHandTolerance);
     EXPECT_EQ(y[1], 0.0f);
     EXPECT_NEAR(dx[0], 0.5 * std::exp(-2.0), kHandTolerance);
     EXPECT_EQ(dx[1], 0.5f);
     EXPECT_EQ(dx[2], 1.0f);
+}
+
+// PyTorch's nn.SiLU: y = x sigmoid(x), dy/dx = s (1 + x (1 - s)); smooth, so 0 is no kink
+// (silu'(0) = 1/2). SiLU has no parameter: the alpha passed along changes nothing.
+TEST(CpuRefSemantics, SiluIsXTimesSigmoidAndIgnoresAlpha) {
+    const std::vector<float> x = {-2.0f, 0.0f, 3.0f}, dy = {1.0f, 1.0f, 1.0f};
+    std::vector<float> y(3), dx(3);
+    for (float alpha : {0.0f, 0.7f}) {
+        cpuRef().activationForward(Activation::Silu, alpha, x.data(), y.data(), 3);
+        cpuRef().activationBackward(Activation::Silu, alpha, x.data(), y.data(), dy.data(), dx.data(), 3);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const double s = 1.0 / (1.0 + std::exp(-double(x[i])));
+            EXPECT_NEAR(y[i], x[i] * s, kHandTolerance) << "x = " << x[i];
+            EXPECT_NEAR(dx[i], s * (1.0 + x[i] * (1.0 - s)), kHandTolerance) << "x = " << x[i];
+        }
+        EXPECT_EQ(dx[1], 0.5f);
+    }
 }
 
 // ---- the backend object ----------------------------------------------------------------------
@@ -257,7 +273,7 @@ TEST(CpuRefArguments, ConvWithWrongOutputSizeNamesTheField) {
     ConvGeometry g = convGeometry(1, 1, 8, 8, 1, 3, 3, 2, 2, 1, 1, 1);
     g.outHeight += 1;
     std::vector<float> x(64), w(9), y(100);
-    const Error error = errorFrom([&] { cpu_ref::convForward(g, x.data(), w.data(), nullptr, y.data()); });
+    const Error error = errorFrom([&] { cpuRef().convForward(g, x.data(), w.data(), nullptr, y.data()); });
     EXPECT_NE(error.reason().find("outHeight is 5"), std::string::npos) << error.what();
     EXPECT_EQ(error.where(), "cpu-ref convForward");
 }
@@ -265,7 +281,7 @@ TEST(CpuRefArguments, ConvWithWrongOutputSizeNamesTheField) {
 TEST(CpuRefArguments, GroupsMustDivideBothChannelCounts) {
     const ConvGeometry g = convGeometry(1, 4, 5, 5, 6, 3, 3, 1, 1, 1, 1, 4);
     std::vector<float> x(100), w(100), y(200);
-    const Error error = errorFrom([&] { cpu_ref::convForward(g, x.data(), w.data(), nullptr, y.data()); });
+    const Error error = errorFrom([&] { cpuRef().convForward(g, x.data(), w.data(), nullptr, y.data()); });
     EXPECT_NE(error.reason().find("groups 4"), std::string::npos) << error.what();
 }
 
@@ -274,17 +290,17 @@ TEST(CpuRefArguments, GroupsMustDivideBothChannelCounts) {
 TEST(CpuRefArguments, PoolPaddingMustBeAtMostHalfTheKernel) {
     const PoolGeometry g = poolGeometry(PoolKind::Average, 1, 1, 4, 4, 3, 3, 1, 1, 2, 2);
     std::vector<float> x(16), y(64);
-    EXPECT_THROW(cpu_ref::poolForward(g, x.data(), y.data()), Error);
+    EXPECT_THROW(cpuRef().poolForward(g, x.data(), y.data()), Error);
 }
 
 TEST(CpuRefArguments, BatchNormTrainingNeedsTwoValuesPerChannel) {
     const BatchNormGeometry g{1, 3, 1, 1e-5f, 0.1f};
     std::vector<float> values(3, 1.0f);
     float* v = values.data();
-    const Error error = errorFrom([&] { cpu_ref::batchNormForwardTraining(g, v, v, v, v, v, v, v, v); });
+    const Error error = errorFrom([&] { cpuRef().batchNormForwardTraining(g, v, v, v, v, v, v, v, v); });
     EXPECT_NE(error.hint().find("batch size"), std::string::npos) << error.what();
     // Inference on the same geometry is fine: it uses the running statistics.
-    EXPECT_NO_THROW(cpu_ref::batchNormForwardInference(g, v, v, v, v, v, v));
+    EXPECT_NO_THROW(cpuRef().batchNormForwardInference(g, v, v, v, v, v, v));
 }
 
 TEST(CpuRefArguments, LabelOutsideTheClassesNamesTheSample) {
@@ -296,7 +312,7 @@ TEST(CpuRefArguments, LabelOutsideTheClassesNamesTheSample) {
     std::vector<float> probabilities(21);
     float loss = 0.0f;
     const Error error = errorFrom([&] {
-        cpu_ref::softmaxCrossEntropyForward(g, logits.data(), labels.data(), nullptr, probabilities.data(), &loss);
+        cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), nullptr, probabilities.data(), &loss);
     });
     EXPECT_NE(error.reason().find("label 7 of sample 2"), std::string::npos) << error.what();
 }
@@ -309,7 +325,7 @@ TEST(CpuRefArguments, ClassWeightsSummingToZeroAreAnError) {
     const std::vector<std::int32_t> labels = {0, 0};
     std::vector<float> probabilities(4);
     float loss = 0.0f;
-    EXPECT_THROW(cpu_ref::softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights.data(),
+    EXPECT_THROW(cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights.data(),
                                                      probabilities.data(), &loss),
                  Error);
 }
@@ -317,7 +333,7 @@ TEST(CpuRefArguments, ClassWeightsSummingToZeroAreAnError) {
 TEST(CpuRefArguments, NullPointerNamesTheArgument) {
     const DenseGeometry g{2, 3, 4};
     std::vector<float> x(6), y(8);
-    const Error error = errorFrom([&] { cpu_ref::denseForward(g, x.data(), nullptr, nullptr, y.data()); });
+    const Error error = errorFrom([&] { cpuRef().denseForward(g, x.data(), nullptr, nullptr, y.data()); });
     EXPECT_NE(error.reason().find("'w'"), std::string::npos) << error.what();
 }
 
@@ -325,17 +341,17 @@ TEST(CpuRefArguments, OptimiserAndDropoutSettingsAreChecked) {
     StepScalars step;
     float p = 1.0f, g = 1.0f, m = 0.0f, v = 0.0f;
     step.adamCorrection1 = 0.0f;  // a trainer that forgot to set the corrections
-    EXPECT_THROW(cpu_ref::adamUpdate({}, &step, &p, &g, &m, &v, 1), Error);
-    EXPECT_THROW(cpu_ref::sgdUpdate({0.0f, true, 0.0f}, &step, &p, &g, &v, 1), Error);  // Nesterov, no momentum
-    EXPECT_THROW(cpu_ref::dropoutMask(1.5f, 1, &step, &p, 1), Error);
-    EXPECT_THROW(cpu_ref::dropoutMask(0.5f, 1, nullptr, &p, 1), Error);
+    EXPECT_THROW(cpuRef().adamUpdate({}, &step, &p, &g, &m, &v, 1), Error);
+    EXPECT_THROW(cpuRef().sgdUpdate({0.0f, true, 0.0f}, &step, &p, &g, &v, 1), Error);  // Nesterov, no momentum
+    EXPECT_THROW(cpuRef().dropoutMask(1.5f, 1, &step, &p, 1), Error);
+    EXPECT_THROW(cpuRef().dropoutMask(0.5f, 1, nullptr, &p, 1), Error);
 }
 
 TEST(CpuRefArguments, CopyChannelsOutsideEitherTensorIsAnError) {
     std::vector<float> src(2 * 4 * 3), dst(2 * 6 * 3);
-    EXPECT_THROW(cpu_ref::copyChannels(2, 3, 3, src.data(), 4, 2, dst.data(), 6, 0), Error);
-    EXPECT_THROW(cpu_ref::copyChannels(2, 3, 3, src.data(), 4, 0, dst.data(), 6, 4), Error);
-    EXPECT_NO_THROW(cpu_ref::copyChannels(2, 3, 3, src.data(), 4, 1, dst.data(), 6, 3));
+    EXPECT_THROW(cpuRef().copyChannels(2, 3, 3, src.data(), 4, 2, dst.data(), 6, 0), Error);
+    EXPECT_THROW(cpuRef().copyChannels(2, 3, 3, src.data(), 4, 0, dst.data(), 6, 4), Error);
+    EXPECT_NO_THROW(cpuRef().copyChannels(2, 3, 3, src.data(), 4, 1, dst.data(), 6, 3));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 
 namespace cnnstudio {
@@ -107,6 +108,13 @@ TEST(NetworkGradients, PoolingBatchNormAndActivations) {
                                       node("relu", "ReLU", {}),
                                       node("gap", "GlobalAvgPool", {})}),
                          13);
+}
+
+TEST(NetworkGradients, SiluAfterConvolution) {
+    expectGradientsMatch(chain(2, 6, {node("c", "Conv2D", {}, {{"filters", 3}, {"kernel", 3}, {"padding", "same"}}),
+                                      node("silu", "SiLU", {}),
+                                      node("gap", "GlobalAvgPool", {})}),
+                         17);
 }
 
 TEST(NetworkGradients, DenseAndDropout) {

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 
 namespace cnnstudio::spec_testing {

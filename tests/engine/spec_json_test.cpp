@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 #include "engine/spec_builders.h"
 

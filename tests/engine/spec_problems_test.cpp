@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "engine/spec_builders.h"
 

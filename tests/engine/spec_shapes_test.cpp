@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "engine/spec_builders.h"
 
@@ -98,6 +101,8 @@ TEST(SpecShapes, ElementwiseLayersKeepTheShape) {
     EXPECT_EQ(inferOne(chw(3, 4, 4), node("a", "ReLU")).forwardFlops, 48);
     EXPECT_EQ(inferOne(chw(3, 4, 4), node("a", "LeakyReLU", {}, {{"alpha", 0.2}})).forwardFlops, 96);
     EXPECT_EQ(inferOne(chw(3, 4, 4), node("a", "ELU")).forwardFlops, 144);
+    EXPECT_EQ(inferOne(chw(3, 4, 4), node("a", "SiLU")).outputShape, chw(3, 4, 4));
+    EXPECT_EQ(inferOne(chw(3, 4, 4), node("a", "SiLU")).forwardFlops, 192);
     EXPECT_EQ(inferOne(chw(3, 4, 4), node("a", "Dropout", {}, {{"rate", 0.3}})).outputShape, chw(3, 4, 4));
     NodeInfo gap = inferOne(chw(3, 4, 4), node("gap", "GlobalAvgPool"));
     EXPECT_EQ(gap.outputShape, chw(3, 1, 1));
@@ -141,7 +146,7 @@ TEST(SpecCatalogue, ListsEveryLayerTypeWithItsInputs) {
     std::vector<std::string> types;
     for (const auto& info : layerTypes()) types.push_back(info.type);
     EXPECT_EQ(types, (std::vector<std::string>{"Input", "Conv2D", "SeparableConv2D", "MaxPool2D", "AvgPool2D",
-                                               "GlobalAvgPool", "BatchNorm2D", "ReLU", "LeakyReLU", "ELU",
+                                               "GlobalAvgPool", "BatchNorm2D", "ReLU", "LeakyReLU", "ELU", "SiLU",
                                                "Dropout", "Flatten", "Dense", "Add", "Concat"}));
     EXPECT_EQ(findLayerType("Input")->maxInputs, 0);
     EXPECT_EQ(findLayerType("Add")->minInputs, 2);

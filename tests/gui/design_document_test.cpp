@@ -6,6 +6,8 @@
 #include <QUndoStack>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/design_document.h"

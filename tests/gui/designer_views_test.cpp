@@ -15,6 +15,7 @@
 #include <QUndoStack>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/design_area.h"

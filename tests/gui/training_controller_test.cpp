@@ -9,6 +9,7 @@
 #include <QTest>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/training/training_controller.h"
 #include "cnnstudio/ui/training/training_run.h"

@@ -19,6 +19,7 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 #include "engine/backend_test_support.h"
 

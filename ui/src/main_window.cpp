@@ -20,6 +20,8 @@
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/design_area.h"

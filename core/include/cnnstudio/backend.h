@@ -11,6 +11,14 @@
 // uploadActivations / downloadActivations, and a layer that needs the NCHW element order
 // (Flatten) asks for it with flattenForward. Everything else — parameters, their gradients,
 // optimiser and batch-norm state, biases, class weights, probabilities, the loss — is fp32.
+//
+// Checks once, at the interface: each public op below is non-virtual. It checks the geometry,
+// the settings and the pointers (cnnstudio/op_checks.h), skips an op over zero elements, and
+// only then calls the backend's protected implementation, named do<Op> (convForward ->
+// doConvForward). A failed check throws cnnstudio::Error whose where() is "<backend> <op>"
+// ("cudnn convForward"). An implementation checks only its backend's own limits (the CUDA
+// kernels' 32-bit indexing, an activation format an op does not read), with opLabel(op) so that
+// they carry the same label. Labels are built only when an error is thrown.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +51,8 @@ inline Precision parsePrecision(const std::string& text) {
     throw Error("unknown precision '" + text + "'", "", "use fp32, tf32 or bf16");
 }
 
-enum class Activation { Relu, LeakyRelu, Elu };
+// Relu, LeakyRelu and Elu read alpha; Silu (PyTorch's nn.SiLU) has none and ignores it.
+enum class Activation { Relu, LeakyRelu, Elu, Silu };
 enum class PoolKind { Max, Average };  // Average divides by the count of non-padding elements
 
 // One 2-D convolution (cross-correlation, as in PyTorch). x (batch, inChannels, inHeight, inWidth),
@@ -149,6 +158,21 @@ struct BackendOptions {
     bool deterministic = false;
 };
 
+class Backend;
+
+// Names one op of one backend in its errors: Error::where() becomes "<backend> <op>". It holds a
+// pointer and a string literal; the text is built only when a check fails, so a passing check
+// costs a comparison (the cudnn backend calls ops many times per step while capturing it).
+class OpLabel {
+public:
+    OpLabel(const Backend& backend, const char* op) : backend_(&backend), op_(op) {}
+    std::string text() const;  // "cudnn convForward"
+
+private:
+    const Backend* backend_;
+    const char* op_;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -163,140 +187,225 @@ public:
         return count * (activationFormat().bf16 ? 2 : sizeof(float));
     }
 
-    // ---- memory --------------------------------------------------------------------------
+    // ---- memory: allocate, free and synchronize have nothing to check and stay virtual ------
     virtual void* allocateBytes(std::size_t bytes) = 0;  // throws Error when out of memory
     virtual void freeBytes(void* pointer) noexcept = 0;
     // upload may return before the copy lands, but hostSource may be reused as soon as it returns.
-    virtual void upload(void* destination, const void* hostSource, std::size_t bytes) = 0;
-    virtual void download(void* hostDestination, const void* source, std::size_t bytes) = 0;
-    virtual void copy(void* destination, const void* source, std::size_t bytes) = 0;
+    void upload(void* destination, const void* hostSource, std::size_t bytes);
+    void download(void* hostDestination, const void* source, std::size_t bytes);
+    void copy(void* destination, const void* source, std::size_t bytes);
     virtual void synchronize() = 0;
 
     // ---- activations in and out: host side fp32 NCHW, backend side activationFormat() ------
-    // Default (fp32 NCHW backends): plain copies.
-    virtual void uploadActivations(const TensorShape& shape, const float* hostSource,
-                                   float* destination);
-    virtual void downloadActivations(const TensorShape& shape, const float* source,
-                                     float* hostDestination);
+    void uploadActivations(const TensorShape& shape, const float* hostSource, float* destination);
+    void downloadActivations(const TensorShape& shape, const float* source, float* hostDestination);
     // Flatten: y (batch, C*H*W) holds x (shape) in NCHW element order; backward the inverse.
-    // Default: a copy (NCHW is already flat per image).
-    virtual void flattenForward(const TensorShape& shape, const float* x, float* y);
-    virtual void flattenBackward(const TensorShape& shape, const float* dy, float* dx);
+    void flattenForward(const TensorShape& shape, const float* x, float* y);
+    void flattenBackward(const TensorShape& shape, const float* dy, float* dx);
 
     // ---- elementwise over `count` elements. fill and scale work on fp32 buffers (parameters,
     //      gradients, state); axpy, add and multiply on activations.
-    virtual void fill(float* y, float value, std::size_t count) = 0;
-    virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;  // y += alpha x
-    virtual void add(const float* a, const float* b, float* y, std::size_t count) = 0;  // y = a + b
-    virtual void multiply(const float* a, const float* b, float* y, std::size_t count) = 0;
-    virtual void scale(float* y, float alpha, std::size_t count) = 0;  // y *= alpha
+    void fill(float* y, float value, std::size_t count);
+    void axpy(float alpha, const float* x, float* y, std::size_t count);  // y += alpha x
+    void add(const float* a, const float* b, float* y, std::size_t count);  // y = a + b
+    void multiply(const float* a, const float* b, float* y, std::size_t count);
+    void scale(float* y, float alpha, std::size_t count);  // y *= alpha
 
     // ---- convolution -------------------------------------------------------------------
-    virtual void convForward(const ConvGeometry& g, const float* x, const float* w,
-                             const float* bias /* nullable */, float* y) = 0;
-    virtual void convBackwardData(const ConvGeometry& g, const float* dy, const float* w,
-                                  float* dx) = 0;
-    virtual void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
-                                    float* dw, float* dbias /* nullable */) = 0;
+    void convForward(const ConvGeometry& g, const float* x, const float* w,
+                     const float* bias /* nullable */, float* y);
+    void convBackwardData(const ConvGeometry& g, const float* dy, const float* w, float* dx);
+    void convBackwardFilter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                            float* dbias /* nullable */);
 
     // ---- inference fusion: y = relu(batchNorm(conv(x) + bias)) with the running statistics;
     //      bn describes the convolution's output. The network uses it for every Conv2D ->
     //      BatchNorm2D -> ReLU chain at inference. Default: the three ops, in place in y; cudnn
     //      folds the batch norm into the convolution and runs cuDNN's fused
     //      convolution-bias-activation.
-    virtual void convBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
-                                            const float* bias /* nullable */,
-                                            const BatchNormGeometry& bn, const float* gamma,
-                                            const float* beta, const float* runningMean,
-                                            const float* runningVar, float* y);
+    void convBatchNormReluInference(const ConvGeometry& g, const float* x, const float* w,
+                                    const float* bias /* nullable */, const BatchNormGeometry& bn,
+                                    const float* gamma, const float* beta,
+                                    const float* runningMean, const float* runningVar, float* y);
 
-    // ---- pooling -----------------------------------------------------------------------
-    virtual void poolForward(const PoolGeometry& g, const float* x, float* y) = 0;
-    virtual void poolBackward(const PoolGeometry& g, const float* x, const float* y,
-                              const float* dy, float* dx) = 0;
+    // ---- pooling: backward is given x and y, as cuDNN reads both --------------------------
+    void poolForward(const PoolGeometry& g, const float* x, float* y);
+    void poolBackward(const PoolGeometry& g, const float* x, const float* y, const float* dy,
+                      float* dx);
 
     // ---- batch normalisation -----------------------------------------------------------
     // savedMean, savedInvStd (channels): the batch mean and 1/sqrt(var + eps) for backward.
-    virtual void batchNormForwardTraining(const BatchNormGeometry& g, const float* x,
-                                          const float* gamma, const float* beta, float* y,
-                                          float* runningMean, float* runningVar,
-                                          float* savedMean, float* savedInvStd) = 0;
-    virtual void batchNormForwardInference(const BatchNormGeometry& g, const float* x,
-                                           const float* gamma, const float* beta,
-                                           const float* runningMean, const float* runningVar,
-                                           float* y) = 0;
-    virtual void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
-                                   const float* gamma, const float* savedMean,
-                                   const float* savedInvStd, float* dx, float* dgamma,
-                                   float* dbeta) = 0;
+    void batchNormForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                  const float* beta, float* y, float* runningMean,
+                                  float* runningVar, float* savedMean, float* savedInvStd);
+    void batchNormForwardInference(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                   const float* beta, const float* runningMean,
+                                   const float* runningVar, float* y);
+    void batchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                           const float* gamma, const float* savedMean, const float* savedInvStd,
+                           float* dx, float* dgamma, float* dbeta);
 
     // ---- training fusion: y = relu(batchNorm(x)), and its backward from dy (the gradient of
     //      y). The network uses them for every BatchNorm2D -> ReLU chain. z (the batch norm's
     //      output) and dz (its gradient) are the chain's inner tensors, room a backend may use or
     //      leave unwritten. Default: the two ops through z and dz; cudnn in bf16 runs cuDNN's
     //      batch norm with the activation fused, in one pass each way.
-    virtual void batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
-                                              const float* gamma, const float* beta, float* z,
-                                              float* y, float* runningMean, float* runningVar,
-                                              float* savedMean, float* savedInvStd);
-    virtual void batchNormReluBackward(const BatchNormGeometry& g, const float* x,
-                                       const float* y, const float* dy, const float* gamma,
-                                       const float* beta, const float* savedMean,
-                                       const float* savedInvStd, float* dz, float* dx,
-                                       float* dgamma, float* dbeta);
+    void batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                      const float* gamma, const float* beta, float* z, float* y,
+                                      float* runningMean, float* runningVar, float* savedMean,
+                                      float* savedInvStd);
+    void batchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
+                               const float* dy, const float* gamma, const float* beta,
+                               const float* savedMean, const float* savedInvStd, float* dz,
+                               float* dx, float* dgamma, float* dbeta);
 
     // ---- activations: relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x;
-    //      elu(x) = x > 0 ? x : alpha (exp(x) - 1). Backward may read x or y (both given).
-    virtual void activationForward(Activation kind, float alpha, const float* x, float* y,
-                                   std::size_t count) = 0;
-    virtual void activationBackward(Activation kind, float alpha, const float* x, const float* y,
-                                    const float* dy, float* dx, std::size_t count) = 0;
+    //      elu(x) = x > 0 ? x : alpha (exp(x) - 1); silu(x) = x sigmoid(x) = x / (1 + exp(-x)).
+    //      Backward may read x or y (both given).
+    void activationForward(Activation kind, float alpha, const float* x, float* y,
+                           std::size_t count);
+    void activationBackward(Activation kind, float alpha, const float* x, const float* y,
+                            const float* dy, float* dx, std::size_t count);
 
     // ---- dropout: mask[i] = keep ? 1 / (1 - probability) : 0 (an activation), keep decided by
     //      dropoutKeeps(seed, step->step, i, probability) (ops/dropout_hash.h) for storage
     //      position i, the same on every backend. (On a channels-last backend the mask of an
     //      image tensor therefore drops other elements than on an NCHW one, with the same
     //      statistics.) The layer then multiplies by the mask.
-    virtual void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
-                             float* mask, std::size_t count) = 0;
+    void dropoutMask(float probability, std::uint64_t seed, const StepScalars* step, float* mask,
+                     std::size_t count);
 
     // ---- dense -------------------------------------------------------------------------
-    virtual void denseForward(const DenseGeometry& g, const float* x, const float* w,
-                              const float* bias /* nullable */, float* y) = 0;
-    virtual void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
-                                   float* dx) = 0;
-    virtual void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
-                                      float* dw, float* dbias /* nullable */) = 0;
+    void denseForward(const DenseGeometry& g, const float* x, const float* w,
+                      const float* bias /* nullable */, float* y);
+    void denseBackwardData(const DenseGeometry& g, const float* dy, const float* w, float* dx);
+    void denseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy, float* dw,
+                              float* dbias /* nullable */);
 
     // ---- concat: copies `channels` channels of every image from src (batch, srcChannels,
     //      spatial) at channel srcOffset to dst (batch, dstChannels, spatial) at dstOffset.
-    virtual void copyChannels(int batch, int spatial, int channels, const float* src,
-                              int srcChannels, int srcOffset, float* dst, int dstChannels,
-                              int dstOffset) = 0;
+    void copyChannels(int batch, int spatial, int channels, const float* src, int srcChannels,
+                      int srcOffset, float* dst, int dstChannels, int dstOffset);
 
     // ---- loss: logits and dlogits are activations; probabilities (batch, classes) and the
     //      loss (one float) are fp32 in backend memory --------------------------------------
-    virtual void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
-                                            const std::int32_t* labels,
-                                            const float* classWeights /* nullable */,
-                                            float* probabilities, float* loss) = 0;
-    virtual void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
-                                             const std::int32_t* labels,
-                                             const float* classWeights /* nullable */,
-                                             float* dlogits) = 0;
+    void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                    const std::int32_t* labels,
+                                    const float* classWeights /* nullable */,
+                                    float* probabilities, float* loss);
+    void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                     const std::int32_t* labels,
+                                     const float* classWeights /* nullable */, float* dlogits);
 
     // ---- optimisers: one call over the whole flat parameter buffer ------------------------
-    virtual void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
-                           const float* grads, float* velocity, std::size_t count) = 0;
-    virtual void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
-                            const float* grads, float* m, float* v, std::size_t count) = 0;
+    // velocity may be null when s.momentum is 0.
+    void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                   const float* grads, float* velocity, std::size_t count);
+    void adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                    const float* grads, float* m, float* v, std::size_t count);
 
-    // ---- step capture --------------------------------------------------------------------
+    // ---- step capture (nothing to check) --------------------------------------------------
     // Records what recordStep issues and returns something that replays it, or nullptr when
     // this backend does not capture (the caller then runs recordStep every step).
     virtual std::unique_ptr<StepGraph> captureStep(const std::function<void()>& recordStep) {
         return nullptr;
     }
+
+protected:
+    // The label of this backend's `op` ("convForward"), for the checks of its own limits.
+    OpLabel opLabel(const char* op) const { return OpLabel(*this, op); }
+
+    // ---- the implementations: arguments already checked (see the top of this file) ---------
+    virtual void doUpload(void* destination, const void* hostSource, std::size_t bytes) = 0;
+    virtual void doDownload(void* hostDestination, const void* source, std::size_t bytes) = 0;
+    virtual void doCopy(void* destination, const void* source, std::size_t bytes) = 0;
+
+    // Defaults for backends that store activations as fp32 NCHW: plain copies.
+    virtual void doUploadActivations(const TensorShape& shape, const float* hostSource,
+                                     float* destination);
+    virtual void doDownloadActivations(const TensorShape& shape, const float* source,
+                                       float* hostDestination);
+    virtual void doFlattenForward(const TensorShape& shape, const float* x, float* y);
+    virtual void doFlattenBackward(const TensorShape& shape, const float* dy, float* dx);
+
+    virtual void doFill(float* y, float value, std::size_t count) = 0;
+    virtual void doAxpy(float alpha, const float* x, float* y, std::size_t count) = 0;
+    virtual void doAdd(const float* a, const float* b, float* y, std::size_t count) = 0;
+    virtual void doMultiply(const float* a, const float* b, float* y, std::size_t count) = 0;
+    virtual void doScale(float* y, float alpha, std::size_t count) = 0;
+
+    virtual void doConvForward(const ConvGeometry& g, const float* x, const float* w,
+                               const float* bias, float* y) = 0;
+    virtual void doConvBackwardData(const ConvGeometry& g, const float* dy, const float* w,
+                                    float* dx) = 0;
+    virtual void doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                      float* dw, float* dbias) = 0;
+    // Default: doConvForward, doBatchNormForwardInference and doActivationForward, in place in y.
+    virtual void doConvBatchNormReluInference(const ConvGeometry& g, const float* x,
+                                              const float* w, const float* bias,
+                                              const BatchNormGeometry& bn, const float* gamma,
+                                              const float* beta, const float* runningMean,
+                                              const float* runningVar, float* y);
+
+    virtual void doPoolForward(const PoolGeometry& g, const float* x, float* y) = 0;
+    virtual void doPoolBackward(const PoolGeometry& g, const float* x, const float* y,
+                                const float* dy, float* dx) = 0;
+
+    virtual void doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x,
+                                            const float* gamma, const float* beta, float* y,
+                                            float* runningMean, float* runningVar,
+                                            float* savedMean, float* savedInvStd) = 0;
+    virtual void doBatchNormForwardInference(const BatchNormGeometry& g, const float* x,
+                                             const float* gamma, const float* beta,
+                                             const float* runningMean, const float* runningVar,
+                                             float* y) = 0;
+    virtual void doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
+                                     const float* gamma, const float* savedMean,
+                                     const float* savedInvStd, float* dx, float* dgamma,
+                                     float* dbeta) = 0;
+    // Defaults: the batch norm op and the ReLU through z (forward) and dz (backward).
+    virtual void doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                                const float* gamma, const float* beta, float* z,
+                                                float* y, float* runningMean, float* runningVar,
+                                                float* savedMean, float* savedInvStd);
+    virtual void doBatchNormReluBackward(const BatchNormGeometry& g, const float* x,
+                                         const float* y, const float* dy, const float* gamma,
+                                         const float* beta, const float* savedMean,
+                                         const float* savedInvStd, float* dz, float* dx,
+                                         float* dgamma, float* dbeta);
+
+    virtual void doActivationForward(Activation kind, float alpha, const float* x, float* y,
+                                     std::size_t count) = 0;
+    virtual void doActivationBackward(Activation kind, float alpha, const float* x,
+                                      const float* y, const float* dy, float* dx,
+                                      std::size_t count) = 0;
+
+    virtual void doDropoutMask(float probability, std::uint64_t seed, const StepScalars* step,
+                               float* mask, std::size_t count) = 0;
+
+    virtual void doDenseForward(const DenseGeometry& g, const float* x, const float* w,
+                                const float* bias, float* y) = 0;
+    virtual void doDenseBackwardData(const DenseGeometry& g, const float* dy, const float* w,
+                                     float* dx) = 0;
+    virtual void doDenseBackwardWeights(const DenseGeometry& g, const float* x, const float* dy,
+                                        float* dw, float* dbias) = 0;
+
+    virtual void doCopyChannels(int batch, int spatial, int channels, const float* src,
+                                int srcChannels, int srcOffset, float* dst, int dstChannels,
+                                int dstOffset) = 0;
+
+    virtual void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                              const std::int32_t* labels,
+                                              const float* classWeights, float* probabilities,
+                                              float* loss) = 0;
+    virtual void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                               const std::int32_t* labels,
+                                               const float* classWeights, float* dlogits) = 0;
+
+    virtual void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                             const float* grads, float* velocity, std::size_t count) = 0;
+    virtual void doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                              const float* grads, float* m, float* v, std::size_t count) = 0;
 };
 
 }  // namespace cnnstudio

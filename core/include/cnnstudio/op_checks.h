@@ -1,12 +1,14 @@
-// Argument checks shared by every backend (cpu-ref, cpu, and the GPU backends in kernels/, which
-// add their own indexing limit): each op validates its geometry and pointers before touching
-// memory, so a wrong shape becomes a cnnstudio::Error naming the op and the field instead of an
-// out-of-bounds write. `op` names the caller, e.g. "cpu-ref convForward".
+// The argument checks of the Backend interface: Backend's public ops run them once before calling
+// a backend's implementation (backend.cpp), so a wrong shape becomes a cnnstudio::Error naming
+// the op and the field instead of an out-of-bounds write. `op` labels the error
+// ("cpu-ref convForward", see OpLabel). failOp is for a backend's own limits; the label checks
+// and the Adam corrections read host memory, so only the CPU backends call them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -14,51 +16,62 @@
 
 namespace cnnstudio::ops {
 
+// Throws Error(what, op.text(), hint). For the checks of a backend's own limits: build `what`
+// only on failure (`if (!fits) failOp(...)`) so that the hot path pays nothing.
+[[noreturn]] void failOp(const OpLabel& op, const std::string& what, const std::string& hint);
+
 // Throws when `pointer` is null; `argument` is its name on the Backend interface ("dy").
-void requirePointer(const void* pointer, std::string_view argument, std::string_view op);
+void requirePointer(const void* pointer, std::string_view argument, const OpLabel& op);
 // requirePointer for each (pointer, argument) pair.
 void requirePointers(std::initializer_list<std::pair<const void*, std::string_view>> pointers,
-                     std::string_view op);
+                     const OpLabel& op);
 
 // Positive sizes, stride >= 1, padding >= 0, channels divisible by groups, and
 // outHeight/outWidth equal to (in + 2 pad - kernel) / stride + 1 (PyTorch's floor rule).
-void checkConvGeometry(const ConvGeometry& g, std::string_view op);
+void checkConvGeometry(const ConvGeometry& g, const OpLabel& op);
 
 // As for convolution, plus 2 pad <= kernel (PyTorch's rule, and the spec's) so that every
 // window holds at least one non-padding element (the average divides by that count; the max
 // needs a candidate).
-void checkPoolGeometry(const PoolGeometry& g, std::string_view op);
+void checkPoolGeometry(const PoolGeometry& g, const OpLabel& op);
 
 // Positive sizes, epsilon > 0, momentum in [0, 1]. Training also needs more than one value
 // per channel (batch * spatial > 1): the unbiased variance divides by count - 1.
-void checkBatchNormGeometry(const BatchNormGeometry& g, bool training, std::string_view op);
+void checkBatchNormGeometry(const BatchNormGeometry& g, bool training, const OpLabel& op);
 
-void checkDenseGeometry(const DenseGeometry& g, std::string_view op);
+void checkDenseGeometry(const DenseGeometry& g, const OpLabel& op);
+
+// bn describes the convolution's output: the same batch, outChannels channels and
+// outHeight * outWidth values per channel.
+void checkConvBatchNormChain(const ConvGeometry& g, const BatchNormGeometry& bn, const OpLabel& op);
 
 // batch, classes >= 1 and labelSmoothing in [0, 1].
-void checkLossGeometry(const LossGeometry& g, std::string_view op);
+void checkLossGeometry(const LossGeometry& g, const OpLabel& op);
 
 // Throws unless 0 <= label < classes; `sample` is the label's index in the batch.
-void checkLabel(std::int32_t label, int sample, int classes, std::string_view op);
+void checkLabel(std::int32_t label, int sample, int classes, const OpLabel& op);
 
 // Checks every label (host memory) and returns sum_i w[y_i], the batch size without class
 // weights; throws when that sum is not positive (the weighted mean loss would be 0/0).
 double checkLabelsAndTotalWeight(const LossGeometry& g, const std::int32_t* labels,
-                                 const float* classWeights, std::string_view op);
+                                 const float* classWeights, const OpLabel& op);
 
 // Channel ranges inside both tensors, positive batch, spatial and channels.
 void checkCopyChannels(int batch, int spatial, int channels, int srcChannels, int srcOffset,
-                       int dstChannels, int dstOffset, std::string_view op);
+                       int dstChannels, int dstOffset, const OpLabel& op);
+
+// One of the Activation kinds (an enum read from a file may hold anything).
+void checkActivationKind(Activation kind, const OpLabel& op);
 
 // 0 <= probability <= 1 (1 drops everything).
-void checkDropoutProbability(float probability, std::string_view op);
+void checkDropoutProbability(float probability, const OpLabel& op);
 
 // momentum >= 0, weightDecay >= 0, nesterov only with momentum > 0 (as torch.optim.SGD).
-void checkSgdSettings(const SgdSettings& s, std::string_view op);
+void checkSgdSettings(const SgdSettings& s, const OpLabel& op);
 
 // 0 <= beta < 1, epsilon > 0, weightDecay >= 0 (as torch.optim.Adam / AdamW).
-void checkAdamSettings(const AdamSettings& s, std::string_view op);
+void checkAdamSettings(const AdamSettings& s, const OpLabel& op);
 // The step's Adam bias corrections (host memory) are positive.
-void checkAdamCorrections(const StepScalars& step, std::string_view op);
+void checkAdamCorrections(const StepScalars& step, const OpLabel& op);
 
 }  // namespace cnnstudio::ops

@@ -1,9 +1,9 @@
-// The one reader of the worker's event stream (docs/events.md, schema version 1), for the
-// dashboard, the run history and the CLI: typed events, one struct per event name, the JSON's
-// snake_case names turned into fields. Events of another schema version or of an unknown name
-// are skipped, unknown fields ignored, a missing or mistyped field left at its default: a reader
-// of a damaged log shows what it can. EventWriter (events.h) writes the stream; this header is
-// apart from it because Qt code, which defines `emit` as a macro, reads events too.
+// The one reader of the worker's event stream (schema version 1, docs/architecture.md, "Events"),
+// for the dashboard, the run history and the CLI: typed events, one struct per event name, the
+// JSON's snake_case names turned into fields. Events of another schema version or of an unknown
+// name are skipped, unknown fields ignored, a missing or mistyped field left at its default: a
+// reader of a damaged log shows what it can. EventWriter (events.h) writes the stream; this header
+// is apart from it because Qt code, which defines `emit` as a macro, reads events too.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,5 @@
-// EventWriter: the worker's JSON Lines event stream. docs/events.md is the schema (version 1);
-// this is the code's one writer of it, event_reader.h its one reader. Every event is one line,
+// EventWriter: the worker's JSON Lines event stream, schema version 1 (docs/architecture.md,
+// "Events"); this is the code's one writer of it, event_reader.h its one reader. Every event is one line,
 // flushed as soon as it is written, so the dashboard and `tail -f` see it at once. Only rank 0
 // writes: other ranks construct the writer with writer = false and it stays silent (its
 // listeners still run, so a rank can still watch its own progress).

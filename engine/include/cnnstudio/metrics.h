@@ -31,7 +31,7 @@ public:
     double accuracy() const;  // 0 for an empty matrix
     ClassMetrics classMetrics(int classIndex) const;
 
-    // Rows = true class, columns = predicted (docs/events.md).
+    // Rows = true class, columns = predicted (docs/architecture.md, "Events").
     nlohmann::json toJson() const;
     // [{"class": name, "precision", "recall", "support"}]; names may be empty (then "0", "1", ...).
     nlohmann::json perClassJson(const std::vector<std::string>& classNames) const;

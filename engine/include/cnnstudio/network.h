@@ -15,6 +15,7 @@
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_buffer.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/tensor.h"
 

@@ -70,17 +70,18 @@ public:
     virtual std::optional<FusableConv> fusableConv() const { return std::nullopt; }
     virtual std::optional<FusableBatchNorm> fusableBatchNorm() const { return std::nullopt; }
 
-    // Training fusion with the ReLU that alone reads this layer's output (batch norm): forward
-    // writes the ReLU's output `reluOutput` (io.output is room for the inner tensor); backward
-    // takes the ReLU's output gradient, with `innerGradient` room for the gradient between.
-    virtual bool absorbsFollowingRelu() const { return false; }
+    // Training fusion with the ReLU that alone reads this layer's output, for the types whose
+    // record says absorbsFollowingRelu (batch norm): forward writes the ReLU's output
+    // `reluOutput` (io.output is room for the inner tensor); backward takes the ReLU's output
+    // gradient, with `innerGradient` room for the gradient between.
     virtual void forwardWithRelu(const LayerIo&, float* /*reluOutput*/) {}
     virtual void backwardWithRelu(const LayerIo&, const float* /*reluOutput*/,
                                   const float* /*reluOutputGradient*/, float* /*innerGradient*/,
                                   const std::vector<float*>& /*inputGradients*/) {}
 };
 
-// Creates the layer for a node that shape inference accepted. `inputShapes` and `outputShape`
+// Creates the layer for a node that shape inference accepted, through its type's registry
+// record (layer_registry.cpp). `inputShapes` and `outputShape`
 // carry the batch; `init` is the weight initialisation; `seed` seeds the layer's dropout masks.
 std::unique_ptr<Layer> createLayer(Backend& backend, const NodeSpec& node,
                                    const std::vector<TensorShape>& inputShapes,

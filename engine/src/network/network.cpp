@@ -8,6 +8,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/ops/dropout_hash.h"
 #include "layers/layer.h"
+#include "layers/layer_type.h"
 
 namespace cnnstudio {
 
@@ -20,7 +21,8 @@ std::size_t ParameterInfo::count() const {
 // One node of the built network: its layer, where its inputs and output live, and where its
 // backward pass writes each input gradient.
 struct Network::Node {
-    std::string name, type;
+    std::string name;
+    const LayerType* type = nullptr;  // its registry record: what the graph code asks about it
     std::unique_ptr<Layer> layer;
     std::vector<int> inputs;  // producer indices into nodes_
     std::vector<int> consumers;
@@ -58,14 +60,6 @@ constexpr std::size_t kSliceAlignment = 256 / sizeof(float);
 
 std::size_t alignSlice(std::size_t offset) {
     return (offset + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
-}
-
-bool hasWeights(const std::string& type) {
-    return type == "Conv2D" || type == "SeparableConv2D" || type == "Dense";
-}
-
-bool isActivation(const std::string& type) {
-    return type == "ReLU" || type == "LeakyReLU" || type == "ELU";
 }
 
 void initialise(std::span<float> values, const BufferRequest& request, std::uint64_t seed) {
@@ -113,7 +107,7 @@ void Network::build(std::uint64_t seed) {
     for (const NodeInfo& info : shapes_.nodes) {
         auto node = std::make_unique<Node>();
         node->name = info.name;
-        node->type = info.type;
+        node->type = findRegisteredLayerType(info.type);  // inferShapes accepted every type
         indexOf[info.name] = int(nodes_.size());
         nodes_.push_back(std::move(node));
     }
@@ -130,9 +124,9 @@ void Network::build(std::uint64_t seed) {
         for (int at = index;;) {
             const Node& node = *nodes_[at];
             if (node.consumers.size() != 1) return false;
-            const std::string& next = nodes_[node.consumers[0]]->type;
-            if (isActivation(next)) return true;
-            if (next != "BatchNorm2D" && next != "Dropout") return false;
+            const LayerTraits& next = nodes_[node.consumers[0]]->type->traits;
+            if (next.isActivation) return true;
+            if (!next.transparentToInitialisation) return false;
             at = node.consumers[0];
         }
     };
@@ -145,7 +139,7 @@ void Network::build(std::uint64_t seed) {
             node.io.inputShapes.push_back(nodes_[producer]->io.outputShape);
             node.io.inputs.push_back(nodes_[producer]->output.data());
         }
-        Initialisation init = hasWeights(node.type) && feedsActivation(int(i))
+        Initialisation init = node.type->traits.hasWeights && feedsActivation(int(i))
                                   ? Initialisation::He
                                   : Initialisation::Glorot;
         node.layer = createLayer(backend_, nodeSpec, node.io.inputShapes, node.io.outputShape,
@@ -219,7 +213,8 @@ void Network::build(std::uint64_t seed) {
         Node& node = **it;
         for (int producerIndex : node.inputs) {
             Node& producer = *nodes_[producerIndex];
-            bool needed = producer.type != "Input" || node.layer->alwaysWritesInputGradients();
+            bool needed = !producer.type->traits.isNetworkInput ||
+                          node.layer->alwaysWritesInputGradients();
             if (!needed) {
                 node.gradientTargets.push_back(nullptr);
                 continue;
@@ -270,23 +265,26 @@ void Network::setLossOptions(const LossOptions& options) {
 }
 
 void Network::findFusions() {
-    auto soleConsumer = [&](const Node& node, const char* type) -> Node* {
-        if (node.consumers.size() != 1) return nullptr;
-        Node& next = *nodes_[node.consumers[0]];
-        return next.type == type ? &next : nullptr;
+    auto soleConsumer = [&](const Node& node) -> Node* {
+        return node.consumers.size() == 1 ? nodes_[node.consumers[0]].get() : nullptr;
+    };
+    auto soleReluConsumer = [&](const Node& node) -> Node* {
+        Node* next = soleConsumer(node);
+        return next && next->type->traits.isRelu ? next : nullptr;
     };
     for (auto& node : nodes_) {
-        if (Node* relu = soleConsumer(*node, "ReLU"); relu && node->layer->absorbsFollowingRelu()) {
+        if (Node* relu = soleReluConsumer(*node); relu && node->type->traits.absorbsFollowingRelu) {
             node->absorbedRelu = node->consumers[0];
             relu->absorbedInTraining = true;
         }
-        if (node->type != "Conv2D") continue;
-        Node* batchNorm = soleConsumer(*node, "BatchNorm2D");
-        Node* relu = batchNorm ? soleConsumer(*batchNorm, "ReLU") : nullptr;
+        // The layers that offer their weights for the inference chain (Conv2D, BatchNorm2D).
+        std::optional<FusableConv> conv = node->layer->fusableConv();
+        Node* batchNorm = conv ? soleConsumer(*node) : nullptr;
+        std::optional<FusableBatchNorm> norm;
+        if (batchNorm) norm = batchNorm->layer->fusableBatchNorm();
+        Node* relu = norm ? soleReluConsumer(*batchNorm) : nullptr;
         if (relu == nullptr) continue;
-        node->inferenceFusion = Node::InferenceFusion{*node->layer->fusableConv(),
-                                                      *batchNorm->layer->fusableBatchNorm(),
-                                                      batchNorm->consumers[0]};
+        node->inferenceFusion = Node::InferenceFusion{*conv, *norm, batchNorm->consumers[0]};
         batchNorm->skippedAtInference = relu->skippedAtInference = true;
     }
 }

@@ -1,6 +1,6 @@
 // The built-in networks of resources/presets, compiled into the engine.
 #include "cnnstudio/error.h"
-#include "cnnstudio/spec.h"
+#include "cnnstudio/presets.h"
 #include "spec/embedded_presets.h"
 
 namespace cnnstudio {

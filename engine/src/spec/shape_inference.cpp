@@ -1,5 +1,6 @@
 // Shape inference over the whole graph: topological order, per-node checks, cycles, the one
-// input and the one output. What each layer does to a shape is in layer_shapes.cpp.
+// input and the one output. What each layer does to a shape is its registry record's shape
+// rule, in the family's file under engine/src/layers/.
 //
 // A node's problems come in this order, the first one found being the one reported: its own
 // (no name, duplicate name, unknown type, a missing input node, wrong number of inputs, bad
@@ -11,9 +12,9 @@
 #include <queue>
 
 #include "cnnstudio/error.h"
-#include "cnnstudio/spec.h"
-#include "spec/layer_params.h"
-#include "spec/layer_shapes.h"
+#include "cnnstudio/shape_inference.h"
+#include "layers/layer_params.h"
+#include "layers/layer_type.h"
 
 namespace cnnstudio {
 namespace {
@@ -28,7 +29,7 @@ std::string quotedList(const std::vector<std::string>& names) {
 
 std::string knownTypesText() {
     std::string text;
-    for (const auto& info : layerTypes()) text += (text.empty() ? "" : ", ") + info.type;
+    for (const auto& type : registeredLayerTypes()) text += (text.empty() ? "" : ", ") + type.info.type;
     return text;
 }
 
@@ -70,12 +71,12 @@ std::string ownProblem(const NetworkSpec& spec, std::size_t index, const Graph& 
     if (node.name.empty()) return "a " + node.type + " node has no name; give it one";
     if (graph.indexOf.at(node.name) != index)
         return "another node is also named '" + node.name + "'; node names must be unique";
-    const LayerTypeInfo* type = findLayerType(node.type);
+    const LayerType* type = findRegisteredLayerType(node.type);
     if (!type) return "unknown layer type '" + node.type + "' (known types: " + knownTypesText() + ")";
     for (const auto& input : node.inputs)
         if (!graph.indexOf.count(input))
             return "input '" + input + "' does not exist: no node has that name";
-    if (std::string problem = inputCountProblem(node, *type); !problem.empty()) return problem;
+    if (std::string problem = inputCountProblem(node, type->info); !problem.empty()) return problem;
     return checkParams(node, *type);
 }
 
@@ -125,6 +126,11 @@ std::vector<std::size_t> cycleThrough(std::size_t start, const Graph& graph) {
     return {};
 }
 
+bool isNetworkInput(const NodeSpec& node) {
+    const LayerType* type = findRegisteredLayerType(node.type);
+    return type && type->traits.isNetworkInput;
+}
+
 std::string cycleProblem(const NetworkSpec& spec, const std::vector<std::size_t>& cycle) {
     std::string path;
     for (std::size_t node : cycle) path += (path.empty() ? "" : " -> ") + spec.nodes[node].name;
@@ -153,7 +159,7 @@ ShapeReport analyseSpec(const NetworkSpec& spec) {
 
     std::vector<std::size_t> inputNodes;
     for (std::size_t i = 0; i < count; ++i)
-        if (spec.nodes[i].type == "Input") inputNodes.push_back(i);
+        if (isNetworkInput(spec.nodes[i])) inputNodes.push_back(i);
     if (inputNodes.size() > 1) {
         std::vector<std::string> names;
         for (std::size_t i : inputNodes) names.push_back(spec.nodes[i].name);
@@ -183,7 +189,9 @@ ShapeReport analyseSpec(const NetworkSpec& spec) {
             inputShapes.push_back(infos[input].outputShape);
         }
         if (!inputsKnown) continue;  // the broken input carries the report
-        LayerOutcome outcome = inferLayer(spec.nodes[i], inputShapes);
+        // Its own checks passed: the type is registered and the params are valid.
+        const NodeSpec& node = spec.nodes[i];
+        LayerOutcome outcome = findRegisteredLayerType(node.type)->inferShape(node, inputShapes);
         if (!outcome.problem.empty()) {
             infos[i].problem = outcome.problem;
             continue;

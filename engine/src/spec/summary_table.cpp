@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "cnnstudio/spec.h"
+#include "cnnstudio/shape_inference.h"
 
 namespace cnnstudio {
 namespace {

@@ -2,18 +2,19 @@
 #include <set>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/trainer.h"
+#include "layers/layer_type.h"
 
 namespace cnnstudio {
 
 namespace {
 
-// Layers between the class scores and the network's output that keep the channel count: the
-// walk back from the output passes through them.
-bool keepsChannels(const NodeSpec& node) {
-    if (node.type == "Flatten" || node.type == "GlobalAvgPool" || node.type == "Dropout") return true;
-    const LayerTypeInfo* info = findLayerType(node.type);
-    return info && (info->category == "Activation" || info->category == "Normalisation");
+// The spec is not checked yet, so a node may name no registered type: it then has no traits.
+const LayerTraits& traitsOf(const NodeSpec& node) {
+    static const LayerTraits none;
+    const LayerType* type = findRegisteredLayerType(node.type);
+    return type ? type->traits : none;
 }
 
 std::string valueText(const nlohmann::json& params, const char* name) {
@@ -70,7 +71,7 @@ SpecAdaptation adaptSpecToDataset(const NetworkSpec& spec, int channels, int hei
 
     NodeSpec* input = nullptr;
     for (auto& node : adapted.nodes) {
-        if (node.type != "Input") continue;
+        if (!traitsOf(node).isNetworkInput) continue;
         if (input)
             throw Error("the network has more than one Input node", "node '" + node.name + "'",
                         "keep exactly one Input node");
@@ -86,8 +87,9 @@ SpecAdaptation adaptSpecToDataset(const NetworkSpec& spec, int channels, int hei
     // Walk back from the output to the layer whose channels are the class scores.
     const NodeSpec* node = &outputNode(adapted);
     std::set<std::string> visited;
-    while (node->type != "Dense" && node->type != "Conv2D") {
-        if (!keepsChannels(*node) || node->inputs.size() != 1 || !visited.insert(node->name).second)
+    while (traitsOf(*node).classCountParam.empty()) {
+        if (!traitsOf(*node).passesClassScoresThrough || node->inputs.size() != 1 ||
+            !visited.insert(node->name).second)
             throw Error("cannot find the layer that produces the class scores: the walk back from the "
                         "output stops at this " + node->type + " node",
                         "node '" + node->name + "'",
@@ -101,7 +103,7 @@ SpecAdaptation adaptSpecToDataset(const NetworkSpec& spec, int channels, int hei
     NodeSpec* scores = adapted.find(node->name);
     if (!scores->params.is_object()) scores->params = nlohmann::json::object();
     std::string scoresChange =
-        setParam(scores->params, scores->type == "Dense" ? "units" : "filters", classes);
+        setParam(scores->params, traitsOf(*scores).classCountParam.c_str(), classes);
     if (!scoresChange.empty()) result.changes.push_back("node '" + scores->name + "': " + scoresChange);
 
     // The new input size must still fit every layer; the error names the node that breaks.

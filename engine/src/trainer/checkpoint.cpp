@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
+#include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
-#include "spec/atomic_file.h"
 #include "trainer/folder_swap.h"
 
 namespace cnnstudio {

@@ -2,8 +2,8 @@
 
 #include <fstream>
 
+#include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
-#include "spec/atomic_file.h"
 
 namespace cnnstudio {
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
-#include "spec/atomic_file.h"
 
 namespace cnnstudio {
 

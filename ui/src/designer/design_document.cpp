@@ -8,6 +8,8 @@
 #include <QUndoStack>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "designer/design_commands.h"
 

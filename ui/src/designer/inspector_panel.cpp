@@ -9,6 +9,8 @@
 #include <QVBoxLayout>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/design_document.h"

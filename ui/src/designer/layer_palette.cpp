@@ -8,6 +8,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "cnnstudio/layer_types.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "common/layer_colors.h"

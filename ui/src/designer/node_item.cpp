@@ -6,6 +6,7 @@
 #include <QStyleOptionGraphicsItem>
 #include <QWidget>
 
+#include "cnnstudio/layer_types.h"
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/edge_item.h"

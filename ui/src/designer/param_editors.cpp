@@ -17,6 +17,7 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include "cnnstudio/layer_types.h"
 #include "cnnstudio/spec.h"
 #include "common/layer_colors.h"
 

@@ -1,3 +1,4 @@
+#include "cnnstudio/layer_types.h"
 // The inspector's editors, one class per parameter kind of the layer catalogue (ParamInfo::kind
 // in cnnstudio/spec.h): "int" a bounded spin box, "float" a validated field, "bool" a check box,
 // "int-pair" two spin boxes, "padding" valid/same/explicit; a kind this version does not know is

@@ -3,6 +3,7 @@
 #include <QStringList>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/ui/training/training_controller.h"
 #include "cnnstudio/ui/training/training_run.h"
 

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 
 class QUndoStack;

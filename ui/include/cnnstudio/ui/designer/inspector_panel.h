@@ -1,3 +1,4 @@
+#include "cnnstudio/layer_types.h"
 // InspectorPanel: edits the selected node — its name, and its parameters with one editor per
 // parameter of the layer catalogue's ParamInfo, made by the factory for its kind
 // (ui/src/designer/param_editors.h) — and shows what the shape analysis says about the node.

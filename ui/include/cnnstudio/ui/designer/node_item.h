@@ -8,7 +8,7 @@
 #include <QList>
 #include <QString>
 
-#include "cnnstudio/spec.h"
+#include "cnnstudio/shape_inference.h"
 
 namespace cnnstudio::ui {
 

@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/training/run_settings.h"
 

@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/spec.h"
-#include "spec/atomic_file.h"
 
 namespace cnnstudio {
 namespace {

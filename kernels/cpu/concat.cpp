@@ -4,18 +4,12 @@
 #include <cstring>
 
 #include "cpu/cpu_backend.h"
-#include "cnnstudio/op_checks.h"
 
 namespace cnnstudio::cpu {
 
-void CpuBackend::copyChannels(int batch, int spatial, int channels, const float* src,
-                              int srcChannels, int srcOffset, float* dst, int dstChannels,
-                              int dstOffset) {
-    const char* op = "cpu copyChannels";
-    ops::checkCopyChannels(batch, spatial, channels, srcChannels, srcOffset, dstChannels, dstOffset,
-                           op);
-    ops::requirePointer(src, "src", op);
-    ops::requirePointer(dst, "dst", op);
+void CpuBackend::doCopyChannels(int batch, int spatial, int channels, const float* src,
+                                int srcChannels, int srcOffset, float* dst, int dstChannels,
+                                int dstOffset) {
     const std::size_t runFloats = std::size_t(channels) * std::size_t(spatial);
     OmpThreadScope threads(threads_);
     const bool parallel = std::int64_t(runFloats) * batch >= parallelThreshold;

@@ -1,4 +1,4 @@
-#include "spec/atomic_file.h"
+#include "cnnstudio/atomic_file.h"
 
 #include <atomic>
 #include <cerrno>

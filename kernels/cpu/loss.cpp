@@ -13,17 +13,11 @@
 
 namespace cnnstudio::cpu {
 
-void CpuBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
-                                            const std::int32_t* labels,
-                                            const float* classWeights, float* probabilities,
-                                            float* loss) {
-    const char* op = "cpu softmaxCrossEntropyForward";
-    ops::checkLossGeometry(g, op);
-    ops::requirePointer(logits, "logits", op);
-    ops::requirePointer(labels, "labels", op);
-    ops::requirePointer(probabilities, "probabilities", op);
-    ops::requirePointer(loss, "loss", op);
-    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
+void CpuBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
+                                              const std::int32_t* labels, const float* classWeights,
+                                              float* probabilities, float* loss) {
+    const double weightSum =
+        ops::checkLabelsAndTotalWeight(g, labels, classWeights, opLabel("softmaxCrossEntropyForward"));
     const int classes = g.classes;
     const float offTarget = g.labelSmoothing / float(classes);
     const float onTarget = 1.0f - g.labelSmoothing + offTarget;
@@ -53,15 +47,11 @@ void CpuBackend::softmaxCrossEntropyForward(const LossGeometry& g, const float* 
     *loss = float(weightedLoss / weightSum);
 }
 
-void CpuBackend::softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
-                                             const std::int32_t* labels,
-                                             const float* classWeights, float* dlogits) {
-    const char* op = "cpu softmaxCrossEntropyBackward";
-    ops::checkLossGeometry(g, op);
-    ops::requirePointer(probabilities, "probabilities", op);
-    ops::requirePointer(labels, "labels", op);
-    ops::requirePointer(dlogits, "dlogits", op);
-    const double weightSum = ops::checkLabelsAndTotalWeight(g, labels, classWeights, op);
+void CpuBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
+                                               const std::int32_t* labels,
+                                               const float* classWeights, float* dlogits) {
+    const double weightSum =
+        ops::checkLabelsAndTotalWeight(g, labels, classWeights, opLabel("softmaxCrossEntropyBackward"));
     const int classes = g.classes;
     const float offTarget = g.labelSmoothing / float(classes);
     const float onTarget = 1.0f - g.labelSmoothing + offTarget;

@@ -1,10 +1,21 @@
 // BatchNorm2D: batch statistics in training (running statistics updated), running statistics
 // in evaluation. gamma and beta are trained; running mean and variance are network state.
-#include "layers/layer_makers.h"
-#include "spec/layer_params.h"
+//
+// x (N, C, H, W) -> y (N, C, H, W); parameters 2·C (gamma, beta). FLOPs 2 per element:
+// normalise and affine folded into one multiply-add, as at inference (the training-time
+// statistics are not counted).
+#include "layers/layer_params.h"
+#include "layers/layer_type.h"
+#include "layers/shape_rules.h"
 
 namespace cnnstudio {
 namespace {
+
+LayerOutcome inferBatchNorm2D(const NodeSpec&, const std::vector<TensorShape>& inputs) {
+    LayerOutcome outcome = sameShape(inputs[0], 2);
+    outcome.parameters = 2 * std::int64_t(inputs[0].channels);
+    return outcome;
+}
 
 class BatchNormLayer : public Layer {
 public:
@@ -52,8 +63,6 @@ public:
 
     bool alwaysWritesInputGradients() const override { return true; }
 
-    bool absorbsFollowingRelu() const override { return true; }
-
     void forwardWithRelu(const LayerIo& io, float* reluOutput) override {
         backend_.batchNormReluForwardTraining(geometry_, io.inputs[0], gamma_, beta_, io.output,
                                               reluOutput, runningMean_, runningVar_,
@@ -80,10 +89,26 @@ private:
     float *runningMean_ = nullptr, *runningVar_ = nullptr;
 };
 
+std::unique_ptr<Layer> createBatchNorm2D(const LayerBuild& build) {
+    return std::make_unique<BatchNormLayer>(build.backend, build.node, build.inputShapes[0]);
+}
+
 }  // namespace
 
-std::unique_ptr<Layer> makeBatchNorm(Backend& backend, const NodeSpec& node, const Shapes& in) {
-    return std::make_unique<BatchNormLayer>(backend, node, in[0]);
+LayerType batchNorm2dLayerType() {
+    LayerType type;
+    type.info = {"BatchNorm2D", "Normalisation", 1, 1,
+                 {{"epsilon", "float", 1e-5, "", 1e-12, 1,
+                   "added to the variance before the square root"},
+                  {"momentum", "float", 0.1, "", 0, 1,
+                   "weight of the current batch in the running statistics (PyTorch convention)"}},
+                 "Batch normalisation per channel, with a learned scale and shift."};
+    type.traits.transparentToInitialisation = true;
+    type.traits.absorbsFollowingRelu = true;
+    type.traits.passesClassScoresThrough = true;
+    type.inferShape = inferBatchNorm2D;
+    type.create = createBatchNorm2D;
+    return type;
 }
 
 }  // namespace cnnstudio

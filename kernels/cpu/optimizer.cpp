@@ -13,16 +13,9 @@
 
 namespace cnnstudio::cpu {
 
-void CpuBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
-                           const float* grads, float* velocity, std::size_t count) {
-    const char* op = "cpu sgdUpdate";
-    ops::checkSgdSettings(s, op);
-    ops::requirePointer(step, "step", op);
-    if (count == 0) return;
-    ops::requirePointer(params, "params", op);
-    ops::requirePointer(grads, "grads", op);
+void CpuBackend::doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
+                             const float* grads, float* velocity, std::size_t count) {
     const bool withMomentum = s.momentum > 0.0f;
-    if (withMomentum) ops::requirePointer(velocity, "velocity", op);
     const float lr = step->learningRate, momentum = s.momentum, decay = s.weightDecay;
     const bool nesterov = s.nesterov;
     OmpThreadScope threads(threads_);
@@ -41,14 +34,9 @@ void CpuBackend::sgdUpdate(const SgdSettings& s, const StepScalars* step, float*
     }
 }
 
-void CpuBackend::adamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
-                            const float* grads, float* m, float* v, std::size_t count) {
-    const char* op = "cpu adamUpdate";
-    ops::checkAdamSettings(s, op);
-    ops::requirePointer(step, "step", op);
-    ops::checkAdamCorrections(*step, op);
-    if (count == 0) return;
-    ops::requirePointers({{params, "params"}, {grads, "grads"}, {m, "m"}, {v, "v"}}, op);
+void CpuBackend::doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
+                              const float* grads, float* m, float* v, std::size_t count) {
+    ops::checkAdamCorrections(*step, opLabel("adamUpdate"));
     const float lr = step->learningRate;
     const float beta1 = s.beta1, beta2 = s.beta2, epsilon = s.epsilon;
     const float stepSize = lr / step->adamCorrection1;

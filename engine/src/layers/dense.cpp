@@ -1,10 +1,24 @@
 // Dense: y (N, units) = x (N, C*H*W) weight^T + bias; the input is read as flattened, in NCHW
 // element order. A backend that stores images channels-last flattens them first (into scratch).
-#include "layers/layer_makers.h"
-#include "spec/layer_params.h"
+// The output shape is (units, 1, 1); parameters in·units (+ units with bias); FLOPs
+// 2 · in·units (+ units with bias), in = C·H·W.
+#include "layers/layer_params.h"
+#include "layers/layer_type.h"
+#include "layers/shape_rules.h"
 
 namespace cnnstudio {
 namespace {
+
+LayerOutcome inferDense(const NodeSpec& node, const std::vector<TensorShape>& inputs) {
+    LayerOutcome outcome;
+    const std::int64_t in = inputs[0].countPerImage();
+    const std::int64_t units = intParam(node, "units");
+    const bool bias = boolParam(node, "bias");
+    outcome.outputShape = {1, int(units), 1, 1};
+    outcome.parameters = in * units + (bias ? units : 0);
+    outcome.forwardFlops = 2 * in * units + (bias ? units : 0);
+    return outcome;
+}
 
 class DenseLayer : public Layer {
 public:
@@ -67,11 +81,22 @@ private:
     float *weight_ = nullptr, *weightGradient_ = nullptr, *bias_ = nullptr, *biasGradient_ = nullptr;
 };
 
+std::unique_ptr<Layer> createDense(const LayerBuild& build) {
+    return std::make_unique<DenseLayer>(build.backend, build.node, build.inputShapes[0],
+                                        build.outputShape, build.initialisation);
+}
+
 }  // namespace
 
-std::unique_ptr<Layer> makeDense(Backend& backend, const NodeSpec& node, const Shapes& in,
-                                 const TensorShape& out, Initialisation init) {
-    return std::make_unique<DenseLayer>(backend, node, in[0], out, init);
+LayerType denseLayerType() {
+    LayerType type;
+    type.info = {"Dense", "Dense", 1, 1, {channelsParam("units", "number of outputs"), biasParam()},
+                 "Fully connected layer (PyTorch's Linear) over the flattened input: C·H·W inputs."};
+    type.traits.hasWeights = true;
+    type.traits.classCountParam = "units";
+    type.inferShape = inferDense;
+    type.create = createDense;
+    return type;
 }
 
 }  // namespace cnnstudio

@@ -1,6 +1,7 @@
-#include "spec/layer_params.h"
+#include "layers/layer_params.h"
 
 #include "cnnstudio/error.h"
+#include "layers/layer_type.h"
 
 namespace cnnstudio {
 namespace {
@@ -84,43 +85,34 @@ SpatialPair toPair(const json& value) {
     return {value.get<int>(), value.get<int>()};
 }
 
+}  // namespace
+
+ParamInfo channelsParam(std::string name, std::string help) {
+    return {std::move(name), "int", json(), "", 1, maxChannels, std::move(help)};
+}
+
+ParamInfo kernelParam(json defaultValue) {
+    return {"kernel", "int-pair", std::move(defaultValue), "", 1, maxWindow,
+            "window size: n for n×n, or [height, width]"};
+}
+
+ParamInfo biasParam() { return {"bias", "bool", true, "", 0, 0, "add a learned bias per output"}; }
+
 std::string formatPair(SpatialPair pair) {
     return std::to_string(pair.height) + "x" + std::to_string(pair.width);
 }
 
-const json& paramValue(const NodeSpec& node, const std::string& name) {
-    if (auto found = node.params.find(name); found != node.params.end()) return *found;
-    const LayerTypeInfo* type = findLayerType(node.type);
-    const ParamInfo* param = type ? findParam(*type, name) : nullptr;
-    if (!param)
-        throw Error("layer type '" + node.type + "' has no parameter '" + name + "'",
-                    "node '" + node.name + "'", "this is a bug in CNN Studio; please report it");
-    if (!param->defaultsTo.empty()) return paramValue(node, param->defaultsTo);
-    if (param->defaultValue.is_null())
-        throw Error("missing parameter '" + name + "'", "node '" + node.name + "'",
-                    "check the spec with analyseSpec before building layers from it");
-    return param->defaultValue;
-}
-
-SpatialPair paddingOf(const NodeSpec& node, SpatialPair kernel) {
-    const json& padding = paramValue(node, "padding");
-    if (padding == "valid") return {0, 0};
-    if (padding == "same") return {(kernel.height - 1) / 2, (kernel.width - 1) / 2};
-    return toPair(padding);
-}
-
-}  // namespace
-
-std::string checkParams(const NodeSpec& node, const LayerTypeInfo& type) {
+std::string checkParams(const NodeSpec& node, const LayerType& type) {
+    const LayerTypeInfo& info = type.info;
     if (!node.params.is_object()) return "params must be a JSON object, got " + node.params.dump();
     for (const auto& [name, value] : node.params.items()) {
-        if (findParam(type, name)) continue;
+        if (findParam(info, name)) continue;
         std::string known;
-        for (const auto& param : type.params) known += (known.empty() ? "" : ", ") + param.name;
-        return "unknown parameter '" + name + "' (" + type.type +
+        for (const auto& param : info.params) known += (known.empty() ? "" : ", ") + param.name;
+        return "unknown parameter '" + name + "' (" + info.type +
                (known.empty() ? " takes no parameters)" : " takes " + known + ")");
     }
-    for (const auto& param : type.params) {
+    for (const auto& param : info.params) {
         auto found = node.params.find(param.name);
         if (found == node.params.end()) {
             if (param.defaultValue.is_null() && param.defaultsTo.empty())
@@ -129,26 +121,21 @@ std::string checkParams(const NodeSpec& node, const LayerTypeInfo& type) {
         }
         if (std::string problem = checkValue(param, *found); !problem.empty()) return problem;
     }
-    // Rules that tie parameters together or that a plain range cannot say.
-    if (type.type == "Dropout" && floatParam(node, "rate") >= 1.0)
-        return "parameter 'rate' is " + paramValue(node, "rate").dump() +
-               "; it must be below 1 (a rate of 1 would drop every activation)";
-    if (type.type == "Conv2D" || type.type == "SeparableConv2D") {
-        SpatialPair kernel = toPair(paramValue(node, "kernel"));
-        if (paramValue(node, "padding") == "same" && (kernel.height % 2 == 0 || kernel.width % 2 == 0))
-            return "padding \"same\" needs an odd kernel, got " + formatPair(kernel) +
-                   " (use an odd kernel, or give the padding as a number)";
-        if (type.type == "Conv2D" && intParam(node, "filters") % intParam(node, "groups") != 0)
-            return "filters " + std::to_string(intParam(node, "filters")) +
-                   " are not divisible by groups " + std::to_string(intParam(node, "groups"));
-    }
-    if (type.type == "MaxPool2D" || type.type == "AvgPool2D") {
-        PoolSettings pool = poolSettings(node);
-        if (pool.padding.height > pool.kernel.height / 2 || pool.padding.width > pool.kernel.width / 2)
-            return "padding " + formatPair(pool.padding) + " is more than half the kernel " +
-                   formatPair(pool.kernel) + " (a window could lie wholly in the padding)";
-    }
-    return {};
+    return type.checkParams ? type.checkParams(node) : std::string();
+}
+
+const json& paramValue(const NodeSpec& node, const std::string& name) {
+    if (auto found = node.params.find(name); found != node.params.end()) return *found;
+    const LayerType* type = findRegisteredLayerType(node.type);
+    const ParamInfo* param = type ? findParam(type->info, name) : nullptr;
+    if (!param)
+        throw Error("layer type '" + node.type + "' has no parameter '" + name + "'",
+                    "node '" + node.name + "'", "this is a bug in CNN Studio; please report it");
+    if (!param->defaultsTo.empty()) return paramValue(node, param->defaultsTo);
+    if (param->defaultValue.is_null())
+        throw Error("missing parameter '" + name + "'", "node '" + node.name + "'",
+                    "check the spec with analyseSpec before building layers from it");
+    return param->defaultValue;
 }
 
 int intParam(const NodeSpec& node, const std::string& name) {
@@ -163,20 +150,8 @@ bool boolParam(const NodeSpec& node, const std::string& name) {
     return paramValue(node, name).get<bool>();
 }
 
-ConvSettings convSettings(const NodeSpec& node) {
-    ConvSettings conv;
-    conv.filters = intParam(node, "filters");
-    conv.kernel = toPair(paramValue(node, "kernel"));
-    conv.stride = toPair(paramValue(node, "stride"));
-    conv.padding = paddingOf(node, conv.kernel);
-    conv.groups = node.type == "Conv2D" ? intParam(node, "groups") : 1;
-    conv.bias = boolParam(node, "bias");
-    return conv;
-}
-
-PoolSettings poolSettings(const NodeSpec& node) {
-    return {toPair(paramValue(node, "kernel")), toPair(paramValue(node, "stride")),
-            toPair(paramValue(node, "padding"))};
+SpatialPair pairParam(const NodeSpec& node, const std::string& name) {
+    return toPair(paramValue(node, name));
 }
 
 }  // namespace cnnstudio
