@@ -16,6 +16,8 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 
+#include "cnnstudio/layer_types.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/designer/analysis_panel.h"
 #include "cnnstudio/ui/designer/analysis_table_model.h"

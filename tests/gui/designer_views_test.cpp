@@ -16,6 +16,7 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/layer_types.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/design_area.h"

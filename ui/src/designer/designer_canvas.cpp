@@ -19,6 +19,7 @@
 #include <QSvgGenerator>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/layer_types.h"
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/design_document.h"

@@ -5,10 +5,10 @@
 #pragma once
 
 #include <QHash>
-#include <QSet>
 #include <QObject>
 #include <QPointF>
 #include <QRectF>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 
