@@ -237,6 +237,85 @@ private slots:
                     QVERIFY2(std::abs(pa.first - pb.first) >= cnnstudio::ui::NodeMetrics::width,
                              (a + " overlaps " + b).c_str());
     }
+
+    void copyKeepsOnlyTheEdgesInsideTheSelectionAndNoInput() {
+        DesignDocument document;
+        const SmallNetwork net = buildSmallNetwork(document);
+        const NetworkSpec fragment = document.copyNodes({"input", net.conv, net.relu, net.dense});
+        QCOMPARE(int(fragment.nodes.size()), 3);  // the Input is left out
+        QCOMPARE(fragment.find(net.conv.toStdString())->inputs, std::vector<std::string>{});
+        QCOMPARE(fragment.find(net.relu.toStdString())->inputs, std::vector<std::string>{net.conv.toStdString()});
+        QCOMPARE(fragment.find(net.dense.toStdString())->inputs, std::vector<std::string>{});  // flatten not copied
+        QVERIFY(fragment.find(net.conv.toStdString())->params == document.spec().find(net.conv.toStdString())->params);
+        QVERIFY(fragment.layout.count(net.relu.toStdString()));
+    }
+
+    void pasteRenamesTakenNamesKeepsInternalEdgesAndUndoesAsOneStep() {
+        DesignDocument document;
+        const SmallNetwork net = buildSmallNetwork(document);
+        const std::string before = dumped(document);
+        const int steps = document.undoStack()->count();
+        const NetworkSpec fragment = document.copyNodes({net.conv, net.relu});
+        const QStringList pasted = document.pasteNodes(fragment, QPointF(600, 150));
+        QCOMPARE(pasted, (QStringList{net.conv + "_2", net.relu + "_2"}));
+        QCOMPARE(document.undoStack()->count(), steps + 1);
+        QCOMPARE(document.spec().find((net.relu + "_2").toStdString())->inputs,
+                 std::vector<std::string>{(net.conv + "_2").toStdString()});
+        QCOMPARE(document.position(net.conv + "_2"), QPointF(600, 150));
+        QCOMPARE(document.position(net.relu + "_2") - document.position(net.conv + "_2"),
+                 document.position(net.relu) - document.position(net.conv));
+
+        // A copy of a copy counts on instead of stacking suffixes.
+        const QStringList again = document.pasteNodes(document.copyNodes({net.conv + "_2"}), QPointF(900, 150));
+        QCOMPARE(again, QStringList{net.conv + "_3"});
+
+        document.undoStack()->undo();
+        document.undoStack()->undo();
+        QCOMPARE(dumped(document), before);
+    }
+
+    void duplicateLandsBesideTheOriginalsOverlappingNothing() {
+        DesignDocument document;
+        document.loadPreset("lenet5");
+        QStringList all;
+        for (const cnnstudio::NodeSpec& node : document.spec().nodes) all << QString::fromStdString(node.name);
+        const QStringList copies = document.duplicateNodes(all);
+        QCOMPARE(copies.size(), all.size() - 1);  // all but the Input
+        const double width = cnnstudio::ui::NodeMetrics::width, height = cnnstudio::ui::NodeMetrics::height;
+        for (const QString& copy : copies)
+            for (const QString& original : all) {
+                const QRectF a(document.position(copy), QSizeF(width, height));
+                const QRectF b(document.position(original), QSizeF(width, height));
+                QVERIFY2(!a.intersects(b), qPrintable(copy + " lands on " + original));
+            }
+    }
+
+    void placeBelowFindsFreeSpaceUnderTheAnchor() {
+        DesignDocument document;
+        document.newNetwork();
+        const QPointF first = document.placeBelow("input");
+        QVERIFY(first.y() >= document.position("input").y() + cnnstudio::ui::NodeMetrics::height);
+        document.addNode("ReLU", first);
+        const QPointF second = document.placeBelow("input");
+        QVERIFY(second != first);  // that place is taken now
+        QVERIFY(!QRectF(second, QSizeF(cnnstudio::ui::NodeMetrics::width, cnnstudio::ui::NodeMetrics::height))
+                     .intersects(QRectF(first, QSizeF(cnnstudio::ui::NodeMetrics::width,
+                                                     cnnstudio::ui::NodeMetrics::height))));
+    }
+
+    void networkNameIsAnUndoableEdit() {
+        DesignDocument document;
+        document.newNetwork();
+        QSignalSpy renamed(&document, &DesignDocument::networkNameChanged);
+        document.setNetworkName("  faces-small ");
+        QCOMPARE(document.spec().name, std::string("faces-small"));
+        QCOMPARE(renamed.count(), 1);
+        QVERIFY(document.isModified());
+        QVERIFY_THROWS_EXCEPTION(cnnstudio::Error, document.setNetworkName("   "));
+        document.undoStack()->undo();
+        QCOMPARE(document.spec().name, std::string("untitled"));
+        QCOMPARE(renamed.last().first().toString(), QString("untitled"));
+    }
 };
 
 CNNSTUDIO_GUI_TEST(DesignDocumentTest);

@@ -1,6 +1,8 @@
 // The designer's views over a DesignDocument: the canvas mirrors nodes and edges (through undo
 // too), nodes carry the analysis, the problems list selects its node, the inspector's editors
 // make undoable edits, the palette lists the whole catalogue, and the drawing exports.
+#include <algorithm>
+
 #include <QFile>
 #include <QGraphicsSceneMouseEvent>
 #include <QImage>
@@ -14,15 +16,18 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/layer_types.h"
+#include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/design_area.h"
 #include "cnnstudio/ui/designer/design_document.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
+#include "cnnstudio/ui/designer/designer_view.h"
 #include "cnnstudio/ui/designer/edge_item.h"
 #include "cnnstudio/ui/designer/inspector_panel.h"
 #include "cnnstudio/ui/designer/layer_palette.h"
 #include "cnnstudio/ui/designer/node_item.h"
+#include "cnnstudio/ui/designer/port_item.h"
 #include "cnnstudio/ui/designer/problems_panel.h"
 #include "gui_tests.h"
 
@@ -67,7 +72,11 @@ private slots:
         document.loadPreset("mini-xception");
         DesignerCanvas canvas(&document);
         auto check = [&] {
-            QCOMPARE(int(canvas.items().size()) - int(canvas.edgeItems().size()), int(document.spec().nodes.size()));
+            const QList<QGraphicsItem*> items = canvas.items();
+            const auto nodeItems = std::count_if(items.begin(), items.end(), [](QGraphicsItem* item) {
+                return qgraphicsitem_cast<NodeItem*>(item) != nullptr;
+            });
+            QCOMPARE(int(nodeItems), int(document.spec().nodes.size()));
             QCOMPARE(int(canvas.edgeItems().size()), edgeCount(document.spec()));
             for (const cnnstudio::NodeSpec& node : document.spec().nodes) {
                 NodeItem* item = canvas.nodeItem(QString::fromStdString(node.name));
@@ -90,6 +99,26 @@ private slots:
         check();
         document.undoStack()->redo();
         check();
+    }
+
+    void undoOfDeleteAllRestoresEveryEdgeItem() {
+        DesignDocument document;
+        document.loadPreset("lenet5");
+        DesignerCanvas canvas(&document);
+        const int edges = edgeCount(document.spec());
+        QVERIFY(edges > 0);
+        for (QGraphicsItem* item : canvas.items()) item->setSelected(true);
+        canvas.deleteSelection();
+        QVERIFY(document.spec().nodes.empty());
+        QVERIFY(canvas.edgeItems().isEmpty());
+        document.undoStack()->undo();
+        QCOMPARE(int(canvas.edgeItems().size()), edges);
+        for (cnnstudio::ui::EdgeItem* edge : canvas.edgeItems()) {
+            const cnnstudio::NodeSpec* target = document.spec().find(edge->target()->name().toStdString());
+            QVERIFY(target);
+            QCOMPARE(std::count(target->inputs.begin(), target->inputs.end(), edge->source()->name().toStdString()),
+                     std::ptrdiff_t(1));
+        }
     }
 
     void nodesShowTheirAnalysisAndErrorsInRed() {
@@ -192,6 +221,98 @@ private slots:
         sendMouse(canvas, QEvent::GraphicsSceneMouseRelease, to);
         QCOMPARE(document.spec().find(relu.toStdString())->inputs, std::vector<std::string>{"input"});
         QCOMPARE(canvas.edgeItems().size(), qsizetype(1));
+    }
+
+    // Through a real view, as a user drags: press on the output port (a little off its centre),
+    // move in steps, release on the other node's input port.
+    void portDragMakesExactlyOneEdgeAndNoRubberBand() {
+        DesignDocument document;
+        document.newNetwork();
+        const QString relu = document.addNode("ReLU", document.position("input") + QPointF(0, 200));
+        DesignerCanvas canvas(&document);
+        cnnstudio::ui::DesignerView view(&canvas);
+        view.resize(900, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.centerOn(canvas.nodeItem("input")->sceneBoundingRect().center() + QPointF(0, 100));
+        int rubberBands = 0;
+        connect(&view, &QGraphicsView::rubberBandChanged, this, [&](QRect rect) {
+            if (!rect.isNull()) ++rubberBands;
+        });
+        NodeItem* source = canvas.nodeItem("input");
+        const QPointF sourcePosition = source->pos();
+        const QPoint from = view.mapFromScene(source->outputPortScenePos() + QPointF(9, 4));
+        const QPoint to = view.mapFromScene(canvas.nodeItem(relu)->inputPortScenePos());
+        QTest::mousePress(view.viewport(), Qt::LeftButton, {}, from);
+        for (int step = 1; step <= 5; ++step) QTest::mouseMove(view.viewport(), from + (to - from) * step / 5);
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::Connect);
+        QVERIFY(canvas.nodeItem(relu)->inputPort()->isHighlighted());
+        QTest::mouseRelease(view.viewport(), Qt::LeftButton, {}, to);
+
+        QCOMPARE(document.spec().find(relu.toStdString())->inputs, std::vector<std::string>{"input"});
+        QCOMPARE(canvas.edgeItems().size(), qsizetype(1));
+        QCOMPARE(document.undoStack()->count(), 2);  // the ReLU added, one connection
+        QCOMPARE(rubberBands, 0);
+        QCOMPARE(source->pos(), sourcePosition);
+        QCOMPARE(canvas.mode(), DesignerCanvas::Mode::Select);
+        // Once the mouse leaves it, the port that was the drag's target is plain again.
+        QTest::mouseMove(view.viewport(), to + QPoint(300, 0));
+        QTRY_VERIFY(!canvas.nodeItem(relu)->inputPort()->isHighlighted());
+    }
+
+    void hoveringAPortHighlightsItAndSaysWhatADragDoes() {
+        DesignDocument document;
+        document.newNetwork();
+        DesignerCanvas canvas(&document);
+        cnnstudio::ui::DesignerView view(&canvas);
+        view.resize(600, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        cnnstudio::ui::PortItem* port = canvas.nodeItem("input")->outputPort();
+        view.centerOn(port->scenePos());
+        QVERIFY(!port->isHighlighted());
+        QTest::mouseMove(view.viewport(), view.mapFromScene(port->scenePos() + QPointF(-8, 6)));
+        QTRY_VERIFY(port->isHighlighted());
+        QCOMPARE(view.viewport()->cursor().shape(), Qt::CrossCursor);
+        QVERIFY2(port->toolTip().contains("drag", Qt::CaseInsensitive), qPrintable(port->toolTip()));
+        QTest::mouseMove(view.viewport(), view.mapFromScene(port->scenePos() + QPointF(0, 120)));
+        QTRY_VERIFY(!port->isHighlighted());
+    }
+
+    void fitShowsEveryNodeOfEveryPreset() {
+        for (const std::string& preset : cnnstudio::presetNames()) {
+            DesignDocument document;
+            document.loadPreset(QString::fromStdString(preset));
+            DesignerCanvas canvas(&document);
+            cnnstudio::ui::DesignerView view(&canvas);
+            view.resize(1000, 560);
+            view.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&view));
+            view.fitToContents();
+            const QRectF visible = view.mapToScene(view.viewport()->rect()).boundingRect();
+            for (const cnnstudio::NodeSpec& node : document.spec().nodes) {
+                const QRectF card = canvas.nodeItem(QString::fromStdString(node.name))->sceneBoundingRect();
+                QVERIFY2(visible.contains(card), qPrintable(QString::fromStdString(preset + ": " + node.name) +
+                                                            QString(" is outside the fitted view at zoom %1")
+                                                                .arg(view.zoom())));
+            }
+            QVERIFY(view.zoom() <= 1.0);
+        }
+    }
+
+    void zoomedFarOutTheCardsCarryReadableLabels() {
+        DesignDocument document;
+        document.loadPreset("fer-cnn");
+        DesignArea area(&document);
+        area.resize(1024, 700);
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        area.view()->fitToContents();
+        QVERIFY(area.view()->zoom() < NodeItem::overviewBelowScale);
+        NodeItem* conv = area.canvas()->nodeItem("conv1_1");
+        QVERIFY(conv && conv->isOverview());
+        area.view()->resetZoom();
+        QVERIFY(!conv->isOverview());
     }
 
     void pickingALayerThenClickingPlacesIt() {

@@ -15,6 +15,7 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include "cnnstudio/backend.h"
@@ -177,6 +178,8 @@ void MainWindow::createActions() {
     });
     design_->view()->addAction(selectAllAction_);
 
+    createDesignEditActions();
+
     autoLayoutAction_ = new QAction(tr("Auto &layout"), this);
     autoLayoutAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     autoLayoutAction_->setStatusTip(tr("Arrange the nodes top to bottom by depth"));
@@ -268,6 +271,37 @@ void MainWindow::showClassifyDialog(const QString& runDirectory) {
     dialog.exec();
 }
 
+// Copy, paste, duplicate and Analyze act on the canvas; their shortcuts live on the view so the
+// text fields keep their own meaning of Ctrl+C and Ctrl+V.
+void MainWindow::createDesignEditActions() {
+    const QStyle* look = style();
+    DesignerCanvas* canvas = design_->canvas();
+    copyAction_ = new QAction(themedIcon("edit-copy", QStyle::SP_FileIcon, look), tr("&Copy"), this);
+    copyAction_->setShortcut(QKeySequence::Copy);
+    copyAction_->setStatusTip(tr("Copy the selected layers with the connections between them"));
+    pasteAction_ = new QAction(themedIcon("edit-paste", QStyle::SP_FileIcon, look), tr("&Paste"), this);
+    pasteAction_->setShortcut(QKeySequence::Paste);
+    pasteAction_->setStatusTip(tr("Add the copied layers beside the ones they were copied from"));
+    duplicateAction_ = new QAction(tr("D&uplicate"), this);
+    duplicateAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    duplicateAction_->setStatusTip(tr("Copy the selected layers and paste them beside the originals"));
+    for (QAction* action : {copyAction_, pasteAction_, duplicateAction_}) {
+        action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        design_->view()->addAction(action);
+    }
+    connect(copyAction_, &QAction::triggered, canvas, &DesignerCanvas::copySelection);
+    connect(pasteAction_, &QAction::triggered, canvas, &DesignerCanvas::paste);
+    connect(duplicateAction_, &QAction::triggered, canvas, &DesignerCanvas::duplicateSelection);
+    analyzeAction_ = new QAction(tr("&Analyze network"), this);
+    analyzeAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+    analyzeAction_->setStatusTip(tr("Per layer: output shape, parameters, FLOPs, activation memory and problems"));
+    connect(analyzeAction_, &QAction::triggered, this, [this] {
+        showArea(Area::Design);
+        design_->showAnalysis();
+    });
+    connect(document_, &DesignDocument::networkNameChanged, this, &MainWindow::refreshTitle);
+}
+
 void MainWindow::refreshPaintedIcons() {
     const QPalette colors = palette();
     autoLayoutAction_->setIcon(paintedIcon(ActionIcon::AutoLayout, colors));
@@ -309,6 +343,11 @@ void MainWindow::createMenus() {
     edit->addAction(deleteAction_);
     edit->addAction(selectAllAction_);
     edit->addSeparator();
+    edit->addAction(copyAction_);
+    edit->addAction(pasteAction_);
+    edit->addAction(duplicateAction_);
+    edit->addSeparator();
+    edit->addAction(analyzeAction_);
     edit->addAction(autoLayoutAction_);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -349,6 +388,11 @@ void MainWindow::createToolBar() {
     bar->addSeparator();
     bar->addAction(undoAction_);
     bar->addAction(redoAction_);
+    // Undo and Redo name the step ("Undo Move conv1"): as text beside the icon the buttons would
+    // change width and shift the rest of the toolbar with every edit. Icon only; the name is the tooltip.
+    for (QAction* action : {undoAction_, redoAction_})
+        if (auto* button = qobject_cast<QToolButton*>(bar->widgetForAction(action)))
+            button->setToolButtonStyle(Qt::ToolButtonIconOnly);
     bar->addSeparator();
     bar->addAction(autoLayoutAction_);
     bar->addAction(fitAction_);

@@ -97,15 +97,29 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
     for (const RunRecord& record : records) comparedRuns << record.directory;
 
     QList<TourShot> shots;
-    shots << TourShot{"designer", [&window] {
+    // The Design page: the whole network fitted in the view, then its per-layer analysis.
+    auto showDesignFitted = [&window] {
         window.showArea(MainWindow::Area::Design);
         DesignArea* design = window.designArea();
-        design->view()->fitToContents();
+        design->showProblems();
         for (const NodeSpec& node : window.document()->spec().nodes)
             if (node.type == "Conv2D") {
                 design->canvas()->selectNode(QString::fromStdString(node.name));
                 break;
             }
+        settle();  // the view takes its final size (the inspector shows the layer) before it fits
+        design->view()->fitToContents();
+        return design;
+    };
+    shots << TourShot{"designer", [showDesignFitted] {
+        showDesignFitted();
+        return true;
+    }};
+    shots << TourShot{"designer-analysis", [showDesignFitted] {
+        DesignArea* design = showDesignFitted();
+        design->showAnalysis();
+        settle();
+        design->view()->fitToContents();
         return true;
     }};
 

@@ -73,4 +73,13 @@ void RenameNodeCommand::redo() { DocumentEdit::rename(document_, oldName_, newNa
 
 void RenameNodeCommand::undo() { DocumentEdit::rename(document_, newName_, oldName_); }
 
+RenameNetworkCommand::RenameNetworkCommand(DesignDocument& document, QString oldName, QString newName)
+    : document_(document), oldName_(std::move(oldName)), newName_(std::move(newName)) {
+    setText(QObject::tr("Rename the network to %1").arg(newName_));
+}
+
+void RenameNetworkCommand::redo() { DocumentEdit::setNetworkName(document_, newName_); }
+
+void RenameNetworkCommand::undo() { DocumentEdit::setNetworkName(document_, oldName_); }
+
 }  // namespace cnnstudio::ui

@@ -29,6 +29,7 @@ public:
     static void rename(DesignDocument& d, const QString& from, const QString& to) {
         d.renamePrimitive(from, to);
     }
+    static void setNetworkName(DesignDocument& d, const QString& name) { d.setNetworkNamePrimitive(name); }
 };
 
 class InsertNodeCommand : public QUndoCommand {
@@ -98,6 +99,17 @@ private:
 class RenameNodeCommand : public QUndoCommand {
 public:
     RenameNodeCommand(DesignDocument& document, QString oldName, QString newName);
+    void redo() override;
+    void undo() override;
+
+private:
+    DesignDocument& document_;
+    QString oldName_, newName_;
+};
+
+class RenameNetworkCommand : public QUndoCommand {
+public:
+    RenameNetworkCommand(DesignDocument& document, QString oldName, QString newName);
     void redo() override;
     void undo() override;
 

@@ -246,6 +246,118 @@ void DesignDocument::renameNode(const QString& oldName, const QString& newName) 
     undoStack_->push(new RenameNodeCommand(*this, oldName, newName));
 }
 
+void DesignDocument::setNetworkName(const QString& name) {
+    const QString trimmed = name.trimmed();
+    if (trimmed.isEmpty())
+        throw Error("a network needs a name", "network '" + spec_.name + "'",
+                    "its runs and files are named after it; type one");
+    if (trimmed == qstr(spec_.name)) return;
+    undoStack_->push(new RenameNetworkCommand(*this, qstr(spec_.name), trimmed));
+}
+
+NetworkSpec DesignDocument::copyNodes(const QStringList& nodes) const {
+    std::set<std::string> chosen;
+    for (const QString& node : nodes) chosen.insert(str(node));
+    NetworkSpec fragment;
+    fragment.name = spec_.name;
+    for (const NodeSpec& node : spec_.nodes) {
+        if (!chosen.count(node.name) || node.type == "Input") continue;
+        NodeSpec copy = node;
+        copy.inputs.clear();
+        for (const std::string& input : node.inputs)
+            if (chosen.count(input) && spec_.find(input)->type != "Input") copy.inputs.push_back(input);
+        fragment.nodes.push_back(copy);
+        if (auto it = spec_.layout.find(node.name); it != spec_.layout.end()) fragment.layout[node.name] = it->second;
+    }
+    return fragment;
+}
+
+QStringList DesignDocument::pasteNodes(const NetworkSpec& fragment, QPointF topLeft, const QString& undoText) {
+    for (const NodeSpec& node : fragment.nodes) {
+        if (!findLayerType(node.type))
+            throw Error("unknown layer type '" + node.type + "'", "node '" + node.name + "'",
+                        "the copied network is from another version of CNN Studio");
+        if (node.type == "Input")
+            throw Error("a network has exactly one Input node", "node '" + node.name + "'",
+                        "paste the layers after the input");
+    }
+    if (fragment.nodes.empty()) return {};
+    QPointF fragmentTopLeft(1e300, 1e300);
+    for (const auto& [name, position] : fragment.layout)
+        fragmentTopLeft = QPointF(std::min(fragmentTopLeft.x(), position.first), std::min(fragmentTopLeft.y(), position.second));
+    if (fragment.layout.empty()) fragmentTopLeft = QPointF(0, 0);
+
+    // New names first, so edges inside the fragment can follow them.
+    QHash<QString, QString> newNames;
+    QSet<QString> taken;
+    for (const NodeSpec& node : fragment.nodes) {
+        const QString name = uniqueCopyName(qstr(node.name), taken);
+        newNames.insert(qstr(node.name), name);
+        taken.insert(name);
+    }
+    const QString text = !undoText.isEmpty() ? undoText : tr("Paste %n layer(s)", nullptr, int(fragment.nodes.size()));
+    auto* macro = new QUndoCommand(text);
+    QStringList added;
+    for (std::size_t i = 0; i < fragment.nodes.size(); ++i) {
+        DocumentEdit::RemovedNode inserted;
+        inserted.index = int(spec_.nodes.size() + i);
+        inserted.node = fragment.nodes[i];
+        inserted.node.name = str(newNames.value(qstr(fragment.nodes[i].name)));
+        inserted.node.inputs.clear();
+        for (const std::string& input : fragment.nodes[i].inputs)
+            if (newNames.contains(qstr(input))) inserted.node.inputs.push_back(str(newNames.value(qstr(input))));
+        const auto position = fragment.layout.find(fragment.nodes[i].name);
+        const QPointF original = position == fragment.layout.end()
+                                     ? fragmentTopLeft + QPointF(0, double(i) * (NodeMetrics::height + NodeMetrics::verticalGap))
+                                     : QPointF(position->second.first, position->second.second);
+        inserted.position = original - fragmentTopLeft + topLeft;
+        new InsertNodeCommand(*this, inserted, macro);
+        added.append(qstr(inserted.node.name));
+    }
+    undoStack_->push(macro);
+    return added;
+}
+
+QStringList DesignDocument::duplicateNodes(const QStringList& nodes) {
+    const NetworkSpec fragment = copyNodes(nodes);
+    if (fragment.nodes.empty()) return {};
+    QRectF bounds;
+    for (const NodeSpec& node : fragment.nodes) bounds = bounds.united(nodeRect(node.name));
+    const QPointF place = freePlaceFor(bounds.translated(bounds.width() + NodeMetrics::horizontalGap, 0));
+    return pasteNodes(fragment, place, tr("Duplicate %n layer(s)", nullptr, int(fragment.nodes.size())));
+}
+
+QPointF DesignDocument::freePlaceFor(const QRectF& wanted) const {
+    const double step = NodeMetrics::width + NodeMetrics::horizontalGap;
+    // Gaps count as occupied, so a placed card never touches another.
+    const QMarginsF gap(NodeMetrics::horizontalGap / 2, NodeMetrics::verticalGap / 2, NodeMetrics::horizontalGap / 2,
+                        NodeMetrics::verticalGap / 2);
+    QRectF candidate = wanted;
+    for (;;) {
+        const bool overlaps = std::any_of(spec_.nodes.begin(), spec_.nodes.end(), [&](const NodeSpec& node) {
+            return nodeRect(node.name).marginsAdded(gap).intersects(candidate);
+        });
+        if (!overlaps) return candidate.topLeft();
+        candidate.translate(step, 0);
+    }
+}
+
+QPointF DesignDocument::placeBelow(const QString& after) const {
+    QRectF anchor;
+    if (hasNode(after)) {
+        anchor = nodeRect(str(after));
+    } else {
+        for (const NodeSpec& node : spec_.nodes)
+            if (anchor.isNull() || nodeRect(node.name).bottom() > anchor.bottom()) anchor = nodeRect(node.name);
+    }
+    if (anchor.isNull()) return QPointF(-NodeMetrics::width / 2, 0);
+    return freePlaceFor(anchor.translated(0, NodeMetrics::height + NodeMetrics::verticalGap));
+}
+
+QRectF DesignDocument::nodeRect(const std::string& node) const {
+    return QRectF(position(qstr(node)), QSizeF(NodeMetrics::width, NodeMetrics::height));
+}
+
 void DesignDocument::autoLayout() {
     QHash<QString, QPointF> positions;
     for (const auto& [name, position] : layeredLayout(spec_))
@@ -311,6 +423,12 @@ void DesignDocument::renamePrimitive(const QString& oldName, const QString& newN
     reanalyse();
 }
 
+void DesignDocument::setNetworkNamePrimitive(const QString& name) {
+    spec_.name = str(name);
+    emit networkNameChanged(name);
+    emit specChanged();
+}
+
 NodeSpec& DesignDocument::nodeOrThrow(const QString& node) {
     if (NodeSpec* found = spec_.find(str(node))) return *found;
     throw Error("there is no node called '" + str(node) + "'", "network '" + spec_.name + "'",
@@ -325,6 +443,21 @@ QString DesignDocument::uniqueNodeName(const QString& type) const {
         const QString candidate = base + QString::number(suffix);
         if (!hasNode(candidate)) return candidate;
     }
+}
+
+QString DesignDocument::uniqueCopyName(const QString& name, const QSet<QString>& alsoTaken) const {
+    auto free = [&](const QString& candidate) { return !hasNode(candidate) && !alsoTaken.contains(candidate); };
+    if (free(name)) return name;
+    // conv1 -> conv1_2, and a copy of conv1_2 -> conv1_3: copies of copies do not pile up suffixes.
+    static const QRegularExpression copySuffix("_(\\d+)$");
+    QString base = name;
+    int suffix = 2;
+    if (const auto match = copySuffix.match(name); match.hasMatch()) {
+        base = name.left(match.capturedStart());
+        suffix = match.captured(1).toInt() + 1;
+    }
+    for (;; ++suffix)
+        if (const QString candidate = QStringLiteral("%1_%2").arg(base).arg(suffix); free(candidate)) return candidate;
 }
 
 void DesignDocument::reanalyse() {

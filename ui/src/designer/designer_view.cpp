@@ -12,9 +12,9 @@ namespace cnnstudio::ui {
 namespace {
 
 constexpr double zoomStep = 1.15;
-constexpr double minimumZoom = 0.1;
+constexpr double minimumZoom = 0.02;
 constexpr double maximumZoom = 4.0;
-constexpr double smallestReadableZoom = 0.7;  // node text stays legible down to here
+constexpr double fitMargin = 30.0;
 
 }  // namespace
 
@@ -22,6 +22,8 @@ DesignerView::DesignerView(QGraphicsScene* scene, QWidget* parent) : QGraphicsVi
     setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     setDragMode(RubberBandDrag);
     setTransformationAnchor(AnchorUnderMouse);
+    // A fitted network stays centred when the page around the view changes size.
+    setResizeAnchor(AnchorViewCenter);
     setViewportUpdateMode(SmartViewportUpdate);
     setAcceptDrops(true);
 }
@@ -55,20 +57,15 @@ void DesignerView::resetZoom() {
 
 void DesignerView::fitToContents() {
     if (!scene()) return;
-    const QRectF contents = scene()->itemsBoundingRect().adjusted(-30, -30, 30, 30);
+    const QRectF contents = scene()->itemsBoundingRect().adjusted(-fitMargin, -fitMargin, fitMargin, fitMargin);
     if (contents.isEmpty()) return;
-    fitInView(contents, Qt::KeepAspectRatio);
-    // Never blow a small network up beyond life size, nor shrink a big one to unreadable: a long
-    // network is shown from its input down, at the smallest size that still reads.
-    if (zoom() > 1.0) {
-        resetTransform();
-        centerOn(contents.center());
-    } else if (zoom() < smallestReadableZoom) {
-        resetTransform();
-        scale(smallestReadableZoom, smallestReadableZoom);
-        const double visibleHeight = viewport()->height() / smallestReadableZoom;
-        centerOn(contents.center().x(), contents.top() + visibleHeight / 2);
-    }
+    // However big the network, all of it: the nodes switch to a summary drawing when small.
+    // A small network is not blown up beyond life size.
+    const double fitted = std::min(viewport()->width() / contents.width(), viewport()->height() / contents.height());
+    resetTransform();
+    const double applied = std::clamp(fitted, minimumZoom, 1.0);
+    scale(applied, applied);
+    centerOn(contents.center());
     emit zoomChanged(zoom());
 }
 

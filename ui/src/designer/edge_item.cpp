@@ -10,6 +10,7 @@
 #include <QWidget>
 
 #include "cnnstudio/ui/designer/node_item.h"
+#include "cnnstudio/ui/designer/port_item.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -21,7 +22,9 @@ constexpr double arrowHalfWidth = 5.0;
 
 EdgeItem::EdgeItem(NodeItem* source, NodeItem* target) : source_(source), target_(target) {
     setFlag(ItemIsSelectable);
-    setZValue(-1);  // under the nodes, so ports stay clickable
+    // Above the node cards: an edge that skips layers crosses the cards between its ends, and
+    // hidden under them it would look like a missing connection. Its shape leaves the ports free.
+    setZValue(1);
     updatePath();
 }
 
@@ -32,8 +35,9 @@ void EdgeItem::setSlot(int slot, int slotCount) {
 }
 
 void EdgeItem::updatePath() {
-    const QPointF start = source_->outputPortScenePos();
-    const QPointF end = target_->inputPortScenePos(slot_, slotCount_) - QPointF(0, arrowLength);
+    // From just below the output dot to the arrow's tip just above the input dot.
+    const QPointF start = source_->outputPortScenePos() + QPointF(0, PortItem::radius);
+    const QPointF end = target_->inputPortScenePos(slot_, slotCount_) - QPointF(0, PortItem::radius + arrowLength);
     const double bend = std::max(40.0, std::abs(end.y() - start.y()) / 2);
     QPainterPath path(start);
     path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end);
@@ -46,7 +50,12 @@ void EdgeItem::updatePath() {
 QPainterPath EdgeItem::shape() const {
     QPainterPathStroker stroker;
     stroker.setWidth(10);
-    return stroker.createStroke(path());
+    // Presses near either end belong to the ports (to start a connecting drag), not to the edge.
+    QPainterPath ports;
+    ports.addEllipse(mapFromScene(source_->outputPortScenePos()), PortItem::hitRadius, PortItem::hitRadius);
+    ports.addEllipse(mapFromScene(target_->inputPortScenePos(slot_, slotCount_)), PortItem::hitRadius,
+                     PortItem::hitRadius);
+    return stroker.createStroke(path()).subtracted(ports);
 }
 
 QRectF EdgeItem::boundingRect() const {
@@ -59,8 +68,13 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     QColor color = selected ? palette.color(QPalette::Highlight) : palette.color(QPalette::Text);
     if (!selected) color.setAlphaF(0.65f);
     painter->setRenderHint(QPainter::Antialiasing);
-    painter->setPen(QPen(color, selected ? 2.6 : 1.6));
     painter->setBrush(Qt::NoBrush);
+    // A halo in the canvas colour keeps the line readable where it crosses a card's text.
+    QColor halo = palette.color(QPalette::Base);
+    halo.setAlphaF(0.85f);
+    painter->setPen(QPen(halo, 5.0, Qt::SolidLine, Qt::RoundCap));
+    painter->drawPath(path());
+    painter->setPen(QPen(color, selected ? 2.6 : 1.6));
     painter->drawPath(path());
 
     const QPointF tip = path().currentPosition() + QPointF(0, arrowLength);

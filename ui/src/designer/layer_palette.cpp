@@ -12,6 +12,7 @@
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "common/layer_colors.h"
+#include "designer/tool_tips.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -75,7 +76,7 @@ LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent) {
         auto* item = new QTreeWidgetItem(group, {QString::fromStdString(info.type)});
         item->setData(0, typeRole, QString::fromStdString(info.type));
         item->setIcon(0, swatch(layerCategoryColor(category)));
-        item->setToolTip(0, QString::fromStdString(info.help));
+        item->setToolTip(0, wrappedToolTip(QString::fromStdString(info.help)));
         item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsDragEnabled);
     }
     tree_->expandAll();

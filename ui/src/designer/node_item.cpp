@@ -10,44 +10,85 @@
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/edge_item.h"
+#include "cnnstudio/ui/designer/port_item.h"
 #include "common/layer_colors.h"
+#include "designer/tool_tips.h"
 
 namespace cnnstudio::ui {
 namespace {
 
-constexpr double portRadius = 5.5;
-constexpr double portHitRadius = 11.0;
 constexpr double cornerRadius = 8.0;
 constexpr double stripeWidth = 6.0;
+constexpr double overviewLabelGap = 10.0;
 
 QRectF cardRect() { return QRectF(0, 0, NodeMetrics::width, NodeMetrics::height); }
 
 }  // namespace
 
+// The name and output shape beside a card in overview, at the same size on screen at any zoom.
+class OverviewLabel : public QGraphicsItem {
+public:
+    explicit OverviewLabel(QGraphicsItem* parent) : QGraphicsItem(parent) {
+        setFlag(ItemIgnoresTransformations);
+        setAcceptedMouseButtons(Qt::NoButton);
+        setVisible(false);
+    }
+
+    void setText(const QString& text) {
+        prepareGeometryChange();
+        text_ = text;
+    }
+
+    QRectF boundingRect() const override {
+        const QFontMetricsF metrics(QApplication::font());
+        return QRectF(0, -metrics.height() / 2 - 2, metrics.horizontalAdvance(text_) + 8, metrics.height() + 4);
+    }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget* widget) override {
+        const QPalette palette = widget ? widget->palette() : QApplication::palette();
+        QColor backdrop = palette.color(QPalette::Base);
+        backdrop.setAlphaF(0.8f);
+        painter->fillRect(boundingRect(), backdrop);
+        painter->setFont(QApplication::font());
+        painter->setPen(palette.color(QPalette::Text));
+        painter->drawText(boundingRect().adjusted(4, 0, -4, 0), Qt::AlignLeft | Qt::AlignVCenter, text_);
+    }
+
+private:
+    QString text_;
+};
+
 NodeItem::NodeItem(const QString& name, const QString& layerType)
     : name_(name), layerType_(layerType) {
     const LayerTypeInfo* info = findLayerType(layerType.toStdString());
     category_ = info ? QString::fromStdString(info->category) : QString();
-    hasInputPort_ = !info || info->maxInputs != 0;
+    if (!info || info->maxInputs != 0) {
+        inputPort_ = new PortItem(PortItem::Kind::Input, this);
+        inputPort_->setPos(NodeMetrics::width / 2, 0);
+    }
+    outputPort_ = new PortItem(PortItem::Kind::Output, this);
+    outputPort_->setPos(NodeMetrics::width / 2, NodeMetrics::height);
+    overviewLabel_ = new OverviewLabel(this);
+    overviewLabel_->setPos(NodeMetrics::width + overviewLabelGap, NodeMetrics::height / 2);
+    overviewLabel_->setText(name_);
     setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
     setAcceptHoverEvents(true);
-    setToolTip(QString::fromStdString(info ? info->help : "unknown layer type " + layerType.toStdString()));
+    setToolTip(wrappedToolTip(QString::fromStdString(info ? info->help : "unknown layer type " + layerType.toStdString())));
 }
 
-QRectF NodeItem::boundingRect() const {
-    return cardRect().adjusted(-3, -portRadius - 3, 3, portRadius + 3);
-}
+QRectF NodeItem::boundingRect() const { return cardRect().adjusted(-3, -3, 3, 3); }
 
 QPainterPath NodeItem::shape() const {
     QPainterPath path;
     path.addRoundedRect(cardRect(), cornerRadius, cornerRadius);
-    if (hasInputPort_) path.addEllipse(QPointF(NodeMetrics::width / 2, 0), portHitRadius, portHitRadius);
-    path.addEllipse(QPointF(NodeMetrics::width / 2, NodeMetrics::height), portHitRadius, portHitRadius);
     return path;
 }
 
 void NodeItem::setName(const QString& name) {
     name_ = name;
+    refreshOverviewLabel();
+    if (inputPort_) inputPort_->refreshToolTip();
+    outputPort_->refreshToolTip();
     update();
 }
 
@@ -65,8 +106,22 @@ void NodeItem::setAnalysis(const NodeInfo* info, const QString& problem) {
     }
     const LayerTypeInfo* type = findLayerType(layerType_.toStdString());
     const QString help = type ? QString::fromStdString(type->help) : QString();
-    setToolTip(problem.isEmpty() ? help : QObject::tr("%1: %2").arg(name_, problem));
+    setToolTip(wrappedToolTip(problem.isEmpty() ? help : QObject::tr("%1: %2").arg(name_, problem)));
+    refreshOverviewLabel();
     update();
+}
+
+bool NodeItem::overviewLabelsFitAt(double zoom) {
+    const double rowPitchPixels = (NodeMetrics::height + NodeMetrics::verticalGap) * zoom;
+    return rowPitchPixels >= QFontMetricsF(QApplication::font()).height();
+}
+
+void NodeItem::setOverview(bool overview) { overviewLabel_->setVisible(overview); }
+
+bool NodeItem::isOverview() const { return overviewLabel_->isVisible(); }
+
+void NodeItem::refreshOverviewLabel() {
+    overviewLabel_->setText(shapeLine_.isEmpty() ? name_ : name_ + "  " + shapeLine_);
 }
 
 QString NodeItem::annotationText() const {
@@ -81,14 +136,6 @@ QPointF NodeItem::inputPortScenePos(int slot, int slotCount) const {
 
 QPointF NodeItem::outputPortScenePos() const {
     return mapToScene(QPointF(NodeMetrics::width / 2, NodeMetrics::height));
-}
-
-NodeItem::Port NodeItem::portAt(QPointF scenePos) const {
-    const QPointF local = mapFromScene(scenePos);
-    auto near = [&](QPointF port) { return QLineF(local, port).length() <= portHitRadius; };
-    if (near(QPointF(NodeMetrics::width / 2, NodeMetrics::height))) return Port::Output;
-    if (hasInputPort_ && near(QPointF(NodeMetrics::width / 2, 0))) return Port::Input;
-    return Port::None;
 }
 
 void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) {
@@ -118,6 +165,8 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->drawPath(card);
 
     const double left = stripeWidth + 8, right = NodeMetrics::width - 8;
+    // Zoomed far out the lines would be specks; the overview label beside the card says it all.
+    if (option->levelOfDetailFromTransform(painter->worldTransform()) < overviewBelowScale) return;
     QFont titleFont = painter->font();
     titleFont.setBold(true);
     painter->setFont(titleFont);
@@ -147,11 +196,6 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const QRectF costRect(left, 54, right - left, 22);
     painter->drawText(costRect, Qt::AlignLeft | Qt::AlignVCenter,
                       bodyMetrics.elidedText(costLine_, Qt::ElideRight, costRect.width()));
-
-    painter->setPen(QPen(text, 1.2));
-    painter->setBrush(accent);
-    if (hasInputPort_) painter->drawEllipse(QPointF(NodeMetrics::width / 2, 0), portRadius, portRadius);
-    painter->drawEllipse(QPointF(NodeMetrics::width / 2, NodeMetrics::height), portRadius, portRadius);
 }
 
 QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) {

@@ -66,6 +66,7 @@ private:
     void createThemeClassifyAndHelpActions();
     void setDarkTheme(bool dark);
     void showClassifyDialog(const QString& runDirectory);
+    void createDesignEditActions();
     void refreshPaintedIcons();
     void createMenus();
     void createToolBar();
@@ -125,6 +126,11 @@ private:
     QAction* classifyAction_ = nullptr;
     QAction* shortcutsAction_ = nullptr;
     QAction* manualAction_ = nullptr;
+    // The Design page's clipboard and analysis.
+    QAction* copyAction_ = nullptr;
+    QAction* pasteAction_ = nullptr;
+    QAction* duplicateAction_ = nullptr;
+    QAction* analyzeAction_ = nullptr;
 };
 
 }  // namespace cnnstudio::ui

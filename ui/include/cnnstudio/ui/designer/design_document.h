@@ -7,6 +7,8 @@
 #include <QHash>
 #include <QObject>
 #include <QPointF>
+#include <QRectF>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 
@@ -54,7 +56,24 @@ public:
     // A null value removes the parameter (the layer's default applies).
     void setParam(const QString& node, const QString& param, const nlohmann::json& value);
     void renameNode(const QString& oldName, const QString& newName);
+    // The network's own name, which names its runs and files. Throws Error when empty.
+    void setNetworkName(const QString& name);
     void autoLayout();
+
+    // Copy and paste of a part of the network. copyNodes returns a fragment: those nodes with
+    // their parameters and positions, and only the edges between them. Input nodes are left out,
+    // since a network has exactly one. pasteNodes adds a fragment as one undo step, its top-left
+    // node corner at topLeft, renaming nodes whose names are taken (conv1 -> conv1_2), and
+    // returns the new names in the fragment's order. duplicateNodes does both, in the first free
+    // place to the right of the originals.
+    NetworkSpec copyNodes(const QStringList& nodes) const;
+    QStringList pasteNodes(const NetworkSpec& fragment, QPointF topLeft, const QString& undoText = {});
+    QStringList duplicateNodes(const QStringList& nodes);
+    // The first place at or to the right of `wanted` (a rectangle of node cards) that overlaps no node.
+    QPointF freePlaceFor(const QRectF& wanted) const;
+    // Where a node added without a chosen place goes: below `after` (or below the lowest node when
+    // `after` is empty or unknown), in the first free place.
+    QPointF placeBelow(const QString& after) const;
 
 signals:
     void documentReset();  // the whole spec changed: views rebuild
@@ -64,6 +83,7 @@ signals:
     void nodeInputsChanged(const QString& node);  // the edges into `node` changed
     void nodeParamsChanged(const QString& node);
     void nodeRenamed(const QString& oldName, const QString& newName);
+    void networkNameChanged(const QString& name);
     void analysisChanged();  // report() is fresh: after every change that can alter shapes
     void specChanged();      // after every change of spec(), moves included
     void filePathChanged(const QString& path);
@@ -84,9 +104,12 @@ private:
     void setParamsPrimitive(const QString& node, const nlohmann::json& params);
     void setPositionPrimitive(const QString& node, QPointF position);
     void renamePrimitive(const QString& oldName, const QString& newName);
+    void setNetworkNamePrimitive(const QString& name);
 
     NodeSpec& nodeOrThrow(const QString& node);
     QString uniqueNodeName(const QString& type) const;
+    QString uniqueCopyName(const QString& name, const QSet<QString>& alsoTaken) const;
+    QRectF nodeRect(const std::string& node) const;
     void reanalyse();
 
     NetworkSpec spec_;
