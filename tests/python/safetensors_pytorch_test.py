@@ -10,6 +10,9 @@ mode) and runs the same image files through both: `cnnstudio-train predict --log
 the pixels normalised as model.json says on PyTorch's. Every logit agrees within 1e-4.
 
 Usage: safetensors_pytorch_test.py CNNSTUDIO_TRAIN WORK_DIR
+       safetensors_pytorch_test.py --check-recorded WORK_DIR
+The second form compares, on another machine (one with a newer PyTorch, say), what a run of the
+first form left in WORK_DIR: each model folder, its images and CNN Studio's logits.
 Exits 77 (ctest: skipped) where torch cannot be imported, or safetensors can neither be imported
 nor installed from PyPI (pip install --target WORK_DIR/site-packages).
 """
@@ -108,8 +111,17 @@ def pytorch_logits(model, images):
         return network((batch - mean) / stddev).tolist()
 
 
-def compare(name, cnnstudio_train, model, images):
-    ours = our_logits(cnnstudio_train, model, images)
+def read_grey_images(folder):
+    """The PGM files write_grey_images made, as (path, pixels)."""
+    images = []
+    for index in range(IMAGES_PER_MODEL):
+        path = folder / f'image{index}.pgm'
+        header, pixels = path.read_bytes().split(b'\n', 1)
+        images.append((path, pixels))
+    return images
+
+
+def compare_logits(name, ours, model, images):
     theirs = pytorch_logits(model, images)
     difference = max(abs(a - b) for row_a, row_b in zip(ours, theirs) for a, b in zip(row_a, row_b))
     largest = max(abs(value) for row in ours for value in row)
@@ -121,7 +133,27 @@ def compare(name, cnnstudio_train, model, images):
     return True
 
 
+def compare(name, cnnstudio_train, model, images):
+    ours = our_logits(cnnstudio_train, model, images)
+    (model.parent.parent / 'our_logits.json').write_text(json.dumps(ours))
+    return compare_logits(name, ours, model, images)
+
+
+def check_recorded(work):
+    import torch
+    print(f'torch {torch.__version__}')
+    passed = True
+    for name in ('lenet5', 'fer-cnn'):
+        ours = json.loads((work / name / 'our_logits.json').read_text())
+        passed &= compare_logits(name, ours, work / name / 'run' / 'model', read_grey_images(work / name / 'images'))
+    sys.exit(0 if passed else 1)
+
+
 def main():
+    if sys.argv[1] == '--check-recorded':
+        work = Path(sys.argv[2])
+        import_torch_and_safetensors(work)
+        check_recorded(work)
     cnnstudio_train, work = sys.argv[1], Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
     import_torch_and_safetensors(work)
