@@ -1,0 +1,62 @@
+// cnnstudio-train and cnnstudio-bench against the failures of issue 16: hostile input, runs
+// interrupted at awkward moments, two trainers on one run folder, bad options. Each test drives
+// the built program as a user would.
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "run_process.h"
+
+namespace cnnstudio::e2e {
+namespace {
+
+const std::string kTrain = CNNSTUDIO_TRAIN_BINARY;
+const std::filesystem::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
+// Waiting OpenMP threads sleep: CI's two cores are shared with other tests.
+const std::vector<std::string> kEnvironment = {"OMP_WAIT_POLICY=passive"};
+
+std::filesystem::path scratchFolder(const std::string& name) {
+    const auto folder = std::filesystem::path(::testing::TempDir()) /
+                        ("cnnstudio-reliability-" + std::to_string(::getpid())) / name;
+    std::filesystem::remove_all(folder);
+    std::filesystem::create_directories(folder);
+    return folder;
+}
+
+ProcessResult train(std::vector<std::string> arguments, const std::filesystem::path& work) {
+    arguments.insert(arguments.begin(), kTrain);
+    return runProcess(arguments, work.string(), kEnvironment);
+}
+
+// A valid small network with `nested` (1 MB of lists inside lists) put where `place` says.
+std::string specWithNestedValue(const std::string& place) {
+    const std::string nested = std::string(500000, '[') + std::string(500000, ']');
+    const auto at = [&](const std::string& here, const std::string& normal) { return place == here ? nested : normal; };
+    return "{\"format\": \"cnnstudio-network\", \"version\": 1, \"name\": " + at("name", "\"deep\"") +
+           ", \"nodes\": " +
+           (place == "nodes"
+                ? nested
+                : "[{\"name\": \"input\", \"type\": \"Input\", \"params\": {\"channels\": 1, \"height\": 28, "
+                  "\"width\": 28}},"
+                  " {\"name\": \"conv\", \"type\": \"Conv2D\", \"inputs\": " + at("inputs", "[\"input\"]") +
+                      ", \"params\": {\"filters\": " + at("filters", "4") + ", \"kernel\": 3}}]") +
+           ", \"layout\": " + at("layout", "{}") + "}";
+}
+
+TEST(Reliability, DeeplyNestedSpecValueIsRefusedNamingTheFileNotACrash) {
+    const auto work = scratchFolder("deep-spec");
+    for (const std::string place : {"nodes", "filters", "inputs", "layout", "name"}) {
+        const auto spec = work / (place + ".json");
+        std::ofstream(spec) << specWithNestedValue(place);
+        const ProcessResult result = train({"--spec", spec.string(), "--summary"}, work);
+        EXPECT_EQ(result.exitCode, 1) << place << ": " << result.err;
+        EXPECT_NE(result.err.find(spec.string() + ":1"), std::string::npos) << place << ": " << result.err;
+        EXPECT_NE(result.err.find("nested more than 64"), std::string::npos) << place << ": " << result.err;
+    }
+}
+
+}  // namespace
+}  // namespace cnnstudio::e2e
