@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "run_process.h"
 
@@ -29,6 +30,22 @@ std::filesystem::path scratchFolder(const std::string& name) {
 ProcessResult train(std::vector<std::string> arguments, const std::filesystem::path& work) {
     arguments.insert(arguments.begin(), kTrain);
     return runProcess(arguments, work.string(), kEnvironment);
+}
+
+std::vector<std::string> eventLines(const std::filesystem::path& runDir) {
+    std::vector<std::string> lines;
+    std::ifstream stream(runDir / "events.jsonl");
+    for (std::string line; std::getline(stream, line);) lines.push_back(line);
+    return lines;
+}
+
+nlohmann::json lastEventNamed(const std::filesystem::path& runDir, const std::string& name) {
+    nlohmann::json found;
+    for (const auto& line : eventLines(runDir)) {
+        const nlohmann::json event = nlohmann::json::parse(line);
+        if (event["event"] == name) found = event;
+    }
+    return found;
 }
 
 // A valid small network with `nested` (1 MB of lists inside lists) put where `place` says.
@@ -56,6 +73,40 @@ TEST(Reliability, DeeplyNestedSpecValueIsRefusedNamingTheFileNotACrash) {
         EXPECT_NE(result.err.find(spec.string() + ":1"), std::string::npos) << place << ": " << result.err;
         EXPECT_NE(result.err.find("nested more than 64"), std::string::npos) << place << ": " << result.err;
     }
+}
+
+// The state a kill leaves between the last epoch's checkpoint and model/: every epoch trained
+// and checkpointed, no model/ and no `finished` event.
+void undoTheFinish(const std::filesystem::path& runDir) {
+    std::filesystem::remove_all(runDir / "model");
+    std::vector<std::string> lines = eventLines(runDir);
+    ASSERT_NE(lines.back().find("\"finished\""), std::string::npos) << lines.back();
+    lines.pop_back();
+    std::ofstream stream(runDir / "events.jsonl", std::ios::trunc);
+    for (const auto& line : lines) stream << line << "\n";
+}
+
+TEST(Reliability, ResumeOfARunKilledBeforeItsModelWasWrittenFinishesIt) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("killed-before-model");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "512", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    undoTheFinish(runDir);
+
+    const ProcessResult resumed = train({"--resume", runDir.string(), "--threads", "1"}, work);
+    ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+    const nlohmann::json finished = lastEventNamed(runDir, "finished");
+    ASSERT_TRUE(finished.is_object()) << resumed.err;
+    EXPECT_EQ(finished["reason"], "completed");
+    EXPECT_TRUE(finished["test_accuracy"].is_number());
+    EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
+
+    const ProcessResult again = train({"--resume", runDir.string()}, work);
+    EXPECT_EQ(again.exitCode, 1);
+    EXPECT_NE(again.err.find("finished its 1 epochs already"), std::string::npos) << again.err;
 }
 
 }  // namespace

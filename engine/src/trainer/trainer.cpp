@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <span>
 
 #include "cnnstudio/error.h"
@@ -221,6 +222,10 @@ void Trainer::uploadBatch(const Batch& batch, const char* split) {
                               batch.labels.size() * sizeof(std::int32_t));
 }
 
+bool Trainer::hasFinalModel() const {
+    return !folder_ || std::filesystem::exists(folder_->modelFolder() / RunFolder::kModelInfoFileName);
+}
+
 void Trainer::rememberBestWeights() { bestWeights_ = networkTensors(network_); }
 
 void Trainer::writeCheckpoint(const std::string& kind, const Session& session) {
@@ -309,7 +314,10 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                     std::to_string(progress_.epoch + 1) + " but an epoch now has " +
                     std::to_string(session.stepsPerEpoch) + " batches", "resume",
                     "resume with the run's own data set, limit and batch size");
-    if (resumed_ && progress_.epoch >= config_.epochs)
+    // A run killed after its last checkpoint but before model/ was written has trained every
+    // epoch yet has no model: resuming it skips the epoch loop and only finishes (the final
+    // evaluation and model/), so such a run can always be completed.
+    if (resumed_ && progress_.epoch >= config_.epochs && hasFinalModel())
         throw Error("the run has finished its " + std::to_string(progress_.epoch) + " epochs already",
                     "resume", "pass a larger epoch count to train it further");
     session.wallAtStart = progress_.wallSeconds;
