@@ -142,6 +142,10 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
     const WorldInfo world = initialiseWorld();
     const bool rankZero = world.rank == 0;
     const std::optional<RunFolder> folder = openRunFolder(command, world);
+    // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
+    // the events file is opened, so that a refused trainer writes nothing into another's run.
+    std::optional<RunFolderLock> folderLock;
+    if (rankZero) folderLock.emplace(folder->lockFile());
     EventWriter events(rankZero);
     if (rankZero) {
         events.addFile(folder->eventsFile());

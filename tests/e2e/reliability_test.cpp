@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -107,6 +109,39 @@ TEST(Reliability, ResumeOfARunKilledBeforeItsModelWasWrittenFinishesIt) {
     const ProcessResult again = train({"--resume", runDir.string()}, work);
     EXPECT_EQ(again.exitCode, 1);
     EXPECT_NE(again.err.find("finished its 1 epochs already"), std::string::npos) << again.err;
+}
+
+// Holds the run folder's lock the way a running trainer does: flock plus its pid in the file.
+class LockHolder {
+public:
+    explicit LockHolder(const std::filesystem::path& lockFile) : fd_(::open(lockFile.c_str(), O_RDWR | O_CREAT, 0644)) {
+        const std::string pid = std::to_string(::getpid());
+        locked_ = fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) == 0 &&
+                  ::write(fd_, pid.data(), pid.size()) == ssize_t(pid.size());
+    }
+    ~LockHolder() { ::close(fd_); }
+    bool locked() const { return locked_; }
+
+private:
+    int fd_;
+    bool locked_ = false;
+};
+
+TEST(Reliability, SecondTrainerOnALockedRunFolderIsRefusedNamingTheFolderAndPid) {
+    const auto work = scratchFolder("locked");
+    const auto runDir = work / "run";
+    std::filesystem::create_directories(runDir);
+    std::ofstream(runDir / "spec.json") << "{}";
+    std::ofstream(runDir / "config.json") << "{}";
+    const LockHolder holder(runDir / "train.lock");
+    ASSERT_TRUE(holder.locked());
+
+    const ProcessResult refused = train({"--resume", runDir.string()}, work);
+    EXPECT_EQ(refused.exitCode, 1);
+    EXPECT_NE(refused.err.find(runDir.string()), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("another trainer (pid " + std::to_string(::getpid()) + ")"), std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(runDir / "events.jsonl")) << "the refused trainer wrote into the run";
 }
 
 }  // namespace
