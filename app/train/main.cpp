@@ -257,8 +257,8 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
 
     app::RunConfig& config = command.config;
     config.spec = o.preset.empty() ? "file:" + std::filesystem::absolute(o.specFile).string() : "preset:" + o.preset;
-    datasets::parseDatasetSpec(o.dataset);  // throws listing the accepted forms
-    config.dataset = o.dataset;
+    // Throws listing the accepted forms; the run records the data set's absolute path.
+    config.dataset = datasets::toString(datasets::withAbsolutePath(datasets::parseDatasetSpec(o.dataset)));
     config.backend = o.backend;
     config.precision = o.precision;
     config.threads = o.threads;

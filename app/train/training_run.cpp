@@ -70,6 +70,16 @@ DatasetDescription describe(const std::string& name, const datasets::DatasetSpli
     return description;
 }
 
+// Runs recorded before data-set paths were stored absolute may hold a relative one, which would
+// read whatever the current folder holds by that name.
+void rejectRelativeDatasetPath(const std::string& dataset, const std::filesystem::path& configFile) {
+    const datasets::DatasetSpec spec = datasets::parseDatasetSpec(dataset);
+    if (!spec.path.empty() && std::filesystem::path(spec.path).is_relative())
+        throw Error("the run's data set path '" + spec.path + "' is relative, so resuming would read whatever "
+                    "the current folder holds by that name", configFile.string(),
+                    "edit \"dataset\" in config.json to the absolute path the run started with");
+}
+
 // The run folder as this rank sees it: rank 0 creates a fresh one; to resume, every rank opens
 // it, which across nodes needs a filesystem they share.
 std::optional<RunFolder> openRunFolder(const TrainCommand& command, const WorldInfo& world) {
@@ -180,6 +190,7 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
         NetworkSpec spec;
         if (resuming) {
             config = RunConfig::fromJson(folder->readConfig(), folder->configFile().string());
+            rejectRelativeDatasetPath(config.dataset, folder->configFile());
             if (command.epochs) config.trainer.epochs = *command.epochs;
             if (command.logEvery) config.trainer.logEvery = *command.logEvery;
             if (command.threads) config.threads = *command.threads;

@@ -88,15 +88,32 @@ void undoTheFinish(const std::filesystem::path& runDir) {
     for (const auto& line : lines) stream << line << "\n";
 }
 
+void setConfigDataset(const std::filesystem::path& runDir, const std::string& dataset) {
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    config["dataset"] = dataset;
+    std::ofstream(runDir / "config.json", std::ios::trunc) << config.dump(2);
+}
+
+// Also pins data-set paths: given relative, the run records it absolute, and a run recorded with
+// a relative one is not resumed against whatever the current folder holds.
 TEST(Reliability, ResumeOfARunKilledBeforeItsModelWasWrittenFinishesIt) {
     if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
     const auto work = scratchFolder("killed-before-model");
     const auto runDir = work / "run";
-    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "512", "--epochs", "1", "--threads", "1",
-                                         "--run-dir", runDir.string()},
+    const std::string relativeData = std::filesystem::relative(kFashionMnist).string();
+    const ProcessResult trained = train({"--preset", "lenet5", "--dataset", "idx:" + relativeData, "--limit", "512",
+                                         "--epochs", "1", "--threads", "1", "--run-dir", runDir.string()},
                                         work);
     ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    const nlohmann::json config = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    EXPECT_EQ(config["dataset"], "idx:" + kFashionMnist.string());
     undoTheFinish(runDir);
+
+    setConfigDataset(runDir, "idx:" + relativeData);
+    const ProcessResult relative = train({"--resume", runDir.string()}, work);
+    EXPECT_EQ(relative.exitCode, 1);
+    EXPECT_NE(relative.err.find("is relative"), std::string::npos) << relative.err;
+    setConfigDataset(runDir, config["dataset"]);
 
     const ProcessResult resumed = train({"--resume", runDir.string(), "--threads", "1"}, work);
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
