@@ -17,6 +17,7 @@ namespace cnnstudio::e2e {
 namespace {
 
 const std::string kTrain = CNNSTUDIO_TRAIN_BINARY;
+const std::string kBench = CNNSTUDIO_BENCH_BINARY;
 const std::filesystem::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
 // Waiting OpenMP threads sleep: CI's two cores are shared with other tests.
 const std::vector<std::string> kEnvironment = {"OMP_WAIT_POLICY=passive"};
@@ -159,6 +160,14 @@ TEST(Reliability, SecondTrainerOnALockedRunFolderIsRefusedNamingTheFolderAndPid)
     EXPECT_NE(refused.err.find("another trainer (pid " + std::to_string(::getpid()) + ")"), std::string::npos)
         << refused.err;
     EXPECT_FALSE(std::filesystem::exists(runDir / "events.jsonl")) << "the refused trainer wrote into the run";
+}
+
+TEST(Reliability, BenchRefusesAThreadCountLibgompCannotStart) {
+    const auto work = scratchFolder("bench-threads");
+    const ProcessResult result = runProcess({kBench, "--threads", "100000"}, work.string(), kEnvironment);
+    EXPECT_EQ(result.exitCode, 105) << "CLI11's validation exit code; got " << result.exitCode << ": " << result.err;
+    EXPECT_NE(result.err.find("--threads"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("not in range"), std::string::npos) << result.err;
 }
 
 }  // namespace
