@@ -6,8 +6,9 @@
 // process a launcher that re-runs the program under mpirun, one rank per GPU or CPU rank
 // (train/launcher.h); the ranks find themselves started by mpirun and train together.
 //
-// Exit codes: 0 done (also after a graceful stop), 1 an error (message on stderr, a `failed`
-// event in the run folder), 2 bad usage. SIGINT/SIGTERM stop gracefully after the current step
+// Exit codes: 0 done, 1 an error (message on stderr, a `failed` event in the run folder), 2 bad
+// usage, 3 stopped before the end (checkpointed: --resume continues it), so that a script can
+// tell a stopped run from a finished one. SIGINT/SIGTERM stop gracefully after the current step
 // with the latest checkpoint written; a second one ends the process at once. SIGUSR1 (what the
 // launcher sends through mpirun, which forwards it to every rank) stops gracefully too.
 #include <algorithm>
@@ -43,6 +44,9 @@ using namespace cnnstudio;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitStopped = 3;
+constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).";
 
 // Set by the signal handler; the trainer checks it before every step.
 std::atomic<bool> stopRequested{false};
@@ -197,6 +201,15 @@ void recordJobFailure(const std::filesystem::path& runDir, int status, const std
                            {"epoch", epoch}});
 }
 
+// Whether the run's last event is a `finished` of a stopped run: the ranks under mpirun exit 0
+// when stopped (a non-zero rank would make mpirun end the job as failed), so the launcher asks
+// the events.
+bool endedStopped(const std::filesystem::path& runDir) {
+    const EventLog log = readEvents(runDir / RunFolder::kEventsFileName);
+    const FinishedEvent* finished = log.events.empty() ? nullptr : log.events.back().as<FinishedEvent>();
+    return finished && finished->reason == "stopped";
+}
+
 // Runs this program under mpirun, one rank per GPU / CPU rank on each node. Returns the exit code.
 int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
     const bool resuming = !o.resume.empty();
@@ -233,7 +246,7 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
         recordJobFailure(runDir, status, o.events);
         return kExitError;
     }
-    return 0;
+    return endedStopped(runDir) ? kExitStopped : 0;
 }
 
 // Checks what CLI11 cannot and builds the command; throws Error for bad usage.
@@ -311,6 +324,7 @@ void printError(const std::exception& error) {
 int main(int argc, char** argv) {
     CLI::App app{"cnnstudio-train: train, resume, evaluate and use CNN Studio networks without the GUI"};
     app.require_subcommand(0, 1);
+    app.footer(kExitCodesHelp);
     TrainingOptions training;
     addTrainingOptions(app, training);
 
@@ -406,12 +420,12 @@ int main(int argc, char** argv) {
     }
     installStopHandlers();
     try {
-        app::runTraining(command, stopRequested);
+        const std::string reason = app::runTraining(command, stopRequested);
+        finaliseWorld();
+        return reason == "stopped" && !launchedByMpi() ? kExitStopped : 0;
     } catch (const std::exception& error) {
         printError(error);
         // A failing rank leaves without finalising MPI: mpirun then ends the other ranks.
         return kExitError;
     }
-    finaliseWorld();
-    return 0;
 }

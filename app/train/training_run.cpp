@@ -147,7 +147,7 @@ bool printSummary(const std::string& specSource, const std::optional<std::string
     return report.ok();
 }
 
-void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
+std::string runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
     const bool resuming = !command.resume.empty();
     const WorldInfo world = initialiseWorld();
     const bool rankZero = world.rank == 0;
@@ -264,8 +264,9 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
         description.normalization = config.normalization;
         description.ranks = world.size;
         description.hardware = discoverHardware();
-        trainer->train(trainSource, validationSource ? &*validationSource : nullptr,
-                       testSource ? &*testSource : nullptr, description);
+        return trainer->train(trainSource, validationSource ? &*validationSource : nullptr,
+                              testSource ? &*testSource : nullptr, description)
+            .reason;
     } catch (const Error& error) {
         reportFailure(error.what(), error.where());
         throw;

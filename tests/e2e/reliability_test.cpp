@@ -170,5 +170,12 @@ TEST(Reliability, BenchRefusesAThreadCountLibgompCannotStart) {
     EXPECT_NE(result.err.find("not in range"), std::string::npos) << result.err;
 }
 
+TEST(Reliability, HelpDocumentsTheExitCodeOfAStoppedRun) {
+    const auto work = scratchFolder("help");
+    const ProcessResult help = train({"--help"}, work);
+    EXPECT_EQ(help.exitCode, 0);
+    EXPECT_NE(help.out.find("3 stopped by a signal before the end"), std::string::npos) << help.out;
+}
+
 }  // namespace
 }  // namespace cnnstudio::e2e
