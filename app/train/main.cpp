@@ -48,6 +48,16 @@ constexpr int kExitStopped = 3;
 constexpr const char* kExitCodesHelp =
     "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).";
 
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1; a negative count or seed is refused.
+const CLI::Validator kWholeNumberFromZero(
+    [](std::string& input) -> std::string {
+        std::uint64_t value = 0;
+        if (input.find('-') != std::string::npos || !CLI::detail::lexical_cast(input, value))
+            return "'" + input + "' is not a whole number from 0";
+        return {};
+    },
+    "UINT");
+
 // Set by the signal handler; the trainer checks it before every step.
 std::atomic<bool> stopRequested{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
@@ -128,8 +138,10 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
         ->check(CLI::Range(0, 4096))->capture_default_str();
-    app.add_option("--seed", o.seed, "parameter init, data order, dropout and augmentation")->capture_default_str();
-    app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")->capture_default_str();
+    app.add_option("--seed", o.seed, "parameter init, data order, dropout and augmentation")
+        ->check(kWholeNumberFromZero)->capture_default_str();
+    app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")
+        ->check(kWholeNumberFromZero)->capture_default_str();
     app.add_flag("--skip-bad", o.skipBad, "skip malformed rows and unreadable images, counting them");
     app.add_flag("--summary", o.summary, "print the per-layer table of the network and exit");
     auto* gpus = app.add_option("--gpus", o.gpus, "data parallel over N GPUs of each node (GPU backends)")

@@ -177,5 +177,19 @@ TEST(Reliability, HelpDocumentsTheExitCodeOfAStoppedRun) {
     EXPECT_NE(help.out.find("3 stopped by a signal before the end"), std::string::npos) << help.out;
 }
 
+// Each option, given a bad value, exits 2 with a message naming the option and saying why.
+void expectUsageError(const std::string& option, const std::string& value, const std::string& says) {
+    const auto work = scratchFolder("bad-value");
+    const ProcessResult result = train({"--preset", "lenet5", option, value, "--summary"}, work);
+    EXPECT_EQ(result.exitCode, 2) << option << " " << value << ": " << result.err;
+    EXPECT_NE(result.err.find(option), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find(says), std::string::npos) << result.err;
+}
+
+TEST(Reliability, NegativeSeedOrLimitIsRefusedNotWrappedAround) {
+    expectUsageError("--seed", "-1", "'-1' is not a whole number from 0");
+    expectUsageError("--limit", "-5", "'-5' is not a whole number from 0");
+}
+
 }  // namespace
 }  // namespace cnnstudio::e2e
