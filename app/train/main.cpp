@@ -48,6 +48,20 @@ constexpr int kExitStopped = 3;
 constexpr const char* kExitCodesHelp =
     "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).";
 
+// A number in [minimum, maximum]; unlike CLI::Range, text that is no number is called that.
+CLI::Validator numberFrom(double minimum, double maximum) {
+    return CLI::Validator(
+        [minimum, maximum](std::string& input) -> std::string {
+            double value = 0;
+            if (!CLI::detail::lexical_cast(input, value)) return "'" + input + "' is not a number";
+            if (value < minimum || value > maximum)
+                return input + " is out of range: give a number from " + CLI::detail::to_string(minimum) + " to " +
+                       CLI::detail::to_string(maximum);
+            return {};
+        },
+        "NUMBER");
+}
+
 // CLI11 reads "-1" into an unsigned option as 2^64 - 1; a negative count or seed is refused.
 const CLI::Validator kWholeNumberFromZero(
     [](std::string& input) -> std::string {
@@ -113,11 +127,11 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--optimizer", o.optimizer, "sgd | adam | adamw")
         ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
     app.add_option("--lr", o.learningRate, "learning rate")
-        ->check(CLI::Range(1e-12f, 100.0f))->capture_default_str();
+        ->check(numberFrom(1e-12, 100.0))->capture_default_str();
     app.add_option("--momentum", o.momentum, "SGD momentum in [0, 1)")
-        ->check(CLI::Range(0.0f, 0.9999f))->capture_default_str();
+        ->check(numberFrom(0.0, 0.9999))->capture_default_str();
     app.add_option("--weight-decay", o.weightDecay, "L2 (sgd, adam) or decoupled (adamw) weight decay")
-        ->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
+        ->check(numberFrom(0.0, 1.0))->capture_default_str();
     app.add_option("--schedule", o.schedule, "constant | step | cosine | plateau")
         ->check(CLI::IsMember({"constant", "step", "cosine", "plateau"}))->capture_default_str();
     app.add_option("--warmup-epochs", o.warmupEpochs, "linear warm-up from lr/100")
@@ -125,7 +139,7 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--augment", o.augment, "none | default | a list such as crop=4,flip,rotate=10")
         ->capture_default_str();
     app.add_option("--label-smoothing", o.labelSmoothing, "in [0, 1)")
-        ->check(CLI::Range(0.0f, 0.999f))->capture_default_str();
+        ->check(numberFrom(0.0, 0.999))->capture_default_str();
     app.add_option("--class-weights", o.classWeights, "balanced | none")
         ->check(CLI::IsMember({"balanced", "none"}))->capture_default_str();
     app.add_option("--early-stop", o.earlyStop, "stop after this many epochs without a better validation accuracy (0: off)")

@@ -191,5 +191,10 @@ TEST(Reliability, NegativeSeedOrLimitIsRefusedNotWrappedAround) {
     expectUsageError("--limit", "-5", "'-5' is not a whole number from 0");
 }
 
+TEST(Reliability, AWordForANumberIsCalledNotANumber) {
+    expectUsageError("--lr", "abc", "'abc' is not a number");
+    expectUsageError("--lr", "1000", "1000 is out of range: give a number from 1e-12 to 100");
+}
+
 }  // namespace
 }  // namespace cnnstudio::e2e
