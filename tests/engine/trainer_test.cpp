@@ -270,6 +270,23 @@ TEST(Trainer, StepEventsCarryTheScheduledLearningRate) {
     EXPECT_FLOAT_EQ(steps[35]["learning_rate"].get<float>(), 0.05f * 0.25f);  // epoch 3: two decays
 }
 
+// The hint once named the function adaptSpecToDataset, which a user cannot call.
+TEST(Trainer, ClassCountMismatchHintSaysWhatToChangeNotAFunctionName) {
+    Fixture f;
+    f.description.dataset.classNames.push_back("extra");
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource train(f.train, 8, true, kSeed);
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL() << "a class-count mismatch must be reported";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.hint().find("adaptSpecToDataset"), std::string::npos) << error.hint();
+        EXPECT_NE(error.hint().find("units"), std::string::npos) << error.hint();
+    }
+}
+
 TEST(Trainer, LabelOutsideTheClassesNamesTheBatch) {
     Fixture f;
     f.train.labels[0] = 5;

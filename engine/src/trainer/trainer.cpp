@@ -349,7 +349,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
     if (int(description.dataset.classNames.size()) != classes)
         throw Error("the data set has " + std::to_string(description.dataset.classNames.size()) +
                     " classes, the network's output has " + std::to_string(classes), "trainer",
-                    "adapt the spec to the data set (adaptSpecToDataset)");
+                    "set the output layer's units to the number of classes; cnnstudio-train and the app do that for you");
     if (!config_.loss.classWeights.empty() && int(config_.loss.classWeights.size()) != classes)
         throw Error(std::to_string(config_.loss.classWeights.size()) + " class weights for " +
                     std::to_string(classes) + " classes", "class-weights");
