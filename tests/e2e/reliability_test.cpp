@@ -196,5 +196,17 @@ TEST(Reliability, AWordForANumberIsCalledNotANumber) {
     expectUsageError("--lr", "1000", "1000 is out of range: give a number from 1e-12 to 100");
 }
 
+TEST(Reliability, HostNameThatLooksLikeAnSshOptionIsRefused) {
+    const auto work = scratchFolder("dash-host");
+    const auto hostfile = work / "hosts";
+    std::ofstream(hostfile) << "node-a slots=1\n -Fevil.conf slots=1\n";  // ssh -F: read that config
+    const ProcessResult result =
+        train({"--preset", "lenet5", "--ranks", "1", "--nodes", "2", "--hostfile", hostfile.string(), "--dry-run"},
+              work);
+    EXPECT_EQ(result.exitCode, 1) << result.err;
+    EXPECT_NE(result.err.find(hostfile.string() + ":2"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("host name '-Fevil.conf' begins with '-'"), std::string::npos) << result.err;
+}
+
 }  // namespace
 }  // namespace cnnstudio::e2e
