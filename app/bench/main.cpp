@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -79,6 +80,15 @@ double measureImagesPerSecond(Backend& backend, Communicator& communicator, cons
     return double(batch) * communicator.world().size * steps / seconds[1];
 }
 
+// More threads than cores only wait for one another: allowed (a shared machine may be measured
+// on purpose), but said.
+void warnAboutThreadsBeyondCores(int threads) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (cores > 0 && unsigned(threads) > cores)
+        std::fprintf(stderr, "cnnstudio-bench: warning: --threads %d is more than the %u cores of this machine; "
+                             "the extra threads only wait for each other\n", threads, cores);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,12 +98,14 @@ int main(int argc, char** argv) {
     app.add_option("--mode", settings.modes, "precision(s): fp32 tf32 bf16")->capture_default_str();
     app.add_option("--batch", settings.batches, "batch size(s) per rank")->capture_default_str();
     app.add_option("--model", settings.model, "a preset name or a spec file")->capture_default_str();
-    app.add_option("--threads", settings.threads, "CPU threads (0: every core)");
+    // libgomp crashed creating 100000 threads; cnnstudio-train takes the same range.
+    app.add_option("--threads", settings.threads, "CPU threads (0: every core)")->check(CLI::Range(0, 4096));
     app.add_option("--steps", settings.steps, "timed steps per repeat (default 40 GPU, 4 CPU)");
     app.add_option("--warmup", settings.warmup, "warm-up steps (default 5 GPU, 1 CPU)");
     app.add_option("--device", settings.device, "CUDA device index");
     app.add_flag("!--no-graph", settings.capture, "do not capture the step as a CUDA graph");
     CLI11_PARSE(app, argc, argv);
+    warnAboutThreadsBeyondCores(settings.threads);
 
     try {
         const WorldInfo world = initialiseWorld();

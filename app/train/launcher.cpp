@@ -48,6 +48,15 @@ void forwardSignal(int signal) {
     kill(runningChild, signalsForwarded.fetch_add(1) == 0 ? SIGUSR1 : signal);
 }
 
+// mpirun hands host names to ssh, which would read "-oProxyCommand=..." as an option.
+void rejectOptionLikeHost(const std::string& line, const std::string& where) {
+    const std::size_t start = line.find_first_not_of(" \t");
+    if (line[start] != '-') return;
+    const std::string host = line.substr(start, line.find_first_of(" \t\r", start) - start);
+    throw Error("host name '" + host + "' begins with '-', which ssh would take as an option", where,
+                "write the machine's name or address; names cannot begin with '-'");
+}
+
 }  // namespace
 
 std::vector<HostEntry> readHostfile(const std::string& path) {
@@ -61,6 +70,7 @@ std::vector<HostEntry> readHostfile(const std::string& path) {
         ++number;
         text = text.substr(0, text.find('#'));
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+        rejectOptionLikeHost(text, path + ":" + std::to_string(number));
         std::smatch match;
         if (!std::regex_match(text, match, line))
             throw Error("cannot read '" + text + "'", path + ":" + std::to_string(number),

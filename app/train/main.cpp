@@ -6,8 +6,9 @@
 // process a launcher that re-runs the program under mpirun, one rank per GPU or CPU rank
 // (train/launcher.h); the ranks find themselves started by mpirun and train together.
 //
-// Exit codes: 0 done (also after a graceful stop), 1 an error (message on stderr, a `failed`
-// event in the run folder), 2 bad usage. SIGINT/SIGTERM stop gracefully after the current step
+// Exit codes: 0 done, 1 an error (message on stderr, a `failed` event in the run folder), 2 bad
+// usage, 3 stopped before the end (checkpointed: --resume continues it), so that a script can
+// tell a stopped run from a finished one. SIGINT/SIGTERM stop gracefully after the current step
 // with the latest checkpoint written; a second one ends the process at once. SIGUSR1 (what the
 // launcher sends through mpirun, which forwards it to every rank) stops gracefully too.
 #include <algorithm>
@@ -43,6 +44,33 @@ using namespace cnnstudio;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitStopped = 3;
+constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).";
+
+// A number in [minimum, maximum]; unlike CLI::Range, text that is no number is called that.
+CLI::Validator numberFrom(double minimum, double maximum) {
+    return CLI::Validator(
+        [minimum, maximum](std::string& input) -> std::string {
+            double value = 0;
+            if (!CLI::detail::lexical_cast(input, value)) return "'" + input + "' is not a number";
+            if (value < minimum || value > maximum)
+                return input + " is out of range: give a number from " + CLI::detail::to_string(minimum) + " to " +
+                       CLI::detail::to_string(maximum);
+            return {};
+        },
+        "NUMBER");
+}
+
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1; a negative count or seed is refused.
+const CLI::Validator kWholeNumberFromZero(
+    [](std::string& input) -> std::string {
+        std::uint64_t value = 0;
+        if (input.find('-') != std::string::npos || !CLI::detail::lexical_cast(input, value))
+            return "'" + input + "' is not a whole number from 0";
+        return {};
+    },
+    "UINT");
 
 // Set by the signal handler; the trainer checks it before every step.
 std::atomic<bool> stopRequested{false};
@@ -99,11 +127,11 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--optimizer", o.optimizer, "sgd | adam | adamw")
         ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
     app.add_option("--lr", o.learningRate, "learning rate")
-        ->check(CLI::Range(1e-12f, 100.0f))->capture_default_str();
+        ->check(numberFrom(1e-12, 100.0))->capture_default_str();
     app.add_option("--momentum", o.momentum, "SGD momentum in [0, 1)")
-        ->check(CLI::Range(0.0f, 0.9999f))->capture_default_str();
+        ->check(numberFrom(0.0, 0.9999))->capture_default_str();
     app.add_option("--weight-decay", o.weightDecay, "L2 (sgd, adam) or decoupled (adamw) weight decay")
-        ->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
+        ->check(numberFrom(0.0, 1.0))->capture_default_str();
     app.add_option("--schedule", o.schedule, "constant | step | cosine | plateau")
         ->check(CLI::IsMember({"constant", "step", "cosine", "plateau"}))->capture_default_str();
     app.add_option("--warmup-epochs", o.warmupEpochs, "linear warm-up from lr/100")
@@ -111,7 +139,7 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--augment", o.augment, "none | default | a list such as crop=4,flip,rotate=10")
         ->capture_default_str();
     app.add_option("--label-smoothing", o.labelSmoothing, "in [0, 1)")
-        ->check(CLI::Range(0.0f, 0.999f))->capture_default_str();
+        ->check(numberFrom(0.0, 0.999))->capture_default_str();
     app.add_option("--class-weights", o.classWeights, "balanced | none")
         ->check(CLI::IsMember({"balanced", "none"}))->capture_default_str();
     app.add_option("--early-stop", o.earlyStop, "stop after this many epochs without a better validation accuracy (0: off)")
@@ -124,8 +152,10 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
         ->check(CLI::Range(0, 4096))->capture_default_str();
-    app.add_option("--seed", o.seed, "parameter init, data order, dropout and augmentation")->capture_default_str();
-    app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")->capture_default_str();
+    app.add_option("--seed", o.seed, "parameter init, data order, dropout and augmentation")
+        ->check(kWholeNumberFromZero)->capture_default_str();
+    app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")
+        ->check(kWholeNumberFromZero)->capture_default_str();
     app.add_flag("--skip-bad", o.skipBad, "skip malformed rows and unreadable images, counting them");
     app.add_flag("--summary", o.summary, "print the per-layer table of the network and exit");
     auto* gpus = app.add_option("--gpus", o.gpus, "data parallel over N GPUs of each node (GPU backends)")
@@ -197,6 +227,15 @@ void recordJobFailure(const std::filesystem::path& runDir, int status, const std
                            {"epoch", epoch}});
 }
 
+// Whether the run's last event is a `finished` of a stopped run: the ranks under mpirun exit 0
+// when stopped (a non-zero rank would make mpirun end the job as failed), so the launcher asks
+// the events.
+bool endedStopped(const std::filesystem::path& runDir) {
+    const EventLog log = readEvents(runDir / RunFolder::kEventsFileName);
+    const FinishedEvent* finished = log.events.empty() ? nullptr : log.events.back().as<FinishedEvent>();
+    return finished && finished->reason == "stopped";
+}
+
 // Runs this program under mpirun, one rank per GPU / CPU rank on each node. Returns the exit code.
 int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
     const bool resuming = !o.resume.empty();
@@ -233,7 +272,7 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
         recordJobFailure(runDir, status, o.events);
         return kExitError;
     }
-    return 0;
+    return endedStopped(runDir) ? kExitStopped : 0;
 }
 
 // Checks what CLI11 cannot and builds the command; throws Error for bad usage.
@@ -257,8 +296,8 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
 
     app::RunConfig& config = command.config;
     config.spec = o.preset.empty() ? "file:" + std::filesystem::absolute(o.specFile).string() : "preset:" + o.preset;
-    datasets::parseDatasetSpec(o.dataset);  // throws listing the accepted forms
-    config.dataset = o.dataset;
+    // Throws listing the accepted forms; the run records the data set's absolute path.
+    config.dataset = datasets::toString(datasets::withAbsolutePath(datasets::parseDatasetSpec(o.dataset)));
     config.backend = o.backend;
     config.precision = o.precision;
     config.threads = o.threads;
@@ -311,6 +350,7 @@ void printError(const std::exception& error) {
 int main(int argc, char** argv) {
     CLI::App app{"cnnstudio-train: train, resume, evaluate and use CNN Studio networks without the GUI"};
     app.require_subcommand(0, 1);
+    app.footer(kExitCodesHelp);
     TrainingOptions training;
     addTrainingOptions(app, training);
 
@@ -406,12 +446,12 @@ int main(int argc, char** argv) {
     }
     installStopHandlers();
     try {
-        app::runTraining(command, stopRequested);
+        const std::string reason = app::runTraining(command, stopRequested);
+        finaliseWorld();
+        return reason == "stopped" && !launchedByMpi() ? kExitStopped : 0;
     } catch (const std::exception& error) {
         printError(error);
         // A failing rank leaves without finalising MPI: mpirun then ends the other ranks.
         return kExitError;
     }
-    finaliseWorld();
-    return 0;
 }

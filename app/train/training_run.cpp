@@ -70,6 +70,16 @@ DatasetDescription describe(const std::string& name, const datasets::DatasetSpli
     return description;
 }
 
+// Runs recorded before data-set paths were stored absolute may hold a relative one, which would
+// read whatever the current folder holds by that name.
+void rejectRelativeDatasetPath(const std::string& dataset, const std::filesystem::path& configFile) {
+    const datasets::DatasetSpec spec = datasets::parseDatasetSpec(dataset);
+    if (!spec.path.empty() && std::filesystem::path(spec.path).is_relative())
+        throw Error("the run's data set path '" + spec.path + "' is relative, so resuming would read whatever "
+                    "the current folder holds by that name", configFile.string(),
+                    "edit \"dataset\" in config.json to the absolute path the run started with");
+}
+
 // The run folder as this rank sees it: rank 0 creates a fresh one; to resume, every rank opens
 // it, which across nodes needs a filesystem they share.
 std::optional<RunFolder> openRunFolder(const TrainCommand& command, const WorldInfo& world) {
@@ -137,11 +147,15 @@ bool printSummary(const std::string& specSource, const std::optional<std::string
     return report.ok();
 }
 
-void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
+std::string runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
     const bool resuming = !command.resume.empty();
     const WorldInfo world = initialiseWorld();
     const bool rankZero = world.rank == 0;
     const std::optional<RunFolder> folder = openRunFolder(command, world);
+    // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
+    // the events file is opened, so that a refused trainer writes nothing into another's run.
+    std::optional<RunFolderLock> folderLock;
+    if (rankZero) folderLock.emplace(folder->lockFile());
     EventWriter events(rankZero);
     if (rankZero) {
         events.addFile(folder->eventsFile());
@@ -176,6 +190,7 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
         NetworkSpec spec;
         if (resuming) {
             config = RunConfig::fromJson(folder->readConfig(), folder->configFile().string());
+            rejectRelativeDatasetPath(config.dataset, folder->configFile());
             if (command.epochs) config.trainer.epochs = *command.epochs;
             if (command.logEvery) config.trainer.logEvery = *command.logEvery;
             if (command.threads) config.threads = *command.threads;
@@ -249,8 +264,9 @@ void runTraining(const TrainCommand& command, const std::atomic<bool>& stop) {
         description.normalization = config.normalization;
         description.ranks = world.size;
         description.hardware = discoverHardware();
-        trainer->train(trainSource, validationSource ? &*validationSource : nullptr,
-                       testSource ? &*testSource : nullptr, description);
+        return trainer->train(trainSource, validationSource ? &*validationSource : nullptr,
+                              testSource ? &*testSource : nullptr, description)
+            .reason;
     } catch (const Error& error) {
         reportFailure(error.what(), error.where());
         throw;

@@ -30,8 +30,10 @@ struct TrainCommand {
 // Under mpirun every rank calls this: rank 0 owns the run folder (creates it, writes the
 // events, checkpoints and model), the others read it only to resume. Run alone it is one rank.
 
-// Throws Error (after writing the `failed` event when a run folder exists).
-void runTraining(const TrainCommand& command, const std::atomic<bool>& stop);
+// Returns the trainer's reason for ending: "completed", "early_stopped" or "stopped" (a signal
+// stopped it with a checkpoint, to be resumed). Throws Error (after writing the `failed` event
+// when a run folder exists).
+std::string runTraining(const TrainCommand& command, const std::atomic<bool>& stop);
 
 // --summary: the per-layer table of the spec, fitted to `dataset` when one is given.
 // Returns false (after printing the problems) when the spec has problems.

@@ -146,7 +146,7 @@ BatchLoader::BatchLoader(const Dataset& dataset, BatchLoaderOptions options)
     if (schedule_.batchesPerEpoch() == 0)
         throw Error(std::to_string(dataset.size()) + " samples make no full batch of " +
                         std::to_string(options_.batchSize) + " x " + std::to_string(options_.ranks) + " ranks",
-                    where, "lower the batch size or turn dropLast off");
+                    where, "lower --batch, train on fewer ranks (--gpus, --ranks) or on more images (--limit)");
     if (options_.prefetchDepth == 0 || options_.workerThreads == 0)
         throw Error("prefetch depth and worker threads must be at least 1", where);
     if (options_.normalization.mean.empty()) options_.normalization = Normalization::unit(dataset.channels);

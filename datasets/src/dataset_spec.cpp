@@ -1,6 +1,8 @@
 // The dataset spec string: "<kind>[:<path>]" dispatched to the matching loader.
 #include "cnnstudio/datasets/dataset_spec.h"
 
+#include <filesystem>
+
 #include "cnnstudio/datasets/fer2013.h"
 #include "cnnstudio/datasets/idx.h"
 #include "cnnstudio/datasets/image_folder.h"
@@ -43,6 +45,11 @@ std::string toString(const DatasetSpec& spec) {
         case DatasetKind::ImageFolder: return "folder:" + spec.path;
     }
     return {};
+}
+
+DatasetSpec withAbsolutePath(DatasetSpec spec) {
+    if (!spec.path.empty()) spec.path = std::filesystem::absolute(spec.path).lexically_normal().string();
+    return spec;
 }
 
 DatasetSplits loadDataset(const DatasetSpec& spec, const LoadOptions& options) {

@@ -89,7 +89,7 @@ private:
             const std::string where = source_ + ":" + std::to_string(lineNumber_);
             if (!skipBad_)
                 throw Error(*problem, where,
-                            "fix or remove the row, or load with skipBad to skip bad rows");
+                            "fix or remove the row, or pass --skip-bad to skip bad rows");
             out_.skipped.record(where + ": " + *problem);
         }
     }

@@ -125,32 +125,54 @@ Dataset readIdxPair(const std::filesystem::path& imagesPath, const std::filesyst
     return data;
 }
 
+namespace {
+
+// Without class names the classes are 0..K-1 for the first K that the training labels use
+// without a gap: a stray label (a 200 among 0-9) then stands out instead of making 201 classes.
+std::vector<std::string> classNamesFromLabels(const std::vector<std::int32_t>& trainLabels) {
+    std::vector<bool> used;
+    for (std::int32_t label : trainLabels) {
+        if (std::size_t(label) >= used.size()) used.resize(std::size_t(label) + 1, false);
+        used[std::size_t(label)] = true;
+    }
+    std::vector<std::string> names;
+    while (names.size() < used.size() && used[names.size()]) names.push_back(std::to_string(names.size()));
+    return names;
+}
+
+void rejectLabelsOutsideClasses(const std::vector<std::int32_t>& labels, std::size_t classes,
+                                const std::filesystem::path& labelsFile) {
+    for (std::size_t i = 0; i < labels.size(); ++i)
+        if (std::size_t(labels[i]) >= classes)
+            throw Error("label " + std::to_string(labels[i]) + " of image " + std::to_string(i) +
+                            " is outside the data set's classes 0 to " + std::to_string(classes - 1),
+                        labelsFile.string() + ", label " + std::to_string(i),
+                        "fix that label; every class needs training images, numbered from 0 without gaps");
+}
+
+}  // namespace
+
 DatasetSplits loadIdxDirectory(const std::filesystem::path& directory, const LoadOptions& options,
                                std::vector<std::string> classNames) {
     if (!std::filesystem::is_directory(directory))
         throw Error("not a directory", directory.string(),
                     "give the folder holding the IDX files (train-images-idx3-ubyte, ...)");
+    const std::filesystem::path trainLabels = findIdxFile(directory, "train-labels", "idx1-ubyte");
+    const std::filesystem::path testLabels = findIdxFile(directory, "t10k-labels", "idx1-ubyte");
     DatasetSplits splits;
-    splits.train = readIdxPair(findIdxFile(directory, "train-images", "idx3-ubyte"),
-                               findIdxFile(directory, "train-labels", "idx1-ubyte"));
-    splits.test = readIdxPair(findIdxFile(directory, "t10k-images", "idx3-ubyte"),
-                              findIdxFile(directory, "t10k-labels", "idx1-ubyte"));
+    splits.train = readIdxPair(findIdxFile(directory, "train-images", "idx3-ubyte"), trainLabels);
+    splits.test = readIdxPair(findIdxFile(directory, "t10k-images", "idx3-ubyte"), testLabels);
     if (splits.train.height != splits.test.height || splits.train.width != splits.test.width)
         throw Error("train images are " + std::to_string(splits.train.height) + "x" +
                         std::to_string(splits.train.width) + " but test images are " +
                         std::to_string(splits.test.height) + "x" + std::to_string(splits.test.width),
                     directory.string(), "both sets must come from the same data set");
 
-    std::int32_t largestLabel = 0;
-    for (const Dataset* split : {&splits.train, &splits.test})
-        for (std::int32_t label : split->labels) largestLabel = std::max(largestLabel, label);
-    if (classNames.empty()) {
-        for (std::int32_t k = 0; k <= largestLabel; ++k) classNames.push_back(std::to_string(k));
-    } else if (std::size_t(largestLabel) >= classNames.size()) {
-        throw Error("label " + std::to_string(largestLabel) + " but only " +
-                        std::to_string(classNames.size()) + " classes",
-                    directory.string(), "the labels do not belong to this data set");
-    }
+    if (classNames.empty()) classNames = classNamesFromLabels(splits.train.labels);
+    if (classNames.empty())
+        throw Error("no training image has label 0", trainLabels.string(), "classes are numbered from 0");
+    rejectLabelsOutsideClasses(splits.train.labels, classNames.size(), trainLabels);
+    rejectLabelsOutsideClasses(splits.test.labels, classNames.size(), testLabels);
     splits.classNames = std::move(classNames);
     splits.validation = holdOut(splits.train, options.validationFraction, options.seed);
     applyLimit(splits, options.limit);

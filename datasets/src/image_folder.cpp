@@ -134,7 +134,7 @@ Dataset decodeAll(const std::vector<ImageFile>& files, const LoadOptions& option
         }
         if (!options.skipBad)
             throw Error(*problems[i], files[i].path.string(),
-                        "remove or replace the file, or load with skipBad to skip unreadable images");
+                        "remove or replace the file, or pass --skip-bad to skip unreadable images");
         skipped.record(files[i].path.string() + ": " + *problems[i]);
     }
     return kept.size() == files.size() ? std::move(data) : data.select(kept);

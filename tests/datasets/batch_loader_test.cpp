@@ -277,7 +277,12 @@ TEST(BatchLoader, ImpossibleOptionsAreErrors) {
     options.rank = 0;
     options.batchSize = 8;
     options.dropLast = true;
-    EXPECT_THROW(BatchLoader(data, options), Error);  // 10 samples, no full batch of 8 x 2
+    try {
+        BatchLoader loader(data, options);
+        ADD_FAILURE() << "10 samples make no full batch of 8 x 2";
+    } catch (const Error& error) {
+        EXPECT_NE(error.hint().find("--batch"), std::string::npos) << "the hint names the flags: " << error.hint();
+    }
     options.dropLast = false;
     options.normalization = Normalization::unit(1);
     EXPECT_THROW(BatchLoader(data, options), Error);  // images have 3 channels

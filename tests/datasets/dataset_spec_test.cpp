@@ -19,6 +19,13 @@ TEST(DatasetSpec, ParsesEveryFormAndPrintsItBack) {
     EXPECT_EQ(spec.path, "C:/odd:path.csv");  // only the first ':' separates
 }
 
+TEST(DatasetSpec, RelativePathIsMadeAbsoluteAgainstTheCurrentFolder) {
+    const DatasetSpec spec = withAbsolutePath(parseDatasetSpec("idx:data/./mnist"));
+    EXPECT_EQ(spec.path, (std::filesystem::current_path() / "data/mnist").string());
+    EXPECT_EQ(toString(withAbsolutePath(parseDatasetSpec("fashion-mnist"))), "fashion-mnist");
+    EXPECT_EQ(withAbsolutePath(parseDatasetSpec("fer2013:/srv/fer.csv")).path, "/srv/fer.csv");
+}
+
 TEST(DatasetSpec, UnknownKindListsTheAcceptedForms) {
     try {
         parseDatasetSpec("cifar10:/data");

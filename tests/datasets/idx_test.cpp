@@ -180,7 +180,20 @@ TEST(Idx, LabelBeyondTheClassNamesIsAnError) {
     TinySet train{std::vector<std::uint8_t>(24, 0), {0, 12}}, test{std::vector<std::uint8_t>(12, 0), {1}};
     writeIdxDirectory(dir.path(), train, test, false);
     const Error error = errorOf([&] { loadIdxDirectory(dir.path(), {}, fashionMnistClassNames()); });
-    EXPECT_NE(error.reason().find("label 12 but only 10 classes"), std::string::npos) << error.what();
+    EXPECT_NE(error.reason().find("label 12 of image 1 is outside the data set's classes 0 to 9"), std::string::npos)
+        << error.what();
+    EXPECT_NE(error.where().find("train-labels-idx1-ubyte, label 1"), std::string::npos) << error.what();
+}
+
+// A stray 200 among labels 0-2 once made 201 classes and refitted the output layer silently.
+TEST(Idx, StrayLabelIsRejectedNotMadeAClass) {
+    TempDir dir;
+    TinySet train{std::vector<std::uint8_t>(72, 0), {0, 1, 2, 0, 1, 2}}, test{std::vector<std::uint8_t>(36, 0), {1, 200, 0}};
+    writeIdxDirectory(dir.path(), train, test, false);
+    const Error error = errorOf([&] { loadIdxDirectory(dir.path()); });
+    EXPECT_NE(error.reason().find("label 200 of image 1 is outside the data set's classes 0 to 2"), std::string::npos)
+        << error.what();
+    EXPECT_NE(error.where().find("t10k-labels-idx1-ubyte, label 1"), std::string::npos) << error.what();
 }
 
 TEST(FashionMnist, MissingInstallationTellsHowToInstall) {

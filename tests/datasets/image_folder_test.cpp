@@ -111,6 +111,7 @@ TEST(ImageFolder, UnreadableImageNamesTheFile) {
     const Error error = errorOf([&] { loadImageFolder(dir.path(), rgb8x8()); });
     EXPECT_EQ(error.where(), (dir / "a/broken.png").string());
     EXPECT_NE(error.reason().find("cannot read the image"), std::string::npos) << error.what();
+    EXPECT_NE(error.hint().find("--skip-bad"), std::string::npos) << "the hint names the flag: " << error.hint();
 }
 
 TEST(ImageFolder, SkipBadSkipsAndCountsUnreadableImages) {

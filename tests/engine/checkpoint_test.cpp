@@ -2,6 +2,7 @@
 // previous version and no litter), restored exactly, and refused with a message naming the file
 // and tensor when they belong to another network.
 #include <fstream>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -146,6 +147,24 @@ TEST(Checkpoint, DamagedProgressNamesTheFile) {
         FAIL();
     } catch (const Error& error) {
         EXPECT_NE(error.where().find("progress.json"), std::string::npos) << error.what();
+    }
+}
+
+// NaN weights once loaded silently and gave "accuracy 58% (loss -nan)".
+TEST(ModelFolder, NanWeightIsRefusedNamingTheFileAndTensor) {
+    const auto folder = testing::freshFolder() / "model";
+    Model model(3);
+    ModelInfo info;
+    info.classNames = {"circle", "square", "star"};
+    saveModel(folder, model.network, info);
+    ModelFolder read = readModelFolder(folder);
+    read.weights.front().values.at(2) = std::numeric_limits<float>::quiet_NaN();
+    try {
+        loadNetworkTensors(model.network, read.weights, folder / "model.safetensors");
+        FAIL() << "NaN weights must be refused";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.where(), (folder / "model.safetensors").string());
+        EXPECT_EQ(error.reason(), "tensor '" + read.weights.front().name + "' holds NaN at element 2");
     }
 }
 

@@ -138,6 +138,35 @@ TEST_F(SpecFileTest, StructureErrorNamesFileAndNode) {
     expectError([&] { NetworkSpec::load(file); }, file.string() + ", node 'conv1'", {"two nodes", "conv1"});
 }
 
+// 500,000 lists inside one another: copying or dumping such a value recursed once per level and
+// overflowed the stack; the file is refused before it is parsed.
+TEST_F(SpecFileTest, DeeplyNestedValueIsRefusedNamingFileAndLine) {
+    const std::string nested = std::string(500000, '[') + std::string(500000, ']');
+    fs::path file = write("deep.json", "{\"nodes\": [\n  {\"name\": \"c\", \"type\": \"Conv2D\",\n"
+                                       "   \"params\": {\"filters\": " + nested + "}}]}");
+    expectError([&] { NetworkSpec::load(file); }, file.string() + ":3", {"nested more than 64"});
+}
+
+TEST_F(SpecFileTest, NestingUpToTheLimitStillLoads) {
+    const std::string nested = std::string(60, '[') + std::string(60, ']');
+    fs::path file = write("nested.json", "{\"nodes\": [{\"name\": \"c\", \"type\": \"Conv2D\", "
+                                         "\"params\": {\"filters\": " + nested + "}}]}");
+    EXPECT_EQ(NetworkSpec::load(file).nodes.size(), 1u);
+}
+
+// A bad value is described by its kind and an excerpt, not copied whole into the message.
+TEST(SpecJson, HugeBadValueIsDescribedByAnExcerpt) {
+    const json hugeList(std::vector<int>(100000, 7));
+    try {
+        NetworkSpec::fromJson({{"nodes", json::array({{{"name", "r"}, {"type", "ReLU"}, {"inputs", hugeList}}})}});
+        FAIL() << "expected an Error";
+    } catch (const Error& error) {
+        EXPECT_LT(std::string(error.what()).size(), 300u) << error.what();
+        EXPECT_NE(std::string(error.what()).find("a list of 100000 items beginning [7,7,"), std::string::npos)
+            << error.what();
+    }
+}
+
 TEST(SpecJson, DocumentThatIsNotAnObjectIsRejected) {
     expectError([] { NetworkSpec::fromJson(json::array({1, 2})); }, "", {"JSON object", "array"});
 }

@@ -64,6 +64,15 @@ TEST(SpecProblems, WrongParameterTypeIsNamed) {
     expectOnlyProblem(chainWith(node("d", "Dropout", {}, {{"rate", "half"}})), "d", {"'rate'", "number"});
 }
 
+TEST(SpecProblems, HugeParameterValueIsDescribedByAnExcerpt) {
+    const json hugeList(std::vector<int>(100000, 3));
+    const std::string problem =
+        problemOf(analyseSpec(chainWith(node("c", "Conv2D", {}, {{"filters", hugeList}, {"kernel", 3}}))), "c");
+    EXPECT_LT(problem.size(), 300u) << problem;
+    EXPECT_NE(problem.find("'filters' must be a whole number, got a list of 100000 items"), std::string::npos)
+        << problem;
+}
+
 TEST(SpecProblems, OutOfRangeParameterGivesTheRange) {
     expectOnlyProblem(chainWith(node("c", "Conv2D", {}, {{"filters", 4}, {"kernel", 3}, {"stride", 0}})), "c",
                       {"'stride' is 0", "from 1 to"});

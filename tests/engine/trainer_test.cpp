@@ -196,10 +196,36 @@ TEST(Trainer, NonFiniteLossNamesTheEpochAndStep) {
         trainer.train(train, nullptr, nullptr, f.description);
         FAIL() << "a NaN loss must stop training";
     } catch (const Error& error) {
-        EXPECT_EQ(error.reason(), "loss became NaN at epoch 2 step 17");
+        EXPECT_EQ(error.reason(), "loss became NaN at epoch 2 step 17; the first layer whose parameters went bad "
+                                  "is 'logits' (logits.weight holds NaN)");
+        EXPECT_EQ(error.where(), "layer 'logits'");
         EXPECT_NE(error.hint().find("lower the learning rate"), std::string::npos) << error.hint();
     }
     EXPECT_EQ(trainer.progress().step, 16);
+}
+
+// --lr 100 once ended at a loss of 6.7e15 with exit 0 and a saved model: the guard saw only NaN.
+TEST(Trainer, ExplodingLossStopsTheRunNamingTheStepAndTheLayer) {
+    Fixture f;
+    f.config.optimizer.learningRate = 100.0f;  // adam
+    const auto folder = RunFolder::create(testing::freshFolder() / "exploding");
+    Network network(withoutBatchNorm(testing::tinyNetworkSpec()), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    trainer.setRunFolder(&folder);
+    InMemoryBatchSource train(f.train, 8, true, kSeed);
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL() << "an exploding loss must stop training";
+    } catch (const Error& error) {
+        EXPECT_NE(error.reason().find("loss exploded to "), std::string::npos) << error.what();
+        EXPECT_NE(error.reason().find(" at epoch 1 step "), std::string::npos) << error.what();
+        // Adam moves every parameter by about lr at once: the first layer in order goes bad first.
+        EXPECT_NE(error.reason().find("the first layer whose parameters went bad is 'conv'"), std::string::npos)
+            << error.what();
+        EXPECT_EQ(error.where(), "layer 'conv'");
+    }
+    EXPECT_FALSE(std::filesystem::exists(folder.modelFolder())) << "a diverged run saves no model";
 }
 
 TEST(Trainer, EarlyStoppingEndsAfterPatienceEpochsWithoutImprovement) {
@@ -242,6 +268,23 @@ TEST(Trainer, StepEventsCarryTheScheduledLearningRate) {
             << "at step " << step["step"];
     EXPECT_FLOAT_EQ(steps[0]["learning_rate"].get<float>(), 0.05f * 0.01f);  // warm-up starts at lr/100
     EXPECT_FLOAT_EQ(steps[35]["learning_rate"].get<float>(), 0.05f * 0.25f);  // epoch 3: two decays
+}
+
+// The hint once named the function adaptSpecToDataset, which a user cannot call.
+TEST(Trainer, ClassCountMismatchHintSaysWhatToChangeNotAFunctionName) {
+    Fixture f;
+    f.description.dataset.classNames.push_back("extra");
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource train(f.train, 8, true, kSeed);
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL() << "a class-count mismatch must be reported";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.hint().find("adaptSpecToDataset"), std::string::npos) << error.hint();
+        EXPECT_NE(error.hint().find("units"), std::string::npos) << error.hint();
+    }
 }
 
 TEST(Trainer, LabelOutsideTheClassesNamesTheBatch) {

@@ -7,6 +7,7 @@
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/json_text.h"
 #include "cnnstudio/spec.h"
 
 namespace cnnstudio {
@@ -31,14 +32,14 @@ std::string optionalString(const json& object, const std::string& key, const std
     auto found = object.find(key);
     if (found == object.end()) return {};
     if (!found->is_string())
-        throw Error("\"" + key + "\" must be a string, got " + found->dump(), where);
+        throw Error("\"" + key + "\" must be a string, got " + describeJsonValue(*found), where);
     return found->get<std::string>();
 }
 
 NodeSpec nodeFromJson(const json& entry, std::size_t position) {
     const std::string numbered = "node #" + std::to_string(position + 1);
     if (!entry.is_object())
-        throw Error("a node must be a JSON object, got " + entry.dump(), numbered,
+        throw Error("a node must be a JSON object, got " + describeJsonValue(entry), numbered,
                     "write {\"name\": ..., \"type\": ..., \"inputs\": [...], \"params\": {...}}");
     NodeSpec node;
     auto name = entry.find("name");
@@ -55,16 +56,16 @@ NodeSpec nodeFromJson(const json& entry, std::size_t position) {
 
     if (auto inputs = entry.find("inputs"); inputs != entry.end()) {
         if (!inputs->is_array())
-            throw Error("\"inputs\" must be a list of node names, got " + inputs->dump(), where);
+            throw Error("\"inputs\" must be a list of node names, got " + describeJsonValue(*inputs), where);
         for (const auto& input : *inputs) {
             if (!input.is_string())
-                throw Error("\"inputs\" must be a list of node names, got " + inputs->dump(), where);
+                throw Error("\"inputs\" must be a list of node names, got " + describeJsonValue(*inputs), where);
             node.inputs.push_back(input.get<std::string>());
         }
     }
     if (auto params = entry.find("params"); params != entry.end()) {
         if (!params->is_object())
-            throw Error("\"params\" must be a JSON object, got " + params->dump(), where);
+            throw Error("\"params\" must be a JSON object, got " + describeJsonValue(*params), where);
         node.params = *params;
     }
     return node;
@@ -72,7 +73,7 @@ NodeSpec nodeFromJson(const json& entry, std::size_t position) {
 
 std::pair<double, double> positionFromJson(const std::string& nodeName, const json& value) {
     if (!value.is_array() || value.size() != 2 || !value[0].is_number() || !value[1].is_number())
-        throw Error("a layout position must be [x, y], got " + value.dump(),
+        throw Error("a layout position must be [x, y], got " + describeJsonValue(value),
                     "layout of node '" + nodeName + "'");
     return {value[0].get<double>(), value[1].get<double>()};
 }
@@ -144,11 +145,11 @@ NetworkSpec NetworkSpec::fromJson(const json& document) {
     rejectUnknownKeys(document, {"format", "version", "name", "description", "nodes", "layout"},
                       "network spec", "");
     if (auto format = document.find("format"); format != document.end() && *format != formatName)
-        throw Error("not a CNN Studio network: \"format\" is " + format->dump(), "",
+        throw Error("not a CNN Studio network: \"format\" is " + describeJsonValue(*format), "",
                     "expected \"cnnstudio-network\"");
     if (auto version = document.find("version"); version != document.end()) {
         if (!version->is_number_integer() || version->get<std::int64_t>() < 1)
-            throw Error("\"version\" must be a whole number from 1, got " + version->dump());
+            throw Error("\"version\" must be a whole number from 1, got " + describeJsonValue(*version));
         if (version->get<std::int64_t>() > formatVersion)
             throw Error("spec version " + version->dump() + " is newer than this CNN Studio reads (" +
                         std::to_string(formatVersion) + ")", "", "update CNN Studio");
@@ -161,7 +162,7 @@ NetworkSpec NetworkSpec::fromJson(const json& document) {
     auto nodes = document.find("nodes");
     if (nodes == document.end())
         throw Error("the spec has no \"nodes\" list", "", "add \"nodes\": [ ... ] with at least an Input node");
-    if (!nodes->is_array()) throw Error("\"nodes\" must be a list, got " + nodes->dump());
+    if (!nodes->is_array()) throw Error("\"nodes\" must be a list, got " + describeJsonValue(*nodes));
     std::set<std::string> seen;
     for (std::size_t i = 0; i < nodes->size(); ++i) {
         NodeSpec node = nodeFromJson((*nodes)[i], i);
@@ -173,7 +174,7 @@ NetworkSpec NetworkSpec::fromJson(const json& document) {
 
     if (auto layout = document.find("layout"); layout != document.end()) {
         if (!layout->is_object())
-            throw Error("\"layout\" must be an object of node name -> [x, y], got " + layout->dump());
+            throw Error("\"layout\" must be an object of node name -> [x, y], got " + describeJsonValue(*layout));
         for (const auto& [name, position] : layout->items())
             spec.layout[name] = positionFromJson(name, position);
     }
@@ -208,6 +209,7 @@ NetworkSpec NetworkSpec::load(const std::filesystem::path& file) {
     buffer << stream.rdbuf();
     const std::string text = buffer.str();
 
+    rejectDeepJsonNesting(text, file.string());
     json document;
     try {
         document = json::parse(text);

@@ -51,8 +51,11 @@ struct TrainingProgress {
 
 // The parameters and the non-trained state of `network` by name (ParameterInfo), on the host.
 std::vector<NamedTensor> networkTensors(Network& network);
+// Throws Error naming `file`, the tensor and the element of the first NaN or infinity: weights
+// that are not finite make every output NaN, so they are refused where they are read.
+void rejectNonFiniteValues(const std::vector<NamedTensor>& tensors, const std::filesystem::path& file);
 // Uploads tensors named as networkTensors() names them. Throws Error naming `file` and the
-// tensor when one is missing, extra, or has another shape.
+// tensor when one is missing, extra, has another shape or holds a value that is not finite.
 void loadNetworkTensors(Network& network, const std::vector<NamedTensor>& tensors,
                         const std::filesystem::path& file);
 

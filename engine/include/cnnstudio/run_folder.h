@@ -4,6 +4,7 @@
 //   events.jsonl   the event stream (written by EventWriter, read by readEvents: event_reader.h)
 //   checkpoints/   latest/ and best/ (checkpoint.h)
 //   model/         the final model: model.json, spec.json, model.safetensors (checkpoint.h)
+//   train.lock     flock()ed by the trainer writing the run, holding its pid (RunFolderLock)
 // The names below are the only spelling of these in the code: the worker, the CLI and the GUI
 // all build their paths from them.
 #pragma once
@@ -17,6 +18,21 @@
 
 namespace cnnstudio {
 
+// An advisory lock (flock) on a run folder's lock file, held while this object lives, so that
+// two trainers never write one run. The kernel drops it when the process ends, however it ends,
+// so a killed trainer leaves no stale lock behind.
+class RunFolderLock {
+public:
+    // Throws Error naming the folder and the holder's pid when another process holds the lock.
+    explicit RunFolderLock(const std::filesystem::path& lockFile);
+    ~RunFolderLock();
+    RunFolderLock(const RunFolderLock&) = delete;
+    RunFolderLock& operator=(const RunFolderLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 class RunFolder {
 public:
     static constexpr const char* kSpecFileName = "spec.json";
@@ -27,6 +43,7 @@ public:
     static constexpr const char* kModelFolderName = "model";
     // The file that makes a folder a model folder, in model/ or wherever a model was saved.
     static constexpr const char* kModelInfoFileName = "model.json";
+    static constexpr const char* kLockFileName = "train.lock";
 
     // Creates the folder (and its parents) for a new run; refuses one that holds files already.
     static RunFolder create(const std::filesystem::path& path);
@@ -41,6 +58,7 @@ public:
         return path_ / kCheckpointsFolderName / kind;
     }
     std::filesystem::path modelFolder() const { return path_ / kModelFolderName; }
+    std::filesystem::path lockFile() const { return path_ / kLockFileName; }
 
     void writeSpec(const NetworkSpec& spec) const;        // atomic
     void writeConfig(const nlohmann::json& config) const;  // atomic

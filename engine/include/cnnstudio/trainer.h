@@ -145,6 +145,8 @@ private:
     void writeCheckpoint(const std::string& kind, const Session& session);
     void rememberBestWeights();
     bool distributed() const { return communicator_ && communicator_->world().size > 1; }
+    // Whether the run folder holds the finished run's model/ (true without a folder: nothing to write).
+    bool hasFinalModel() const;
     bool writesFiles() const { return folder_ && (!communicator_ || communicator_->world().rank == 0); }
     void broadcastParameters();
     TrainingResult finish(const std::string& reason, BatchSource* test, const RunDescription& description,

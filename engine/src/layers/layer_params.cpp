@@ -1,6 +1,7 @@
 #include "layers/layer_params.h"
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/json_text.h"
 #include "layers/layer_type.h"
 
 namespace cnnstudio {
@@ -37,16 +38,16 @@ bool isPair(const json& value) {
 std::string checkPair(const ParamInfo& param, const json& value) {
     if (value.is_number_integer()) {
         if (outOfRange(param, value.get<double>()))
-            return "parameter '" + param.name + "' is " + value.dump() + "; it must be " +
+            return "parameter '" + param.name + "' is " + describeJsonValue(value) + "; it must be " +
                    rangeText(param);
         return {};
     }
     if (!isPair(value))
         return "parameter '" + param.name + "' must be a whole number n or a pair [height, width], got " +
-               value.dump();
+               describeJsonValue(value);
     for (const auto& side : value)
         if (outOfRange(param, side.get<double>()))
-            return "parameter '" + param.name + "' is " + value.dump() + "; each size must be " +
+            return "parameter '" + param.name + "' is " + describeJsonValue(value) + "; each size must be " +
                    rangeText(param);
     return {};
 }
@@ -55,25 +56,25 @@ std::string checkValue(const ParamInfo& param, const json& value) {
     const std::string quoted = "parameter '" + param.name + "'";
     if (param.kind == "int") {
         if (!value.is_number_integer())
-            return quoted + " must be a whole number, got " + value.dump();
+            return quoted + " must be a whole number, got " + describeJsonValue(value);
         if (outOfRange(param, value.get<double>()))
-            return quoted + " is " + value.dump() + "; it must be " + rangeText(param);
+            return quoted + " is " + describeJsonValue(value) + "; it must be " + rangeText(param);
         return {};
     }
     if (param.kind == "float") {
-        if (!value.is_number()) return quoted + " must be a number, got " + value.dump();
+        if (!value.is_number()) return quoted + " must be a number, got " + describeJsonValue(value);
         if (outOfRange(param, value.get<double>()))
-            return quoted + " is " + value.dump() + "; it must be " + rangeText(param);
+            return quoted + " is " + describeJsonValue(value) + "; it must be " + rangeText(param);
         return {};
     }
     if (param.kind == "bool") {
-        if (!value.is_boolean()) return quoted + " must be true or false, got " + value.dump();
+        if (!value.is_boolean()) return quoted + " must be true or false, got " + describeJsonValue(value);
         return {};
     }
     if (param.kind == "padding") {
         if (value.is_string()) {
             if (value == "valid" || value == "same") return {};
-            return quoted + " must be \"valid\", \"same\", n or [height, width], got " + value.dump();
+            return quoted + " must be \"valid\", \"same\", n or [height, width], got " + describeJsonValue(value);
         }
         return checkPair(param, value);
     }
@@ -104,7 +105,7 @@ std::string formatPair(SpatialPair pair) {
 
 std::string checkParams(const NodeSpec& node, const LayerType& type) {
     const LayerTypeInfo& info = type.info;
-    if (!node.params.is_object()) return "params must be a JSON object, got " + node.params.dump();
+    if (!node.params.is_object()) return "params must be a JSON object, got " + describeJsonValue(node.params);
     for (const auto& [name, value] : node.params.items()) {
         if (findParam(info, name)) continue;
         std::string known;

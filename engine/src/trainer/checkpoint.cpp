@@ -1,5 +1,7 @@
 #include "cnnstudio/checkpoint.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -177,6 +179,7 @@ std::vector<NamedTensor> networkTensors(Network& network) {
 
 void loadNetworkTensors(Network& network, const std::vector<NamedTensor>& tensors,
                         const std::filesystem::path& file) {
+    rejectNonFiniteValues(tensors, file);
     auto byName = indexByName(tensors);
     std::set<std::string> used;
     std::vector<float> parameters(network.parameterCount()), state(network.stateCount());
@@ -188,6 +191,19 @@ void loadNetworkTensors(Network& network, const std::vector<NamedTensor>& tensor
         backend.upload(network.parameters(), parameters.data(), parameters.size() * sizeof(float));
     if (!state.empty()) backend.upload(network.state(), state.data(), state.size() * sizeof(float));
     backend.synchronize();
+}
+
+void rejectNonFiniteValues(const std::vector<NamedTensor>& tensors, const std::filesystem::path& file) {
+    for (const NamedTensor& tensor : tensors) {
+        const auto bad = std::find_if(tensor.values.begin(), tensor.values.end(),
+                                      [](float value) { return !std::isfinite(value); });
+        if (bad != tensor.values.end())
+            throw Error("tensor '" + tensor.name + "' holds " + (std::isnan(*bad) ? "NaN" : "an infinity") +
+                            " at element " + std::to_string(bad - tensor.values.begin()),
+                        file.string(),
+                        "the weights are damaged or were saved from a diverged run; use an earlier checkpoint "
+                        "or train again");
+    }
 }
 
 // ---- checkpoints -----------------------------------------------------------------------------

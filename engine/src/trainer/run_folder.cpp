@@ -1,11 +1,58 @@
 #include "cnnstudio/run_folder.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
 
 namespace cnnstudio {
+
+namespace {
+
+// The pid the lock's holder wrote into the lock file, or "unknown" before it has written it.
+std::string lockHolderPid(int fd) {
+    char text[32] = {};
+    const ssize_t length = ::pread(fd, text, sizeof text - 1, 0);
+    return length > 0 ? std::string(text, std::size_t(length)) : std::string("unknown");
+}
+
+}  // namespace
+
+RunFolderLock::RunFolderLock(const std::filesystem::path& lockFile) {
+    const std::string folder = lockFile.parent_path().string();
+    fd_ = ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+        throw Error(std::string("cannot create the lock file ") + lockFile.filename().string() + ": " +
+                        std::strerror(errno),
+                    folder, "check that the run folder is writable");
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int lockError = errno;
+        const std::string holder = lockHolderPid(fd_);
+        ::close(fd_);
+        if (lockError == EWOULDBLOCK)
+            throw Error("another trainer (pid " + holder + ") is writing this run folder", folder,
+                        "wait for it to end or stop it, or train into another --run-dir");
+        throw Error(std::string("cannot lock the run folder: ") + std::strerror(lockError), folder,
+                    "put run folders on a filesystem that supports flock");
+    }
+    // The holder's pid, for the message a second trainer prints.
+    const std::string pid = std::to_string(::getpid());
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != ssize_t(pid.size())) {
+        const std::string why = std::strerror(errno);
+        ::close(fd_);
+        throw Error("cannot write the lock file " + lockFile.filename().string() + ": " + why, folder,
+                    "check the free space and permissions of the run folder");
+    }
+}
+
+RunFolderLock::~RunFolderLock() { ::close(fd_); }  // closing the descriptor releases the flock
 
 RunFolder RunFolder::create(const std::filesystem::path& path) {
     std::error_code error;

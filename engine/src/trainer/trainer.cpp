@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <span>
 
 #include "cnnstudio/error.h"
@@ -23,6 +25,62 @@ std::string formatFloat(double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", value);
     return text;
+}
+
+// Cross-entropy starts near ln(classes) (2.3 for 10). A loss 1000 times that (times the largest
+// class weight, which scales it) gives the true class a probability below e^-2300: no run that is
+// still learning gets there, while a diverging one passes it within a few steps (--lr 100 once
+// ended at 6.7e15). A bound fixed from the start, unlike one from the first epoch's mean, also
+// catches a run that diverges during its first epoch.
+constexpr double kExplodedLossFactor = 1000;
+// Parameters of larger magnitude count as gone bad when naming where a divergence shows; trained
+// weights are of order 1.
+constexpr float kBadParameterMagnitude = 1e4f;
+
+double explodedLossBound(int classes, const LossOptions& loss) {
+    double largestWeight = 1;
+    for (float weight : loss.classWeights) largestWeight = std::max(largestWeight, double(weight));
+    return kExplodedLossFactor * std::max(1.0, std::log(double(classes))) * largestWeight;
+}
+
+struct BadParameters {
+    std::string layer, description;  // "conv1", "conv1.weight holds NaN"
+};
+
+// The first parameters, in the network's order, that are not finite or beyond
+// kBadParameterMagnitude: the layer a divergence shows in first.
+std::optional<BadParameters> findFirstBadParameters(Network& network) {
+    for (const NamedTensor& tensor : networkTensors(network)) {
+        for (float value : tensor.values) {
+            if (std::isfinite(value) && std::fabs(value) <= kBadParameterMagnitude) continue;
+            const std::string layer = tensor.name.substr(0, tensor.name.rfind('.'));
+            const std::string what = std::isnan(value)      ? "holds NaN"
+                                     : std::isinf(value)    ? "holds an infinity"
+                                                            : "holds " + formatFloat(value);
+            return BadParameters{layer, tensor.name + " " + what};
+        }
+    }
+    return std::nullopt;
+}
+
+// The error that stops a run whose loss is not finite or beyond `bound`, naming the step and the
+// first layer whose parameters went bad.
+Error divergenceError(float loss, double bound, int classes, int epoch, std::int64_t step, float learningRate,
+                      Network& network) {
+    std::string reason = std::isfinite(loss)
+                             ? "loss exploded to " + formatFloat(loss) + " at epoch " + std::to_string(epoch) +
+                                   " step " + std::to_string(step) + " (beyond " + formatFloat(bound) +
+                                   ", a thousand times the loss of a uniform guess over " + std::to_string(classes) +
+                                   " classes)"
+                             : std::string("loss became ") + (std::isnan(loss) ? "NaN" : "infinite") + " at epoch " +
+                                   std::to_string(epoch) + " step " + std::to_string(step);
+    const std::optional<BadParameters> bad = findFirstBadParameters(network);
+    reason += bad ? "; the first layer whose parameters went bad is '" + bad->layer + "' (" + bad->description + ")"
+                  : "; every parameter is still finite and below " + formatFloat(kBadParameterMagnitude) +
+                        ", so the inputs or the loss went bad first";
+    return Error(reason, bad ? "layer '" + bad->layer + "'" : "trainer",
+                 "lower the learning rate (it was " + formatFloat(learningRate) +
+                     "), add warm-up epochs, or check the data for extreme values; no model was saved");
 }
 
 // Checks a batch against what the network takes, so that a misbehaving source gives a message
@@ -221,6 +279,10 @@ void Trainer::uploadBatch(const Batch& batch, const char* split) {
                               batch.labels.size() * sizeof(std::int32_t));
 }
 
+bool Trainer::hasFinalModel() const {
+    return !folder_ || std::filesystem::exists(folder_->modelFolder() / RunFolder::kModelInfoFileName);
+}
+
 void Trainer::rememberBestWeights() { bestWeights_ = networkTensors(network_); }
 
 void Trainer::writeCheckpoint(const std::string& kind, const Session& session) {
@@ -287,7 +349,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
     if (int(description.dataset.classNames.size()) != classes)
         throw Error("the data set has " + std::to_string(description.dataset.classNames.size()) +
                     " classes, the network's output has " + std::to_string(classes), "trainer",
-                    "adapt the spec to the data set (adaptSpecToDataset)");
+                    "set the output layer's units to the number of classes; cnnstudio-train and the app do that for you");
     if (!config_.loss.classWeights.empty() && int(config_.loss.classWeights.size()) != classes)
         throw Error(std::to_string(config_.loss.classWeights.size()) + " class weights for " +
                     std::to_string(classes) + " classes", "class-weights");
@@ -309,7 +371,10 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                     std::to_string(progress_.epoch + 1) + " but an epoch now has " +
                     std::to_string(session.stepsPerEpoch) + " batches", "resume",
                     "resume with the run's own data set, limit and batch size");
-    if (resumed_ && progress_.epoch >= config_.epochs)
+    // A run killed after its last checkpoint but before model/ was written has trained every
+    // epoch yet has no model: resuming it skips the epoch loop and only finishes (the final
+    // evaluation and model/), so such a run can always be completed.
+    if (resumed_ && progress_.epoch >= config_.epochs && hasFinalModel())
         throw Error("the run has finished its " + std::to_string(progress_.epoch) + " epochs already",
                     "resume", "pass a larger epoch count to train it further");
     session.wallAtStart = progress_.wallSeconds;
@@ -346,6 +411,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                   {"resumed_from_step", progress_.step},
                   {"ranks", communicator_ ? communicator_->world().size : description.ranks}});
 
+    const double explodedLoss = explodedLossBound(classes, config_.loss);
     const int batchSize = network_.batch();
     const int ranks = distributed() ? communicator_->world().size : 1;
     const int globalBatch = batchSize * ranks;
@@ -392,13 +458,9 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                 correct = std::int64_t(std::llround(sums[1]));
                 stopNow = sums[2] > 0;
             }
-            if (!std::isfinite(loss))
-                throw Error(std::string("loss became ") + (std::isnan(loss) ? "NaN" : "infinite") +
-                                " at epoch " + std::to_string(epoch + 1) + " step " +
-                                std::to_string(progress_.step + 1),
-                            "trainer",
-                            "lower the learning rate (it was " + formatFloat(learningRate) +
-                                "), add warm-up epochs, or check the data for extreme values");
+            if (!std::isfinite(loss) || loss > explodedLoss)
+                throw divergenceError(loss, explodedLoss, classes, epoch + 1, progress_.step + 1, learningRate,
+                                      network_);
 
             progress_.epochCorrect += correct;
             progress_.epochLossSum += loss;

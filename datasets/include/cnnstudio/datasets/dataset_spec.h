@@ -22,6 +22,9 @@ struct DatasetSpec {
 // Throws cnnstudio::Error listing the accepted forms for anything else.
 DatasetSpec parseDatasetSpec(std::string_view text);
 std::string toString(const DatasetSpec& spec);
+// The spec with its path made absolute against the current folder: a run records this form, so
+// that resuming it from another folder reads the same files, not whatever is there by that name.
+DatasetSpec withAbsolutePath(DatasetSpec spec);
 
 DatasetSplits loadDataset(const DatasetSpec& spec, const LoadOptions& options = {});
 DatasetSplits loadDataset(std::string_view specText, const LoadOptions& options = {});

@@ -25,7 +25,8 @@ Dataset readIdxPair(const std::filesystem::path& imagesPath, const std::filesyst
 // and t10k-labels-idx1-ubyte (each optionally .gz; MNIST's "train-images.idx3-ubyte"
 // spelling is accepted too). t10k is the test split; options.validationFraction of train is
 // held out (chosen by options.seed) as validation. Class names are the given ones, or "0".."K-1"
-// for K = the largest label + 1 when classNames is empty. Labels past the class names throw.
+// when classNames is empty, K being the first label the training set does not use. A label past
+// the classes throws, naming its file and index.
 DatasetSplits loadIdxDirectory(const std::filesystem::path& directory, const LoadOptions& options = {},
                                std::vector<std::string> classNames = {});
 
