@@ -5,6 +5,7 @@
 #   backends (kernels/)        cpu-ref, cpu, cuda, cudnn: implement the Backend interface
 #   engine, datasets           network, layers, trainer; data sets and the batch pipeline
 #   registry (kernels/registry) names every backend, discovers the hardware
+#   interchange                models in and out in other formats (ONNX): engine + libonnx
 #   ui                         the Qt widgets
 #   app, bench                 the executables
 # Each folder may include its own headers and those of the layers listed for it below; tests/
@@ -18,12 +19,13 @@ endif()
 
 # Module name, its folder, and the modules it may include (besides itself). The more specific
 # folder (kernels/registry) comes before the one that contains it (kernels).
-set(modules core registry backends engine datasets ui app bench)
+set(modules core registry backends engine datasets interchange ui app bench)
 set(folder_core core)
 set(folder_registry kernels/registry)
 set(folder_backends kernels)
 set(folder_engine engine)
 set(folder_datasets datasets)
+set(folder_interchange interchange)
 set(folder_ui ui)
 set(folder_app app)
 set(folder_bench bench)
@@ -31,9 +33,10 @@ set(allowed_core "")
 set(allowed_backends core)
 set(allowed_engine core)
 set(allowed_datasets core)
+set(allowed_interchange core engine)
 set(allowed_registry core backends)
 set(allowed_ui core engine datasets registry)
-set(allowed_app core engine datasets registry ui)
+set(allowed_app core engine datasets registry interchange ui)
 set(allowed_bench core engine datasets registry backends)
 
 # The module a path (relative to ROOT) belongs to; empty outside every module.

@@ -18,6 +18,8 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
   # tests and screenshots
   libgtest-dev googletest xvfb xauth
+  # ONNX export (the interchange library) and its check by OpenCV DNN
+  libonnx-dev libprotobuf-dev protobuf-compiler
   # the package test (cpack -G DEB reads dependencies with file and dpkg-shlibdeps)
   file dpkg-dev
   # our weights read by PyTorch (Debian's CPU build of torch; safetensors comes from PyPI)

@@ -1,6 +1,7 @@
 // cnnstudio-train: the headless worker. Trains a network on a data set into a run folder
 // (events, checkpoints, final model), resumes a stopped run, evaluates a model, predicts image
-// classes and lists the backends. The GUI runs it as a child process and reads its events.
+// classes, exports a model as ONNX and lists the backends. The GUI runs it as a child process
+// and reads its events.
 //
 // Data parallel: `--gpus N`, `--ranks N` (CPU backends) and `--nodes M --hostfile F` make this
 // process a launcher that re-runs the program under mpirun, one rank per GPU or CPU rank
@@ -35,6 +36,7 @@
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
 #include "train/launcher.h"
+#include "train/interchange_commands.h"
 #include "train/model_commands.h"
 #include "train/training_run.h"
 
@@ -366,6 +368,11 @@ int main(int argc, char** argv) {
     evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
     evaluate->add_flag("--skip-bad", evaluateCommand.skipBad, "skip malformed rows and unreadable images");
 
+    app::ExportCommand exportCommand;
+    CLI::App* exportModel = app.add_subcommand("export", "write a model in another format (ONNX)");
+    exportModel->add_option("target", exportCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
+    exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)")->required();
+
     CLI::App* backends = app.add_subcommand("backends", "the backends of this build and whether each can run here");
 
 #ifdef CNNSTUDIO_HAVE_OPENCV
@@ -389,6 +396,10 @@ int main(int argc, char** argv) {
     try {
         if (*backends) {
             printBackends(stdout);
+            return 0;
+        }
+        if (*exportModel) {
+            app::runExport(exportCommand, stdout);
             return 0;
         }
         if (*evaluate) {

@@ -7,6 +7,7 @@
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
+#include "onnx/onnx_graph_builder.h"
 
 namespace cnnstudio {
 namespace {
@@ -79,6 +80,28 @@ LayerType activationType(LayerTypeInfo info) {
     return type;
 }
 
+// Element-wise: the value keeps its rank.
+void exportRelu(const NodeSpec&, OnnxGraphBuilder& graph) {
+    graph.addResult("Relu", {graph.input(0)}, graph.rankOf(graph.input(0)));
+}
+
+void exportLeakyRelu(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    graph.addResult("LeakyRelu", {graph.input(0)}, graph.rankOf(graph.input(0)),
+                    {{"alpha", float(floatParam(node, "alpha"))}});
+}
+
+void exportElu(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    graph.addResult("Elu", {graph.input(0)}, graph.rankOf(graph.input(0)),
+                    {{"alpha", float(floatParam(node, "alpha"))}});
+}
+
+// Opset 13 has no SiLU op: x · Sigmoid(x).
+void exportSilu(const NodeSpec&, OnnxGraphBuilder& graph) {
+    const OnnxRank rank = graph.rankOf(graph.input(0));
+    const std::string sigmoid = graph.addStep("sigmoid", "Sigmoid", {graph.input(0)}, rank);
+    graph.addResult("Mul", {graph.input(0), sigmoid}, rank);
+}
+
 }  // namespace
 
 LayerType reluLayerType() {
@@ -86,6 +109,8 @@ LayerType reluLayerType() {
     type.traits.isRelu = true;
     type.inferShape = inferRelu;
     type.create = createRelu;
+    type.exportOnnx = exportRelu;
+    type.exportOnnx = exportElu;
     return type;
 }
 
@@ -96,6 +121,7 @@ LayerType leakyReluLayerType() {
          "x for x > 0, alpha·x otherwise."});
     type.inferShape = inferLeakyRelu;
     type.create = createLeakyRelu;
+    type.exportOnnx = exportLeakyRelu;
     return type;
 }
 
@@ -114,6 +140,7 @@ LayerType siluLayerType() {
         {"SiLU", "Activation", 1, 1, {}, "x·sigmoid(x) (swish): smooth, slightly negative below 0."});
     type.inferShape = inferSilu;
     type.create = createSilu;
+    type.exportOnnx = exportSilu;
     return type;
 }
 

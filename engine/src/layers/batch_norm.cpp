@@ -7,6 +7,7 @@
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
+#include "onnx/onnx_graph_builder.h"
 
 namespace cnnstudio {
 namespace {
@@ -93,6 +94,14 @@ std::unique_ptr<Layer> createBatchNorm2D(const LayerBuild& build) {
     return std::make_unique<BatchNormLayer>(build.backend, build.node, build.inputShapes[0]);
 }
 
+// Inference form: the running statistics, as batchNormForwardInference uses them.
+void exportBatchNorm2D(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    graph.addResult("BatchNormalization",
+                    {graph.imageInput(0), graph.weight("weight"), graph.weight("bias"),
+                     graph.weight("running_mean"), graph.weight("running_var")},
+                    OnnxRank::Image, {{"epsilon", float(floatParam(node, "epsilon"))}});
+}
+
 }  // namespace
 
 LayerType batchNorm2dLayerType() {
@@ -108,6 +117,7 @@ LayerType batchNorm2dLayerType() {
     type.traits.passesClassScoresThrough = true;
     type.inferShape = inferBatchNorm2D;
     type.create = createBatchNorm2D;
+    type.exportOnnx = exportBatchNorm2D;
     return type;
 }
 

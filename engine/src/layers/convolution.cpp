@@ -11,6 +11,7 @@
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
+#include "onnx/onnx_graph_builder.h"
 
 namespace cnnstudio {
 namespace {
@@ -273,6 +274,37 @@ std::unique_ptr<Layer> createSeparableConv2D(const LayerBuild& build) {
                                                   build.outputShape, build.initialisation);
 }
 
+// Conv with the settings' window; `weight` (out, in/group, kh, kw) as ours.
+std::vector<OnnxAttribute> convAttributes(const ConvSettings& conv, std::int64_t group) {
+    std::vector<OnnxAttribute> attributes =
+        onnxWindowAttributes(conv.kernel.height, conv.kernel.width, conv.stride.height, conv.stride.width,
+                             conv.padding.height, conv.padding.width);
+    attributes.push_back({"group", group});
+    return attributes;
+}
+
+void exportConv2D(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    const ConvSettings conv = conv2dSettings(node);
+    std::vector<std::string> inputs{graph.imageInput(0), graph.weight("weight")};
+    if (conv.bias) inputs.push_back(graph.weight("bias"));
+    graph.addResult("Conv", inputs, OnnxRank::Image, convAttributes(conv, conv.groups));
+}
+
+// Two Convs, as our layer runs them: depthwise (group = channels, no bias), then 1x1.
+void exportSeparableConv2D(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    const ConvSettings conv = separableConv2dSettings(node);
+    const std::int64_t channels = graph.weightShape("depthwise.weight")[0];
+    const std::string depthwise = graph.addStep("depthwise", "Conv",
+                                                {graph.imageInput(0), graph.weight("depthwise.weight")},
+                                                OnnxRank::Image, convAttributes(conv, channels));
+    ConvSettings pointwise;
+    pointwise.kernel = pointwise.stride = {1, 1};
+    pointwise.padding = {0, 0};
+    std::vector<std::string> inputs{depthwise, graph.weight("pointwise.weight")};
+    if (conv.bias) inputs.push_back(graph.weight("pointwise.bias"));
+    graph.addResult("Conv", inputs, OnnxRank::Image, convAttributes(pointwise, 1));
+}
+
 }  // namespace
 
 LayerType conv2dLayerType() {
@@ -289,6 +321,7 @@ LayerType conv2dLayerType() {
     type.checkParams = checkConv2DParams;
     type.inferShape = inferConv2D;
     type.create = createConv2D;
+    type.exportOnnx = exportConv2D;
     return type;
 }
 
@@ -303,6 +336,7 @@ LayerType separableConv2dLayerType() {
     type.checkParams = checkSamePadding;
     type.inferShape = inferSeparableConv2D;
     type.create = createSeparableConv2D;
+    type.exportOnnx = exportSeparableConv2D;
     return type;
 }
 

@@ -5,6 +5,7 @@
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
+#include "onnx/onnx_graph_builder.h"
 
 namespace cnnstudio {
 namespace {
@@ -86,6 +87,13 @@ std::unique_ptr<Layer> createDense(const LayerBuild& build) {
                                         build.outputShape, build.initialisation);
 }
 
+// y = x · weightᵀ + bias over the flattened input: Gemm with transB, weight (units, inputs) as ours.
+void exportDense(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    std::vector<std::string> inputs{graph.matrixInput(0), graph.weight("weight")};
+    if (boolParam(node, "bias")) inputs.push_back(graph.weight("bias"));
+    graph.addResult("Gemm", inputs, OnnxRank::Matrix, {{"transB", std::int64_t(1)}});
+}
+
 }  // namespace
 
 LayerType denseLayerType() {
@@ -96,6 +104,7 @@ LayerType denseLayerType() {
     type.traits.classCountParam = "units";
     type.inferShape = inferDense;
     type.create = createDense;
+    type.exportOnnx = exportDense;
     return type;
 }
 

@@ -4,6 +4,7 @@
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
+#include "onnx/onnx_graph_builder.h"
 
 namespace cnnstudio {
 namespace {
@@ -52,6 +53,9 @@ std::unique_ptr<Layer> createDropout(const LayerBuild& build) {
                                           build.inputShapes[0], build.seed);
 }
 
+// The identity at inference: no op at all.
+void exportDropout(const NodeSpec&, OnnxGraphBuilder& graph) { graph.passThrough(graph.input(0)); }
+
 }  // namespace
 
 LayerType dropoutLayerType() {
@@ -66,6 +70,7 @@ LayerType dropoutLayerType() {
     type.checkParams = checkDropoutParams;
     type.inferShape = inferDropout;
     type.create = createDropout;
+    type.exportOnnx = exportDropout;
     return type;
 }
 

@@ -62,12 +62,14 @@ struct LayerTraits {
     std::string classCountParam;
 };
 
+class OnnxGraphBuilder;  // onnx/onnx_graph_builder.h
+
 using ParamRule = std::string (*)(const NodeSpec& node);
 using ShapeRule = LayerOutcome (*)(const NodeSpec& node, const std::vector<TensorShape>& inputShapes);
 using LayerFactory = std::unique_ptr<Layer> (*)(const LayerBuild& build);
+using OnnxExport = void (*)(const NodeSpec& node, OnnxGraphBuilder& graph);
 
-// Everything about one layer type. The ONNX exporter (a later issue) adds its mapping here,
-// one entry per type, next to the factory: the op or ops the type becomes and its attributes.
+// Everything about one layer type, its ONNX mapping included.
 struct LayerType {
     LayerTypeInfo info;  // name, category, inputs, parameters: what the palette and inspector show
     LayerTraits traits;
@@ -79,6 +81,9 @@ struct LayerType {
     // and has as many inputs as the type takes; inputShapes[i] is the shape of node.inputs[i].
     ShapeRule inferShape = nullptr;
     LayerFactory create = nullptr;
+    // The ONNX ops (opset kOnnxOpset) the type becomes at inference, with their attributes and
+    // weights, for a node that passed shape inference (cnnstudio/onnx_graph.h).
+    OnnxExport exportOnnx = nullptr;
 };
 
 // Every registered type, in the order the palette shows them.

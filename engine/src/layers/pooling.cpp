@@ -8,6 +8,7 @@
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
+#include "onnx/onnx_graph_builder.h"
 
 namespace cnnstudio {
 namespace {
@@ -109,6 +110,26 @@ std::unique_ptr<Layer> createGlobalAvgPool(const LayerBuild& build) {
     return std::make_unique<PoolLayer>(build.backend, g);
 }
 
+std::vector<OnnxAttribute> poolAttributes(const PoolSettings& pool) {
+    return onnxWindowAttributes(pool.kernel.height, pool.kernel.width, pool.stride.height, pool.stride.width,
+                                pool.padding.height, pool.padding.width);
+}
+
+void exportMaxPool2D(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    graph.addResult("MaxPool", {graph.imageInput(0)}, OnnxRank::Image, poolAttributes(poolSettings(node)));
+}
+
+// Our average divides by the window's non-padding elements: count_include_pad 0.
+void exportAvgPool2D(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    std::vector<OnnxAttribute> attributes = poolAttributes(poolSettings(node));
+    attributes.push_back({"count_include_pad", std::int64_t(0)});
+    graph.addResult("AveragePool", {graph.imageInput(0)}, OnnxRank::Image, attributes);
+}
+
+void exportGlobalAvgPool(const NodeSpec&, OnnxGraphBuilder& graph) {
+    graph.addResult("GlobalAveragePool", {graph.imageInput(0)}, OnnxRank::Image);
+}
+
 }  // namespace
 
 LayerType maxPool2dLayerType() {
@@ -117,6 +138,7 @@ LayerType maxPool2dLayerType() {
     type.checkParams = checkWindowPoolParams;
     type.inferShape = inferWindowPool;
     type.create = createMaxPool2D;
+    type.exportOnnx = exportMaxPool2D;
     return type;
 }
 
@@ -127,6 +149,7 @@ LayerType avgPool2dLayerType() {
     type.checkParams = checkWindowPoolParams;
     type.inferShape = inferWindowPool;
     type.create = createAvgPool2D;
+    type.exportOnnx = exportAvgPool2D;
     return type;
 }
 
@@ -137,6 +160,7 @@ LayerType globalAvgPoolLayerType() {
     type.traits.passesClassScoresThrough = true;
     type.inferShape = inferGlobalAvgPool;
     type.create = createGlobalAvgPool;
+    type.exportOnnx = exportGlobalAvgPool;
     return type;
 }
 

@@ -9,6 +9,7 @@
 #include "layers/layer_params.h"
 #include "layers/layer_type.h"
 #include "layers/shape_rules.h"
+#include "onnx/onnx_graph_builder.h"
 
 namespace cnnstudio {
 namespace {
@@ -148,6 +149,39 @@ std::unique_ptr<Layer> createConcat(const LayerBuild& build) {
     return std::make_unique<ConcatLayer>(build.backend, build.inputShapes, build.outputShape);
 }
 
+void exportInput(const NodeSpec& node, OnnxGraphBuilder& graph) {
+    graph.declareNetworkInput(intParam(node, "channels"), intParam(node, "height"), intParam(node, "width"));
+}
+
+void exportFlatten(const NodeSpec&, OnnxGraphBuilder& graph) { graph.passThrough(graph.matrixInput(0)); }
+
+// The inputs as they are when they share a rank (so a sum of Dense outputs stays a matrix),
+// else all as images; our shapes then agree element for element.
+std::vector<std::string> sameRankInputs(OnnxGraphBuilder& graph) {
+    std::vector<std::string> inputs;
+    bool mixed = false;
+    for (std::size_t i = 0; i < graph.inputCount(); ++i)
+        mixed = mixed || graph.rankOf(graph.input(i)) != graph.rankOf(graph.input(0));
+    for (std::size_t i = 0; i < graph.inputCount(); ++i)
+        inputs.push_back(mixed ? graph.imageInput(i) : graph.input(i));
+    return inputs;
+}
+
+// ONNX's Add takes two inputs: k inputs become a chain of k - 1.
+void exportAdd(const NodeSpec&, OnnxGraphBuilder& graph) {
+    const std::vector<std::string> inputs = sameRankInputs(graph);
+    const OnnxRank rank = graph.rankOf(inputs[0]);
+    std::string sum = inputs[0];
+    for (std::size_t i = 1; i + 1 < inputs.size(); ++i)
+        sum = graph.addStep("sum" + std::to_string(i), "Add", {sum, inputs[i]}, rank);
+    graph.addResult("Add", {sum, inputs.back()}, rank);
+}
+
+void exportConcat(const NodeSpec&, OnnxGraphBuilder& graph) {
+    const std::vector<std::string> inputs = sameRankInputs(graph);
+    graph.addResult("Concat", inputs, graph.rankOf(inputs[0]), {{"axis", std::int64_t(1)}});
+}
+
 }  // namespace
 
 LayerType inputLayerType() {
@@ -161,6 +195,7 @@ LayerType inputLayerType() {
     type.traits.isNetworkInput = true;
     type.inferShape = inferInput;
     type.create = createInput;
+    type.exportOnnx = exportInput;
     return type;
 }
 
@@ -170,6 +205,7 @@ LayerType flattenLayerType() {
     type.traits.passesClassScoresThrough = true;
     type.inferShape = inferFlatten;
     type.create = createFlatten;
+    type.exportOnnx = exportFlatten;
     return type;
 }
 
@@ -179,6 +215,7 @@ LayerType addLayerType() {
                  "Element-wise sum of two or more inputs of identical shape (residual connections)."};
     type.inferShape = inferAdd;
     type.create = createAdd;
+    type.exportOnnx = exportAdd;
     return type;
 }
 
@@ -188,6 +225,7 @@ LayerType concatLayerType() {
                  "Joins two or more inputs of the same height and width along the channels."};
     type.inferShape = inferConcat;
     type.create = createConcat;
+    type.exportOnnx = exportConcat;
     return type;
 }
 
