@@ -1,7 +1,7 @@
 // Networks and weights the ONNX tests export: every preset, and one network holding every layer
 // type and setting the presets leave out (groups, strides, padding, AvgPool2D, LeakyReLU, ELU,
-// SiLU, Concat, a three-way Add, Dense straight after a pool). Weights are random, with
-// batch-norm scale, shift and running statistics far from their initial 1 / 0, so a reader
+// SiLU, Concat, a three-way Add, Dense straight after a pool). Weights are random, with biases,
+// batch-norm scale, shift and running statistics far from their initial values, so a reader
 // that ignored them would be caught.
 #pragma once
 
@@ -22,7 +22,8 @@ NetworkSpec everyLayerTypeSpec();
 std::vector<std::string> onnxTestNetworkNames();
 NetworkSpec onnxTestNetwork(const std::string& name);
 
-// A Network on cpu-ref at `batch` with the random weights described above.
+// A Network on `backend` at `batch` with the random weights described above; the running
+// statistics are those of one batch of other random images.
 std::unique_ptr<Network> buildWithRandomWeights(const NetworkSpec& spec, Backend& backend, int batch,
                                                 std::uint64_t seed);
 // `images` (batch, C, H, W) in, our inference logits (batch, classes) out.

@@ -110,7 +110,6 @@ LayerType reluLayerType() {
     type.inferShape = inferRelu;
     type.create = createRelu;
     type.exportOnnx = exportRelu;
-    type.exportOnnx = exportElu;
     return type;
 }
 
@@ -132,6 +131,7 @@ LayerType eluLayerType() {
          "x for x > 0, alpha·(exp(x) - 1) otherwise."});
     type.inferShape = inferElu;
     type.create = createElu;
+    type.exportOnnx = exportElu;
     return type;
 }
 

@@ -104,9 +104,16 @@ std::string OnnxGraphBuilder::addStep(const std::string& step, const std::string
     return addOp(node_->name + "/" + step, op, std::move(inputs), rank, std::move(attributes));
 }
 
+// The graph's input and output names are fixed; a node called so (the presets call their last
+// Dense "logits") gets another name for its value.
+std::string OnnxGraphBuilder::resultValueName() const {
+    const bool reserved = node_->name == kOnnxInputName || node_->name == kOnnxOutputName;
+    return reserved ? node_->name + "/result" : node_->name;
+}
+
 void OnnxGraphBuilder::addResult(const std::string& op, std::vector<std::string> inputs, OnnxRank rank,
                                  std::vector<OnnxAttribute> attributes) {
-    valueOfNode_[node_->name] = addOp(node_->name, op, std::move(inputs), rank, std::move(attributes));
+    valueOfNode_[node_->name] = addOp(resultValueName(), op, std::move(inputs), rank, std::move(attributes));
     nodeDone_ = true;
 }
 
@@ -133,8 +140,12 @@ OnnxGraph describeAsOnnx(const NetworkSpec& spec, const std::vector<NamedTensor>
     OnnxGraphBuilder builder(weights, graph);
     for (const NodeInfo& info : shapes.nodes) {
         const NodeSpec& node = *spec.find(info.name);
+        const LayerType& type = *findRegisteredLayerType(node.type);
+        if (!type.exportOnnx)
+            throw Error("layer type " + node.type + " has no ONNX mapping", node.name,
+                        "its LayerType record needs an exportOnnx");
         builder.beginNode(node);
-        findRegisteredLayerType(node.type)->exportOnnx(node, builder);
+        type.exportOnnx(node, builder);
         builder.endNode();
     }
     builder.finishWithOutput(shapes.nodes.back().name, shapes.outputShape.countPerImage());

@@ -46,7 +46,8 @@ public:
     // An op computing an inner value "<node>/<step>"; returns that value's name.
     std::string addStep(const std::string& step, const std::string& op, std::vector<std::string> inputs,
                         OnnxRank rank, std::vector<OnnxAttribute> attributes = {});
-    // The op computing the node's own value (named as the node).
+    // The op computing the node's own value (named as the node, unless that is "input" or
+    // "logits").
     void addResult(const std::string& op, std::vector<std::string> inputs, OnnxRank rank,
                    std::vector<OnnxAttribute> attributes = {});
     // The node computes nothing at inference (Dropout): its value is its input's.
@@ -58,6 +59,7 @@ public:
 private:
     std::string addOp(const std::string& value, const std::string& op, std::vector<std::string> inputs,
                       OnnxRank rank, std::vector<OnnxAttribute> attributes);
+    std::string resultValueName() const;
     const NamedTensor& findWeight(const std::string& suffix) const;
 
     const std::vector<NamedTensor>& weights_;
