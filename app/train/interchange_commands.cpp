@@ -1,6 +1,10 @@
 #include "train/interchange_commands.h"
 
+#include "cnnstudio/backend_registry.h"
+#include "cnnstudio/checkpoint.h"
+#include "cnnstudio/network.h"
 #include "cnnstudio/onnx_export.h"
+#include "cnnstudio/onnx_import.h"
 #include "train/model_commands.h"
 
 namespace cnnstudio::app {
@@ -10,6 +14,21 @@ void runExport(const ExportCommand& command, std::FILE* out) {
     exportOnnx(located.model.spec, located.model.weights, command.onnx);
     std::fprintf(out, "wrote %s (ONNX opset %d, input \"%s\" (N, C, H, W), output \"%s\")\n",
                  command.onnx.string().c_str(), kOnnxOpset, kOnnxInputName, kOnnxOutputName);
+}
+
+void runImport(const ImportCommand& command, std::FILE* out) {
+    const ImportedNetwork imported = importOnnx(command.onnx);
+    // Building the network checks the spec and every weight's name and shape; cpu-ref is the
+    // backend every build has.
+    std::unique_ptr<Backend> backend = createBackend("cpu-ref");
+    Network network(imported.spec, *backend, 1, 0);
+    loadNetworkTensors(network, imported.weights, command.onnx);
+    ModelInfo info;
+    for (int c = 0; c < network.classes(); ++c) info.classNames.push_back("class " + std::to_string(c));
+    info.trainedOn = {{"imported_from", std::filesystem::absolute(command.onnx).string()}};
+    saveModel(command.folder, network, info);
+    std::fprintf(out, "wrote %s (%zu layers, %d classes)\n", command.folder.string().c_str(),
+                 imported.spec.nodes.size(), network.classes());
 }
 
 }  // namespace cnnstudio::app

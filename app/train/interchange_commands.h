@@ -1,5 +1,5 @@
 // The sub-commands that move a model between CNN Studio and other formats: `export` (a model
-// folder as an ONNX file).
+// folder as an ONNX file) and `import` (an ONNX file as a model folder).
 #pragma once
 
 #include <cstdio>
@@ -12,7 +12,15 @@ struct ExportCommand {
     std::filesystem::path onnx;    // the file to write
 };
 
-// Throws Error naming the model folder or the file at fault.
+struct ImportCommand {
+    std::filesystem::path onnx;    // the file to read
+    std::filesystem::path folder;  // the model folder to write
+};
+
+// Both throw Error naming the model folder, the file or the ONNX node at fault.
 void runExport(const ExportCommand& command, std::FILE* out);
+// The model folder's model.json names the classes "class 0", "class 1", ... and has no input
+// normalisation (an ONNX file says neither): the network reads pixel / 255.
+void runImport(const ImportCommand& command, std::FILE* out);
 
 }  // namespace cnnstudio::app

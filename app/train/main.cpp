@@ -1,7 +1,7 @@
 // cnnstudio-train: the headless worker. Trains a network on a data set into a run folder
 // (events, checkpoints, final model), resumes a stopped run, evaluates a model, predicts image
-// classes, exports a model as ONNX and lists the backends. The GUI runs it as a child process
-// and reads its events.
+// classes, exports and imports ONNX models and lists the backends. The GUI runs it as a child
+// process and reads its events.
 //
 // Data parallel: `--gpus N`, `--ranks N` (CPU backends) and `--nodes M --hostfile F` make this
 // process a launcher that re-runs the program under mpirun, one rank per GPU or CPU rank
@@ -373,6 +373,11 @@ int main(int argc, char** argv) {
     exportModel->add_option("target", exportCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
     exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)")->required();
 
+    app::ImportCommand importCommand;
+    CLI::App* importModel = app.add_subcommand("import", "read an ONNX model into a model folder");
+    importModel->add_option("onnx", importCommand.onnx, "the ONNX file (opset 13 ops CNN Studio has)")->required()->check(CLI::ExistingFile);
+    importModel->add_option("--out", importCommand.folder, "the model folder to write")->required();
+
     CLI::App* backends = app.add_subcommand("backends", "the backends of this build and whether each can run here");
 
 #ifdef CNNSTUDIO_HAVE_OPENCV
@@ -400,6 +405,10 @@ int main(int argc, char** argv) {
         }
         if (*exportModel) {
             app::runExport(exportCommand, stdout);
+            return 0;
+        }
+        if (*importModel) {
+            app::runImport(importCommand, stdout);
             return 0;
         }
         if (*evaluate) {
