@@ -4,6 +4,7 @@
 // LayerType records, which hold the export mapping.
 #include "cnnstudio/onnx_import.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -96,6 +97,7 @@ public:
     void passThrough(const onnx::NodeProto& node);
     void deferSigmoid(const onnx::NodeProto& node);
     void addConstant(const std::string& value, const onnx::TensorProto& tensor);
+    const std::vector<std::int64_t>* int64Constant(const std::string& value) const;
     const onnx::NodeProto* deferredSigmoid(const std::string& value) const;
 
 private:
@@ -105,6 +107,7 @@ private:
     const onnx::GraphProto& graph_;
     ImportedNetwork result_;
     std::map<std::string, NamedTensor> initializers_;  // float constants: initializers, Constant ops
+    std::map<std::string, std::vector<std::int64_t>> int64Constants_;  // shapes, axes
     std::set<std::string> otherConstants_;
     std::map<std::string, std::string> nodeOfValue_;  // ONNX value -> our node computing it
     std::map<std::string, const onnx::NodeProto*> sigmoids_;  // their output, until a Mul makes a SiLU
@@ -189,6 +192,21 @@ void importFlatten(const onnx::NodeProto& node, OnnxImporter& importer) {
     importer.addNode(node, "Flatten", json::object(), {importer.dataInput(node, 0)}, {});
 }
 
+// A Reshape to (N, features) or (N, features, 1, 1) is our Flatten, whose output is
+// (N, C·H·W, 1, 1): our exporter writes the latter where a Dense output feeds a batch norm or a
+// convolution. The shape is (0, -1, ...) (0 keeps the batch) or (-1, features, ...).
+void importReshape(const onnx::NodeProto& node, OnnxImporter& importer) {
+    const std::vector<std::int64_t>* shape = importer.hasInput(node, 1) ? importer.int64Constant(node.input(1)) : nullptr;
+    if (!shape) unsupportedSetting(node, "a shape that is not a constant");
+    const bool keepsBatch = shape->size() >= 2 && (((*shape)[0] == 0 && (*shape)[1] == -1) ||
+                                                  ((*shape)[0] == -1 && (*shape)[1] > 0));
+    const bool onesAfter = std::all_of(shape->begin() + std::min<std::size_t>(2, shape->size()), shape->end(),
+                                       [](std::int64_t dim) { return dim == 1; });
+    if (!keepsBatch || !onesAfter || (shape->size() != 2 && shape->size() != 4))
+        unsupportedSetting(node, "a shape other than (N, features) or (N, features, 1, 1)");
+    importer.addNode(node, "Flatten", json::object(), {importer.dataInput(node, 0)}, {});
+}
+
 // Dense keeps its weight as (units, features): Gemm's B with transB 1, transposed otherwise.
 void importGemm(const onnx::NodeProto& node, OnnxImporter& importer) {
     if (intAttribute(node, "transA", 0) != 0 || floatAttribute(node, "alpha", 1) != 1 ||
@@ -247,6 +265,7 @@ const std::map<std::string, OpImport> kOpImports{
     {"AveragePool", importAveragePool},
     {"GlobalAveragePool", importGlobalAveragePool},
     {"Flatten", importFlatten},
+    {"Reshape", importReshape},
     {"Gemm", importGemm},
     {"Add", importAdd},
     {"Concat", importConcat},
@@ -261,8 +280,25 @@ OnnxImporter::OnnxImporter(const onnx::GraphProto& graph, std::string networkNam
 }
 
 void OnnxImporter::addConstant(const std::string& value, const onnx::TensorProto& tensor) {
-    if (tensor.data_type() == onnx::TensorProto::FLOAT) initializers_[value] = floatTensor(tensor);
-    else otherConstants_.insert(value);
+    if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+        initializers_[value] = floatTensor(tensor);
+    } else if (tensor.data_type() == onnx::TensorProto::INT64) {
+        std::vector<std::int64_t>& values = int64Constants_[value];
+        if (tensor.has_raw_data()) {
+            values.resize(tensor.raw_data().size() / sizeof(std::int64_t));
+            std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(std::int64_t));
+        } else {
+            values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+        }
+        otherConstants_.insert(value);
+    } else {
+        otherConstants_.insert(value);
+    }
+}
+
+const std::vector<std::int64_t>* OnnxImporter::int64Constant(const std::string& value) const {
+    const auto constant = int64Constants_.find(value);
+    return constant == int64Constants_.end() ? nullptr : &constant->second;
 }
 
 ImportedNetwork OnnxImporter::run() {
