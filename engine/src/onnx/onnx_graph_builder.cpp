@@ -49,7 +49,6 @@ std::string OnnxGraphBuilder::imageInput(std::size_t i) {
     // (N, features) -> (N, features, 1, 1): 0 keeps the batch, -1 takes the rest.
     const std::string shape = value + "/image_shape";
     graph_.initializers.push_back({shape, {4}, {}, {0, -1, 1, 1}});
-    rankOfValue_[shape] = OnnxRank::Matrix;
     return addOp(image, "Reshape", {value, shape}, OnnxRank::Image, {});
 }
 
@@ -83,10 +82,8 @@ const std::vector<std::int64_t>& OnnxGraphBuilder::weightShape(const std::string
 
 std::string OnnxGraphBuilder::weight(const std::string& suffix) {
     const NamedTensor& tensor = findWeight(suffix);
-    if (!rankOfValue_.contains(tensor.name)) {
+    if (weightsAdded_.insert(tensor.name).second)
         graph_.initializers.push_back({tensor.name, tensor.shape, tensor.values, {}});
-        rankOfValue_[tensor.name] = OnnxRank::Matrix;  // never an op's data input
-    }
     return tensor.name;
 }
 

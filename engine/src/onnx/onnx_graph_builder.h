@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,8 @@ private:
     OnnxGraph& graph_;
     const NodeSpec* node_ = nullptr;
     std::map<std::string, std::string> valueOfNode_;  // our node -> the ONNX value holding its output
-    std::map<std::string, OnnxRank> rankOfValue_;
+    std::map<std::string, OnnxRank> rankOfValue_;  // of every op output and the graph input
+    std::set<std::string> weightsAdded_;            // as initializers
     std::vector<std::string> inputValues_;  // of the current node
     bool nodeDone_ = false;
 };
