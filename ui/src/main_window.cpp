@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGraphicsItem>
@@ -22,9 +23,11 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/presets.h"
+#include "cnnstudio/run_folder.h"
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/common/onnx_exchange.h"
 #include "cnnstudio/ui/common/theme.h"
 #include "cnnstudio/ui/designer/design_area.h"
 #include "cnnstudio/ui/designer/design_document.h"
@@ -78,6 +81,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
     createActions();
     createThemeClassifyAndHelpActions();
+    createOnnxActions();
     createMenus();
     createToolBar();
 
@@ -260,6 +264,52 @@ void MainWindow::createThemeClassifyAndHelpActions() {
     connect(manualAction_, &QAction::triggered, this, [this] { ManualDialog(this).exec(); });
 }
 
+void MainWindow::createOnnxActions() {
+    onnxExchange_ = new OnnxExchange(TrainingController::defaultWorkerProgram(), this);
+    exportOnnxAction_ = new QAction(tr("Export &model as ONNX…"), this);
+    exportOnnxAction_->setStatusTip(tr("Write a trained run's model as an ONNX file for other tools"));
+    connect(exportOnnxAction_, &QAction::triggered, this, &MainWindow::chooseModelToExport);
+    importOnnxAction_ = new QAction(tr("&Import ONNX model…"), this);
+    importOnnxAction_->setStatusTip(tr("Make a model folder from an ONNX file and open its network here"));
+    connect(importOnnxAction_, &QAction::triggered, this, &MainWindow::chooseOnnxToImport);
+
+    connect(onnxExchange_, &OnnxExchange::failed, this,
+            [this](const QString& reason) { showError(tr("ONNX"), reason); });
+    connect(onnxExchange_, &OnnxExchange::finished, this, [this](const QString& written) {
+        if (written.endsWith(".onnx")) {
+            showStatus(tr("Exported the model to %1").arg(QDir::toNativeSeparators(written)));
+        } else if (maybeSave() && openFile(QDir(written).filePath(RunFolder::kSpecFileName))) {
+            showStatus(tr("Imported into %1; its weights are there too").arg(QDir::toNativeSeparators(written)));
+        }
+    });
+}
+
+// The run selected in Run history, or one the user picks; then where the ONNX file goes.
+void MainWindow::chooseModelToExport() {
+    const QStringList selected = history_->panel()->selectedRunDirectories();
+    QString run = selected.isEmpty() ? QString() : selected.first();
+    if (run.isEmpty())
+        run = QFileDialog::getExistingDirectory(this, tr("Choose a trained run"), history_->panel()->runsRoot());
+    if (run.isEmpty()) return;
+    const QString suggested = QDir(run).absolutePath() + ".onnx";
+    const QString file = QFileDialog::getSaveFileName(this, tr("Export model as ONNX"), suggested,
+                                                      tr("ONNX models (*.onnx)"));
+    if (!file.isEmpty()) onnxExchange_->exportModel(run, file.endsWith(".onnx") ? file : file + ".onnx");
+}
+
+// An ONNX file; its model folder goes beside it (name.onnx -> name/), unless that exists.
+void MainWindow::chooseOnnxToImport() {
+    const QString file = QFileDialog::getOpenFileName(this, tr("Import ONNX model"), history_->panel()->runsRoot(),
+                                                      tr("ONNX models (*.onnx);;All files (*)"));
+    if (file.isEmpty()) return;
+    const QFileInfo info(file);
+    QString folder = info.dir().filePath(info.completeBaseName());
+    if (QFileInfo::exists(folder))
+        folder = QFileDialog::getExistingDirectory(this, tr("Choose an empty folder for the imported model"),
+                                                   info.absolutePath());
+    if (!folder.isEmpty()) onnxExchange_->importModel(file, folder);
+}
+
 void MainWindow::setDarkTheme(bool dark) {
     applyTheme(dark ? Theme::Dark : Theme::Light);
     if (darkThemeAction_->isChecked() != dark) darkThemeAction_->setChecked(dark);
@@ -333,6 +383,9 @@ void MainWindow::createMenus() {
     file->addSeparator();
     file->addAction(exportPngAction_);
     file->addAction(exportSvgAction_);
+    file->addSeparator();
+    file->addAction(exportOnnxAction_);
+    file->addAction(importOnnxAction_);
     file->addSeparator();
     file->addAction(quitAction_);
 

@@ -20,6 +20,7 @@ namespace cnnstudio::ui {
 
 class DesignArea;
 class DesignDocument;
+class OnnxExchange;
 class RunHistoryArea;
 class TrainArea;
 
@@ -67,6 +68,10 @@ private:
     void setDarkTheme(bool dark);
     void showClassifyDialog(const QString& runDirectory);
     void createDesignEditActions();
+    // File ▸ Export model as ONNX and File ▸ Import ONNX model, done by the worker.
+    void createOnnxActions();
+    void chooseModelToExport();
+    void chooseOnnxToImport();
     void refreshPaintedIcons();
     void createMenus();
     void createToolBar();
@@ -105,6 +110,9 @@ private:
     QAction* saveAsAction_ = nullptr;
     QAction* exportPngAction_ = nullptr;
     QAction* exportSvgAction_ = nullptr;
+    QAction* exportOnnxAction_ = nullptr;
+    QAction* importOnnxAction_ = nullptr;
+    OnnxExchange* onnxExchange_ = nullptr;
     QAction* quitAction_ = nullptr;
     QAction* undoAction_ = nullptr;
     QAction* redoAction_ = nullptr;
