@@ -15,16 +15,16 @@
 #include <nlohmann/json.hpp>
 
 #include "run_process.h"
+#include "train_worker.h"
 
 namespace cnnstudio::e2e {
 namespace {
 
-const std::string kTrain = CNNSTUDIO_TRAIN_BINARY;
 const std::filesystem::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
 
 // CI's two cores are shared with other tests: OpenMP threads that spin while they wait
 // starve each other there, so the worker runs with waiting threads asleep.
-const std::vector<std::string> kEnvironment = {"OMP_WAIT_POLICY=passive"};
+const std::vector<std::string> kQuietOpenMp = {"OMP_WAIT_POLICY=passive"};
 
 std::filesystem::path scratchRoot() {
     return std::filesystem::path(::testing::TempDir()) / ("cnnstudio-e2e-" + std::to_string(::getpid()));
@@ -39,17 +39,7 @@ class RemoveScratchFolders : public ::testing::Environment {
 [[maybe_unused]] const ::testing::Environment* const kRemoveScratchFolders =
     ::testing::AddGlobalTestEnvironment(new RemoveScratchFolders);
 
-std::filesystem::path scratchFolder(const std::string& name) {
-    const auto folder = scratchRoot() / name;
-    std::filesystem::remove_all(folder);
-    std::filesystem::create_directories(folder);
-    return folder;
-}
-
-ProcessResult train(std::vector<std::string> arguments, const std::filesystem::path& work) {
-    arguments.insert(arguments.begin(), kTrain);
-    return runProcess(arguments, work.string(), kEnvironment);
-}
+std::filesystem::path scratchFolder(const std::string& name) { return freshFolder(scratchRoot(), name); }
 
 std::vector<nlohmann::json> readEvents(const std::filesystem::path& runDir) {
     std::vector<nlohmann::json> events;
@@ -125,9 +115,9 @@ TEST(CnnstudioTrain, SigtermStopsAfterTheCurrentStepAndResumeFinishesTheRun) {
     if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
     const auto work = scratchFolder("stop-resume");
     const auto runDir = work / "run";
-    const pid_t pid = startProcess({kTrain, "--preset", "lenet5", "--limit", "2000", "--epochs", "1", "--threads", "1",
+    const pid_t pid = startProcess({kTrainProgram, "--preset", "lenet5", "--limit", "2000", "--epochs", "1", "--threads", "1",
                                     "--log-every", "1", "--run-dir", runDir.string()},
-                                   work.string(), kEnvironment);
+                                   work.string(), kQuietOpenMp);
     // Stop once training is under way (the first step event).
     for (int wait = 0; wait < 600 && !lastEventNamed(runDir, "step").is_object(); ++wait)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -206,7 +196,7 @@ const std::vector<std::string> kMpiEnvironment = {"OMP_WAIT_POLICY=passive", "OM
 bool mpirunOnPath() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
 
 ProcessResult trainWithMpi(std::vector<std::string> arguments, const std::filesystem::path& work) {
-    arguments.insert(arguments.begin(), kTrain);
+    arguments.insert(arguments.begin(), kTrainProgram);
     return runProcess(arguments, work.string(), kMpiEnvironment);
 }
 
@@ -218,7 +208,7 @@ TEST(CnnstudioTrainDistributed, DryRunPrintsTheMpirunCommandWithOneProcessPerRan
     ASSERT_EQ(result.exitCode, 0) << result.err;
     EXPECT_NE(result.out.find("mpirun -np 2 "), std::string::npos) << result.out;
     const std::string absoluteRunDir = std::filesystem::absolute("run").string();  // the worker's folder too
-    EXPECT_NE(result.out.find(kTrain + " --preset lenet5 --run-dir " + absoluteRunDir), std::string::npos)
+    EXPECT_NE(result.out.find(kTrainProgram + " --preset lenet5 --run-dir " + absoluteRunDir), std::string::npos)
         << "the ranks get the worker's arguments, the run folder made absolute: " << result.out;
     EXPECT_EQ(result.out.find("--ranks"), std::string::npos) << result.out;
     EXPECT_EQ(result.out.find("--dry-run"), std::string::npos) << result.out;
@@ -241,7 +231,7 @@ TEST(CnnstudioTrainDistributed, MissingMpirunAndWrongRankKindSayWhatToDo) {
     std::vector<std::string> environment = kMpiEnvironment;
     environment.push_back("PATH=" + (work / "empty").string());
     const ProcessResult noMpirun =
-        runProcess({kTrain, "--preset", "lenet5", "--ranks", "2", "--dry-run"}, work.string(), environment);
+        runProcess({kTrainProgram, "--preset", "lenet5", "--ranks", "2", "--dry-run"}, work.string(), environment);
     EXPECT_EQ(noMpirun.exitCode, 1);
     EXPECT_NE(noMpirun.err.find("mpirun was not found"), std::string::npos) << noMpirun.err;
 

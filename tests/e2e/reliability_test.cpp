@@ -12,27 +12,17 @@
 #include <nlohmann/json.hpp>
 
 #include "run_process.h"
+#include "train_worker.h"
 
 namespace cnnstudio::e2e {
 namespace {
 
-const std::string kTrain = CNNSTUDIO_TRAIN_BINARY;
 const std::string kBench = CNNSTUDIO_BENCH_BINARY;
 const std::filesystem::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
-// Waiting OpenMP threads sleep: CI's two cores are shared with other tests.
-const std::vector<std::string> kEnvironment = {"OMP_WAIT_POLICY=passive"};
 
 std::filesystem::path scratchFolder(const std::string& name) {
-    const auto folder = std::filesystem::path(::testing::TempDir()) /
-                        ("cnnstudio-reliability-" + std::to_string(::getpid())) / name;
-    std::filesystem::remove_all(folder);
-    std::filesystem::create_directories(folder);
-    return folder;
-}
-
-ProcessResult train(std::vector<std::string> arguments, const std::filesystem::path& work) {
-    arguments.insert(arguments.begin(), kTrain);
-    return runProcess(arguments, work.string(), kEnvironment);
+    return freshFolder(std::filesystem::path(::testing::TempDir()) /
+                           ("cnnstudio-reliability-" + std::to_string(::getpid())), name);
 }
 
 std::vector<std::string> eventLines(const std::filesystem::path& runDir) {
@@ -164,7 +154,7 @@ TEST(Reliability, SecondTrainerOnALockedRunFolderIsRefusedNamingTheFolderAndPid)
 
 TEST(Reliability, BenchRefusesAThreadCountLibgompCannotStart) {
     const auto work = scratchFolder("bench-threads");
-    const ProcessResult result = runProcess({kBench, "--threads", "100000"}, work.string(), kEnvironment);
+    const ProcessResult result = runProcess({kBench, "--threads", "100000"}, work.string(), kQuietOpenMp);
     EXPECT_EQ(result.exitCode, 105) << "CLI11's validation exit code; got " << result.exitCode << ": " << result.err;
     EXPECT_NE(result.err.find("--threads"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("not in range"), std::string::npos) << result.err;
