@@ -7,11 +7,27 @@
 #include "gpu_plugin_loader.h"
 
 namespace cnnstudio {
+namespace {
+
+std::string joinNames(const std::vector<std::string>& names) {
+    std::string joined;
+    for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
+    return joined;
+}
+
+}  // namespace
 
 std::vector<std::string> knownBackends() { return {"cpu-ref", "cpu", "cuda", "cudnn"}; }
 
 std::string backendUnavailableReason(const std::string& name) {
-    if (name == "cpu-ref" || name == "cpu") return {};
+    if (name == "cpu-ref") return {};
+    if (name == "cpu") {
+#ifdef CNNSTUDIO_HAVE_ONEDNN
+        return {};
+#else
+        return "this build has no oneDNN, which the cpu backend runs on";
+#endif
+    }
     if (name == "cuda" || name == "cudnn") {
         const LoadedGpuPlugin& gpu = loadGpuPlugin();
         return gpu.plugin ? gpu.plugin->gpuUnavailableReason() : gpu.problem;
@@ -28,10 +44,11 @@ std::vector<std::string> availableBackends() {
 
 std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOptions& options) {
     if (std::string why = backendUnavailableReason(name); !why.empty())
-        throw Error(why, "backend '" + name + "'", "available here: cpu-ref, cpu" +
-                    std::string(availableBackends().size() > 2 ? ", cuda, cudnn" : ""));
+        throw Error(why, "backend '" + name + "'", "available here: " + joinNames(availableBackends()));
     if (name == "cpu-ref") return createCpuRefBackend(options);
+#ifdef CNNSTUDIO_HAVE_ONEDNN
     if (name == "cpu") return createCpuBackend(options);
+#endif
     // Available, so the plugin is loaded.
     if (name == "cuda") return loadGpuPlugin().plugin->createCudaBackend(options);
     if (name == "cudnn") return loadGpuPlugin().plugin->createCudnnBackend(options);

@@ -3,7 +3,9 @@
 #include <fstream>
 #include <thread>
 
+#ifdef CNNSTUDIO_HAVE_ONEDNN
 #include <dnnl.h>
+#endif
 
 #include "cnnstudio/backend_registry.h"
 #include "gpu_plugin_loader.h"
@@ -28,9 +30,11 @@ HardwareInfo discoverHardware() {
     HardwareInfo hardware;
     hardware.cpuCores = int(std::max(1u, std::thread::hardware_concurrency()));
     hardware.cpuName = readCpuName();
+#ifdef CNNSTUDIO_HAVE_ONEDNN
     const dnnl_version_t* version = dnnl_version();
     hardware.onednnVersion = std::to_string(version->major) + "." +
                              std::to_string(version->minor) + "." + std::to_string(version->patch);
+#endif
     if (const LoadedGpuPlugin& gpu = loadGpuPlugin(); gpu.plugin)
         gpu.plugin->discoverGpus(hardware);
     else
