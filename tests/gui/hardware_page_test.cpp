@@ -2,9 +2,12 @@
 // offers, opening and overlaying two reports (tests/gui/data/hardware/, round numbers so that
 // speedups and efficiencies are exact), the baseline switch, the charts drawing the report's
 // numbers, CSV export, and the throughput of the recorded training runs.
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QImage>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -14,6 +17,7 @@
 
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/bench_report.h"
+#include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
 #include "cnnstudio/ui/hardware/bench_results_table.h"
 #include "cnnstudio/ui/hardware/hardware_area.h"
@@ -197,7 +201,7 @@ private slots:
         baseline->setCurrentIndex(baseline->findText("cpu fp32, 2 threads"));
         emit baseline->activated(baseline->currentIndex());
         QCOMPARE(barText(chart, "cpu fp32, 4 threads"), QString("500 images/s · 1.79×"));
-        QCOMPARE(area.comparison()->baseline().kind, BaselineChoice::Kind::Configuration);
+        QVERIFY(area.comparison()->baseline().kind == BaselineChoice::Kind::Configuration);
         QVERIFY(area.resultsTable()->findItems("1.79×", Qt::MatchExactly).size() == 1);
     }
 

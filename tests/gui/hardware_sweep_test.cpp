@@ -98,7 +98,7 @@ private slots:
             QVERIFY2(configuration.ok(), configuration.error.c_str());
             QVERIFY(configuration.trainImagesPerSecond.median > 0);
         }
-        QCOMPARE(report.network.name, std::string("lenet5"));
+        QVERIFY(report.network.name == "lenet5");
         QVERIFY(progress.size() >= 3);
         // The chart draws what was measured, and the sweep is kept for the Train page's predictions.
         QCOMPARE(area.speedupChart()->drawnBars().size(), 3);
@@ -139,9 +139,9 @@ private slots:
         const cnnstudio::BenchReport& report = area.comparison()->reports().front().report;
         QCOMPARE(int(report.configurations.size()), 3);
         QVERIFY(report.configurations[0].ok());
-        QCOMPARE(report.configurations[1].status, cnnstudio::BenchStatus::Cancelled);
-        QCOMPARE(report.configurations[2].status, cnnstudio::BenchStatus::Cancelled);
-        QCOMPARE(report.configurations[2].label, std::string("cpu 2 threads"));
+        QVERIFY(report.configurations[1].status == cnnstudio::BenchStatus::Cancelled);
+        QVERIFY(report.configurations[2].status == cnnstudio::BenchStatus::Cancelled);
+        QCOMPARE(QString::fromStdString(report.configurations[2].label), QString("cpu 2 threads"));
         QCOMPARE(area.speedupChart()->drawnBars().size(), 1);
         QVERIFY(!area.runner()->isRunning());
         QVERIFY(area.planner()->runButton()->isEnabled());
@@ -164,7 +164,7 @@ private slots:
         const cnnstudio::BenchReport& report = area.comparison()->reports().front().report;
         QCOMPARE(int(report.configurations.size()), 3);
         for (const cnnstudio::BenchConfiguration& configuration : report.configurations) {
-            QCOMPARE(configuration.status, cnnstudio::BenchStatus::Failed);
+            QVERIFY(configuration.status == cnnstudio::BenchStatus::Failed);
             QVERIFY2(QString::fromStdString(configuration.error).contains("no-such-bench"), configuration.error.c_str());
         }
         QVERIFY(!area.runner()->isRunning());

@@ -3,6 +3,9 @@
 #include <QApplication>
 #include <QEvent>
 #include <QFileInfo>
+#include <QImage>
+#include <QPageSize>
+#include <QPainter>
 #include <QLabel>
 #include <QPdfWriter>
 #include <QSaveFile>

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <unistd.h>
+#include <utility>
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/hardware/hardware_area.h"
 
+#include <utility>
+
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -12,6 +14,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QToolButton>

@@ -1,6 +1,7 @@
 #include "cnnstudio/ui/hardware/scaling_chart.h"
 
 #include <set>
+#include <algorithm>
 
 #include <qcustomplot.h>
 

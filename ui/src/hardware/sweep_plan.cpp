@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/hardware/sweep_plan.h"
 
+#include <algorithm>
+
 #include <QObject>
 
 #include "cnnstudio/ui/training/run_settings.h"

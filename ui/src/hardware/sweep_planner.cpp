@@ -1,5 +1,9 @@
 #include "cnnstudio/ui/hardware/sweep_planner.h"
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>

@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/hardware/time_breakdown_chart.h"
 
+#include <algorithm>
+
 #include <qcustomplot.h>
 
 #include "common/layer_colors.h"

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include <QMap>
+
 #include "cnnstudio/ui/hardware/bench_chart.h"
 #include "cnnstudio/ui/hardware/hardware_comparison.h"
 
