@@ -75,6 +75,7 @@ void BenchSweepRunner::start(const SweepPlan& plan, const HardwareInfo& hardware
     reportFile_ = scratch_->filePath("report.json");
     lastArguments_ = plan.benchArguments(reportFile_, hostfile);
     cancelRequested_ = false;
+    savedCopy_.clear();
     running_ = true;
     stdoutBuffer_.clear();
     stderrBuffer_.clear();
@@ -127,7 +128,12 @@ void BenchSweepRunner::handleLine(const QByteArray& raw) {
     const QByteArray line = raw.trimmed();
     if (!line.startsWith('{')) return;  // the table cnnstudio-bench prints for people
     const nlohmann::json event = nlohmann::json::parse(line.toStdString(), nullptr, false);
-    if (!event.is_object() || event.value("event", "") != "bench_progress") return;
+    if (!event.is_object()) return;
+    if (event.value("event", "") == "bench_finished") {
+        savedCopy_ = QString::fromStdString(event.value("saved_copy", ""));
+        return;
+    }
+    if (event.value("event", "") != "bench_progress") return;
     const int index = event.value("index", 0), count = event.value("count", int(queue_.size()));
     emit progress(index, count, QString::fromStdString(event.value("label", "")));
 }

@@ -34,7 +34,7 @@
 namespace cnnstudio::ui {
 namespace {
 
-constexpr int plannerWidth = 330;
+constexpr int plannerWidth = 300;
 const QString reportFilter = QObject::tr("Benchmark reports (*.json)");
 
 QToolButton* toolButton(const QString& text, const QString& name, QWidget* parent) {
@@ -123,8 +123,9 @@ HardwareArea::HardwareArea(QWidget* parent)
 
 QWidget* HardwareArea::createToolRow() {
     auto* row = new QWidget(this);
-    auto* layout = new QHBoxLayout(row);
+    auto* layout = new QVBoxLayout(row);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
 
     auto* open = toolButton(tr("Open report…"), "openReport", row);
     open->setToolTip(tr("Show a saved benchmark report (replacing the reports on show)"));
@@ -161,12 +162,19 @@ QWidget* HardwareArea::createToolRow() {
     scalingAxis_->addItem(tr("CPU threads"), int(ScalingAxis::CpuThreads));
     connect(scalingAxis_, &QComboBox::activated, this, &HardwareArea::refreshViews);
 
-    for (QWidget* widget : QList<QWidget*>{open, overlay, saveButton_, rename, exportButton_}) layout->addWidget(widget);
-    layout->addStretch();
-    layout->addWidget(new QLabel(tr("Baseline"), row));
-    layout->addWidget(baseline_);
-    layout->addWidget(new QLabel(tr("Scaling over"), row));
-    layout->addWidget(scalingAxis_);
+    // Two lines, so that the page fits a 1024-pixel window beside the planner.
+    auto* files = new QHBoxLayout;
+    for (QWidget* widget : QList<QWidget*>{open, overlay, saveButton_, rename, exportButton_}) files->addWidget(widget);
+    files->addStretch();
+    auto* choices = new QHBoxLayout;
+    choices->addWidget(new QLabel(tr("Speedup over"), row));
+    choices->addWidget(baseline_, 2);
+    choices->addSpacing(12);
+    choices->addWidget(new QLabel(tr("Scaling over"), row));
+    choices->addWidget(scalingAxis_, 1);
+    choices->addStretch();
+    layout->addLayout(files);
+    layout->addLayout(choices);
     return row;
 }
 
@@ -199,6 +207,8 @@ void HardwareArea::refreshViews() {
     if (comparison_->isEmpty()) {
         summary_->setText(tr("No report on show. Run a sweep on the left, or open a saved report — overlay more to "
                              "put machines side by side."));
+        for (BenchChart* chart : QList<BenchChart*>{speedup_, scaling_, breakdown_})
+            chart->showEmptyNote(tr("Run a sweep or open a report."));
     } else {
         QStringList lines;
         for (const ShownReport& shown : comparison_->reports()) lines << describe(shown);
@@ -345,7 +355,7 @@ void HardwareArea::sweepEnded(const BenchReport& report, bool cancelled) {
     refreshViews();
     // cnnstudio-bench keeps a copy of a finished sweep in the hardware folder itself, where the
     // Train page's predicted run time finds this machine's latest report.
-    if (!cancelled && ok > 0) summary += ' ' + tr("A copy is kept in %1.").arg(reportFolder_);
+    if (!runner_->savedCopy().isEmpty()) summary += ' ' + tr("A copy is kept as %1.").arg(runner_->savedCopy());
     planner_->showSweepEnded(summary);
     emit message(summary);
 }

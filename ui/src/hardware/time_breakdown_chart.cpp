@@ -43,7 +43,7 @@ void TimeBreakdownChart::setData(const std::vector<ComparedConfiguration>& confi
     stacks_.clear();
     keyByLabel_.clear();
     totalByLabel_.clear();
-    setTitle(tr("Where a training step's time goes (profiled per layer)"));
+    setTitle(tr("Where a training step's time goes"));
     std::vector<const ComparedConfiguration*> profiled;
     for (const ComparedConfiguration& configuration : configurations)
         if (configuration.configuration.breakdownMs.totalMs() > 0) profiled.push_back(&configuration);

@@ -26,6 +26,9 @@ public:
     // The note shown instead of the plot; empty when the plot is shown.
     QString emptyNote() const;
 
+    // Hides the plot behind a note saying what would fill it.
+    void showEmptyNote(const QString& note);
+
     // Paints the charts one above the other into a PNG image or a PDF page (vector), each
     // `width` × `height` points. Throws Error naming the file when it cannot be written.
     static void exportCharts(const QList<BenchChart*>& charts, const QString& path, int width = 1100,
@@ -33,7 +36,6 @@ public:
 
 protected:
     void setTitle(const QString& title);
-    void showEmptyNote(const QString& note);  // hides the plot
     void showPlot();
     // Colours and fonts from the palette, then the subclass's own series (restyle()).
     void applyPalette();

@@ -46,6 +46,9 @@ public:
     bool isRunning() const { return running_; }
     int configurationCount() const { return int(queue_.size()); }
     QStringList lastArguments() const { return lastArguments_; }
+    // Where cnnstudio-bench kept its copy of the last finished sweep (the per-user hardware
+    // folder, for the Train page's predictions); empty when it kept none.
+    QString savedCopy() const { return savedCopy_; }
     // The running benchmark's process id (also its process group's); 0 when none runs.
     qint64 processId() const { return process_ ? process_->processId() : 0; }
 
@@ -71,7 +74,7 @@ private:
     HardwareInfo hardware_;
     QList<SweepConfiguration> queue_;
     bool running_ = false, cancelRequested_ = false;
-    QString reportFile_;
+    QString reportFile_, savedCopy_;
     QStringList lastArguments_;
     QByteArray stdoutBuffer_, stderrBuffer_;
     QStringList stderrTail_;
