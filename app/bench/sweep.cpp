@@ -394,7 +394,10 @@ std::string formatTable(const BenchReport& report) {
                       c.reduced ? "ok (reduced)" : "ok");
         table << row;
     }
-    if (baseline) table << "speedup over " << baseline->label << " (" << toString(baselineKind) << ")\n";
+    if (baseline)
+        table << "speedup over " << baseline->label
+              << (baselineKind == BenchBaseline::BestCpu ? " (the best CPU configuration: no cpu-ref on 1 thread ran)" : "")
+              << "\n";
     return table.str();
 }
 
