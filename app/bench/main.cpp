@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
             std::string savedCopy;
             if (settings.saveCopy) savedCopy = saveToHardwareFolder(report, hardwareReportFolder()).string();
             if (settings.progressEvents) {
-                nlohmann::json finished = {{"schema", 1}, {"event", "bench_finished"}, {"time", utcTimestamp()},
+                nlohmann::json finished = {{"schema", 1}, {"event", "bench_finished"}, {"time", utcSecondsTimestamp()},
                                            {"report", settings.reportFile}, {"saved_copy", savedCopy},
                                            {"cancelled", bool(bench::cancelRequested)}};
                 std::cout << finished.dump() << std::endl;

@@ -306,7 +306,7 @@ std::string progressLine(std::size_t index, std::size_t count, const BenchConfig
 }
 
 void printEvent(const std::string& name, nlohmann::json fields) {
-    nlohmann::json event = {{"schema", 1}, {"event", name}, {"time", utcTimestamp()}};
+    nlohmann::json event = {{"schema", 1}, {"event", name}, {"time", utcSecondsTimestamp()}};
     event.update(fields);
     std::cout << event.dump() << std::endl;
 }
@@ -325,7 +325,7 @@ BenchReport runSweep(const std::vector<SweepConfiguration>& configurations, cons
     std::set<int> batches;
     for (const SweepConfiguration& c : configurations) batches.insert(c.batch);
     BenchReport report;
-    report.created = utcTimestamp();
+    report.created = utcSecondsTimestamp();
     report.tool = {"cnnstudio-bench", settings.version, settings.command};
     report.machine = describeMachine(discoverHardware());
     report.network = describeNetwork(spec);
@@ -394,7 +394,10 @@ std::string formatTable(const BenchReport& report) {
                       c.reduced ? "ok (reduced)" : "ok");
         table << row;
     }
-    if (baseline) table << "speedup over " << baseline->label << " (" << toString(baselineKind) << ")\n";
+    if (baseline)
+        table << "speedup over " << baseline->label
+              << (baselineKind == BenchBaseline::BestCpu ? " (the best CPU configuration: no cpu-ref on 1 thread ran)" : "")
+              << "\n";
     return table.str();
 }
 

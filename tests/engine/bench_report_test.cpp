@@ -254,7 +254,7 @@ TEST(BenchReport, MachineDescriptionCarriesTheHardwareRecord) {
     EXPECT_EQ(machine.gpus[0].memoryBytes, 100u);
     EXPECT_EQ(machine.versions.cudnn, "9.1.0");
     EXPECT_EQ(machine.versions.onednn, "3.0.0");
-    EXPECT_EQ(utcTimestamp().size(), 20u);
+    EXPECT_EQ(utcSecondsTimestamp().size(), 20u);
 }
 
 }  // namespace

@@ -651,7 +651,7 @@ void MainWindow::startTraining() {
         showStatus(tr("A run is training already: stop it first."));
         return;
     }
-    const auto refusal = session_->start(train_->settingsPanel()->settings(), document_->spec(), document_->report(),
+    const auto refusal = session_->start(train_->settingsForRun(), document_->spec(), document_->report(),
                                          train_->networkFit(), history_->panel()->runsRoot());
     if (refusal) {
         showRefusal(*refusal);

@@ -152,7 +152,7 @@ std::optional<double> scalingEfficiency(const BenchReport& report,
 // MPI library's version.
 BenchMachine describeMachine(const HardwareInfo& hardware);
 // "2026-12-01T03:10:00Z", now.
-std::string utcTimestamp();
+std::string utcSecondsTimestamp();
 
 // Where this user's sweeps are kept so the Train page can predict run times from the latest
 // one of this machine: $XDG_DATA_HOME/cnnstudio/hardware, or ~/.local/share/cnnstudio/hardware

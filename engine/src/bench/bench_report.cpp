@@ -465,7 +465,7 @@ BenchMachine describeMachine(const HardwareInfo& hardware) {
     return machine;
 }
 
-std::string utcTimestamp() {
+std::string utcSecondsTimestamp() {
     const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm utc{};
     gmtime_r(&now, &utc);
