@@ -168,7 +168,7 @@ void BenchSweepRunner::finish(const QString& unreachedReason) {
         }
     }
     if (report.created.empty()) {
-        report.created = utcTimestamp();
+        report.created = utcSecondsTimestamp();
         report.machine = describeMachine(hardware_);
         report.network.name = plan_.model.toStdString();
         report.tool.program = "cnnstudio-bench";
