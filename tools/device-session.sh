@@ -9,6 +9,10 @@
 #             and the libraries it was built with), interleaved, two rounds
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
 #   reference  bench/pytorch_reference.py at batch 256 (fp32 and bf16 channels-last)
+#   sweep   the hardware comparison of issue #11: one cnnstudio-bench report of fer-cnn on cpu-ref
+#           (1 thread, batch 16: plain loops), cpu 1/4/16 threads, cuda fp32, cudnn fp32/tf32/bf16
+#           and cudnn fp32/bf16 on 2 GPUs (recorded as failed on a one-GPU machine: use
+#           nvidia-h200-x2); report in $OUT/sweep-fer-cnn.json, progress and table in sweep.log
 set -uo pipefail
 # The plugin folder too: kernels_tests links the GPU plugin directly.
 export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -93,6 +97,12 @@ for step in "$@"; do
     } 2>&1 | grep -v Warning | tee "$out/scaling_ours.jsonl" ;;
   reference)
     python3 "$reference" --batch 256 --modes fp32 bf16-cl 2>&1 | grep -v Warning | tee "$out/reference.jsonl" ;;
+  sweep)
+    "$bin/cnnstudio-bench" --model fer-cnn --batch 256 --no-save-copy --report "$out/sweep-fer-cnn.json" \
+      --config "cpu-ref threads=1 batch=16" --config "cpu threads=1" --config "cpu threads=4" \
+      --config "cpu threads=16" --config "cuda fp32" --config "cudnn fp32" --config "cudnn tf32" \
+      --config "cudnn bf16" --config "cudnn fp32 gpus=2" --config "cudnn bf16 gpus=2" \
+      2>&1 | grep -v Warning | tee "$out/sweep.log" ;;
   *) echo "unknown step $step" ;;
   esac
 done

@@ -1,139 +1,127 @@
 // cnnstudio-bench: images per second of full training steps (forward, backward, SGD-momentum
-// update) on random data, in the JSON-lines shape of bench/pytorch_reference.py, so
-// both can be printed side by side from one command on one machine.
+// update) on random data, inference images per second and where a step's time goes, for a
+// sweep of configurations; writes a report (cnnstudio/bench_report.h) and prints one JSON line
+// per configuration in the shape of bench/pytorch_reference.py, so both can be printed side
+// by side from one command on one machine.
 //
-//   cnnstudio-bench --backend cpu --threads 16 --batch 64
-//   cnnstudio-bench --backend cudnn --mode fp32 tf32 bf16 --batch 256
+//   cnnstudio-bench --backend cpu --threads 1 4 16 --batch 64
+//   cnnstudio-bench --backend cudnn --mode fp32 tf32 bf16 --gpus 1 2 --batch 256 --report r.json
+//   cnnstudio-bench --config "cpu-ref threads=1" --config "cudnn bf16 gpus=2" --batch 256
 //   mpirun -np 2 cnnstudio-bench --backend cudnn --batch 256   # data parallel, per-rank batch
-#include <algorithm>
-#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <random>
 #include <thread>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include "cnnstudio/backend.h"
-#include "cnnstudio/backend_registry.h"
+#include "bench/sweep.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
-#include "cnnstudio/network.h"
-#include "cnnstudio/optimizer.h"
-#include "cnnstudio/presets.h"
-#include "cnnstudio/spec.h"
 
 namespace {
 
 using namespace cnnstudio;
 
-struct BenchSettings {
-    std::string backend = "cpu";
-    std::vector<std::string> modes{"fp32"};
-    std::vector<int> batches{64};
-    std::string model = "fer-cnn";
-    int threads = 0;
-    int steps = 0;   // 0: 40 on GPUs, 4 on CPUs (as pytorch_reference.py)
-    int warmup = 0;  // 0: 5 on GPUs, 1 on CPUs
-    int device = 0;
-    bool capture = true;
-};
-
-// Median over three timed runs of `steps` training steps, after `warmup` steps, in images per
-// second over all ranks (each rank trains `batch` images a step, gradients all-reduced).
-double measureImagesPerSecond(Backend& backend, Communicator& communicator, const NetworkSpec& spec,
-                              int batch, const BenchSettings& settings) {
-    Network network(spec, backend, batch, 0);
-    std::mt19937 random(0);
-    std::normal_distribution<float> normal;
-    std::vector<float> images(static_cast<std::size_t>(network.input().count()));
-    for (float& v : images) v = normal(random);
-    network.input().fromHost(images);
-    std::uniform_int_distribution<std::int32_t> label(0, network.classes() - 1);
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
-    for (auto& l : labels) l = label(random);
-    backend.upload(network.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
-
-    OptimizerConfig sgd;  // lr 0.01, momentum 0.9, as the PyTorch reference
-    Optimizer optimizer(sgd, backend, network.parameterCount());
-    GradientSync gradientSync(network, communicator);
-    TrainingStep step(network, optimizer, settings.capture, &gradientSync);
-    const bool gpu = backend.isDevice();
-    const int steps = settings.steps > 0 ? settings.steps : gpu ? 40 : 4;
-    const int warmup = settings.warmup > 0 ? settings.warmup : gpu ? 5 : 1;
-
-    std::uint32_t stepNumber = 0;
-    for (int i = 0; i < warmup; ++i) step.run(sgd.learningRate, stepNumber++);
-    backend.synchronize();
-    std::vector<double> seconds;
-    for (int repeat = 0; repeat < 3; ++repeat) {
-        communicator.barrier();
-        auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < steps; ++i) step.run(sgd.learningRate, stepNumber++);
-        backend.synchronize();
-        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(seconds.begin(), seconds.end());
-    if (!std::isfinite(network.downloadLoss()))
-        throw Error("the loss became non-finite while benchmarking", "backend '" + backend.name() + "'");
-    return double(batch) * communicator.world().size * steps / seconds[1];
-}
-
 // More threads than cores only wait for one another: allowed (a shared machine may be measured
 // on purpose), but said.
-void warnAboutThreadsBeyondCores(int threads) {
+void warnAboutThreadsBeyondCores(const std::vector<int>& threads) {
     const unsigned cores = std::thread::hardware_concurrency();
-    if (cores > 0 && unsigned(threads) > cores)
-        std::fprintf(stderr, "cnnstudio-bench: warning: --threads %d is more than the %u cores of this machine; "
-                             "the extra threads only wait for each other\n", threads, cores);
+    for (int count : threads)
+        if (cores > 0 && unsigned(count) > cores)
+            std::fprintf(stderr, "cnnstudio-bench: warning: --threads %d is more than the %u cores of this machine; "
+                                 "the extra threads only wait for each other\n", count, cores);
+}
+
+void requestCancel(int) { bench::cancelRequested = true; }
+
+std::string commandLine(int argc, char** argv) {
+    std::string text;
+    for (int i = 0; i < argc; ++i) text += (i ? " " : "") + std::string(argv[i]);
+    return text;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    BenchSettings settings;
-    CLI::App app{"CNN Studio throughput benchmark: training steps per second on random data"};
-    app.add_option("--backend", settings.backend, "cpu-ref | cpu | cuda | cudnn")->capture_default_str();
-    app.add_option("--mode", settings.modes, "precision(s): fp32 tf32 bf16")->capture_default_str();
-    app.add_option("--batch", settings.batches, "batch size(s) per rank")->capture_default_str();
+    bench::SweepRequest request;
+    bench::SweepSettings settings;
+    bool probe = false;
+    CLI::App app{"CNN Studio benchmark: training and inference images per second and where the time goes, "
+                 "for a sweep of configurations (the product of the lists, plus each --config)"};
+    app.footer("Exit status: 0 every configuration ran, 1 one or more failed (the report says why) or an error, "
+               "2 bad usage, 3 cancelled (SIGINT/SIGTERM; the report keeps what was measured).\n"
+               "Each sweep is also saved to $XDG_DATA_HOME/cnnstudio/hardware (~/.local/share/cnnstudio/hardware), "
+               "where the Train page predicts run times from.");
+    auto* backends = app.add_option("--backend", request.backends, "backends: cpu-ref cpu cuda cudnn")->capture_default_str();
+    auto* modes = app.add_option("--mode", request.precisions, "precisions of GPU backends: fp32 tf32 bf16")->capture_default_str();
+    auto* threads = app.add_option("--threads", request.threads, "CPU thread counts (0: every core)")
+                        ->check(CLI::Range(0, 4096));  // libgomp crashed creating 100000 threads
+    app.add_option("--batch", request.batches, "batch sizes per rank")->capture_default_str()->check(CLI::PositiveNumber);
+    auto* gpus = app.add_option("--gpus", request.gpus, "GPU counts (ranks through mpirun, one per GPU)")->check(CLI::PositiveNumber);
+    auto* nodes = app.add_option("--nodes", request.nodes, "node counts (with --hostfile)")->check(CLI::PositiveNumber);
+    app.add_option("--hostfile", settings.hostfile, "OpenMPI hostfile for --nodes")->check(CLI::ExistingFile);
+    app.add_option("--config", request.configs,
+                   "one configuration, e.g. \"cudnn bf16 gpus=2 batch=256\" (repeatable; without the "
+                   "lists only these run)");
     app.add_option("--model", settings.model, "a preset name or a spec file")->capture_default_str();
-    // libgomp crashed creating 100000 threads; cnnstudio-train takes the same range.
-    app.add_option("--threads", settings.threads, "CPU threads (0: every core)")->check(CLI::Range(0, 4096));
-    app.add_option("--steps", settings.steps, "timed steps per repeat (default 40 GPU, 4 CPU)");
-    app.add_option("--warmup", settings.warmup, "warm-up steps (default 5 GPU, 1 CPU)");
+    app.add_option("--report", settings.reportFile, "write the sweep's JSON report here (atomically)");
+    app.add_option("--steps", settings.steps, "timed steps per repeat (default 40 GPU, 4 CPU)")->check(CLI::NonNegativeNumber);
+    app.add_option("--warmup", settings.warmup, "warm-up steps (default 5 GPU, 1 CPU)")->check(CLI::NonNegativeNumber);
+    app.add_option("--repeats", settings.repeats, "timed repeats (the median is reported)")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--budget-s", settings.budgetSeconds,
+                   "seconds a configuration may take before it runs fewer steps (said in the report)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--device", settings.device, "CUDA device index");
     app.add_flag("!--no-graph", settings.capture, "do not capture the step as a CUDA graph");
+    app.add_flag("--progress-events", settings.progressEvents,
+                 "JSON-lines events on stdout (bench_progress, bench_result, bench_finished) for the app");
+    app.add_flag("!--no-json-lines", settings.jsonLines, "no JSON line per configuration on stdout");
+    app.add_flag("!--no-save-copy", settings.saveCopy, "do not save the report to the per-user hardware folder");
+    app.add_flag("--probe", probe,
+                 "a few seconds' measurement of the first configuration (3 steps, 1 repeat, 5 s budget), not "
+                 "saved to the hardware folder");
+    app.add_option("--rank-report", settings.rankReport, "internal: where rank 0 of a launched configuration writes")
+        ->group("");
     CLI11_PARSE(app, argc, argv);
-    warnAboutThreadsBeyondCores(settings.threads);
+    warnAboutThreadsBeyondCores(request.threads);
+    request.listsGiven = request.configs.empty() || backends->count() || modes->count() || threads->count() ||
+                         gpus->count() || nodes->count();
+    settings.command = commandLine(argc, argv);
+    settings.version = CNNSTUDIO_VERSION;
 
+    std::signal(SIGINT, requestCancel);
+    std::signal(SIGTERM, requestCancel);
     try {
         const WorldInfo world = initialiseWorld();
-        const bool isPreset = std::ranges::count(presetNames(), settings.model) > 0;
-        NetworkSpec spec = isPreset ? loadPreset(settings.model) : NetworkSpec::load(settings.model);
-        for (const std::string& mode : settings.modes) {
-            BackendOptions options;
-            options.threads = settings.threads;
-            options.precision = parsePrecision(mode);
-            options.device = world.size > 1 ? world.localRank : settings.device;  // a GPU per rank
-            auto backend = createBackend(settings.backend, options);
-            auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
-            for (int batch : settings.batches) {
-                double imagesPerSecond = measureImagesPerSecond(*backend, *communicator, spec, batch, settings);
-                if (world.rank != 0) continue;
-                nlohmann::json line = {
-                    {"impl", "cnnstudio"}, {"backend", backend->name()},
-                    {"description", backend->description()}, {"model", spec.name},
-                    {"device", backend->isDevice() ? "cuda" : "cpu"}, {"mode", mode},
-                    {"batch_per_rank", batch}, {"ranks", world.size}, {"threads", settings.threads},
-                    {"graph", settings.capture}, {"images_per_s", std::round(imagesPerSecond * 10) / 10}};
-                std::cout << line.dump() << std::endl;
+        std::vector<bench::SweepConfiguration> configurations = bench::expandSweep(request);
+        if (probe) {
+            configurations.resize(1);
+            settings.steps = 3;
+            settings.warmup = 1;
+            settings.repeats = 1;
+            settings.budgetSeconds = 5;
+            settings.saveCopy = false;
+        }
+        const BenchReport report = bench::runSweep(configurations, settings, world);
+        if (world.rank == 0 && settings.rankReport.empty()) {
+            std::cerr << bench::formatTable(report);
+            std::string savedCopy;
+            if (settings.saveCopy) savedCopy = saveToHardwareFolder(report, hardwareReportFolder()).string();
+            if (settings.progressEvents) {
+                nlohmann::json finished = {{"schema", 1}, {"event", "bench_finished"}, {"time", utcSecondsTimestamp()},
+                                           {"report", settings.reportFile}, {"saved_copy", savedCopy},
+                                           {"cancelled", bool(bench::cancelRequested)}};
+                std::cout << finished.dump() << std::endl;
             }
         }
+        finaliseWorld();
+        if (bench::cancelRequested) return 3;
+        for (const BenchConfiguration& c : report.configurations)
+            if (!c.ok()) return 1;
+        return 0;
     } catch (const std::exception& error) {
         std::cerr << "cnnstudio-bench: " << error.what() << "\n";
         return 1;
     }
-    finaliseWorld();
-    return 0;
 }

@@ -1,5 +1,6 @@
 // cnnstudio: the desktop app. `cnnstudio [FILE]` opens a network spec (else the fer-cnn preset);
-// `--screenshot DIR` renders each main view to PNG and exits (docs/screenshots/, under xvfb-run).
+// `--screenshot DIR` renders each main view to PNG and exits (docs/screenshots/, under xvfb-run);
+// `--hardware-report FILE` (repeatable) shows benchmark reports on the Hardware page.
 #include <cstdio>
 
 #include <QApplication>
@@ -23,8 +24,12 @@ int main(int argc, char** argv) {
         "screenshot", "Render each main view to PNG files in DIR (light and dark palettes), then exit.", "DIR");
     const QCommandLineOption runsRootOption("runs-root", "Read and write training runs under DIR for this session.",
                                             "DIR");
+    const QCommandLineOption hardwareReportOption(
+        "hardware-report", "Show this benchmark report on the Hardware page; repeat it to overlay more machines.",
+        "FILE");
     parser.addOption(screenshotOption);
     parser.addOption(runsRootOption);
+    parser.addOption(hardwareReportOption);
     parser.addPositionalArgument("file", "A network spec (JSON) to open instead of the fer-cnn preset.", "[file]");
     if (!parser.parse(arguments)) {
         std::fprintf(stderr, "cnnstudio: %s (see cnnstudio --help)\n", qPrintable(parser.errorText()));
@@ -49,6 +54,7 @@ int main(int argc, char** argv) {
     cnnstudio::ui::MainWindowOptions options;
     if (!parser.positionalArguments().isEmpty()) options.openFile = parser.positionalArguments().first();
     if (parser.isSet(runsRootOption)) options.runsRoot = QDir(parser.value(runsRootOption)).absolutePath();
+    options.hardwareReports = parser.values(hardwareReportOption);
     const bool screenshots = parser.isSet(screenshotOption);
     options.persistSettings = !screenshots;  // a screenshot run leaves the user's settings alone
     cnnstudio::ui::MainWindow window(options);

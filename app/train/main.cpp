@@ -97,6 +97,8 @@ struct TrainingOptions {
     std::string optimizer = "adam", schedule = "constant", augment = "none", classWeights = "none";
     float learningRate = 0.001f, momentum = 0.9f, weightDecay = 0.0f, labelSmoothing = 0.0f;
     std::string runDir, resume, events;
+    double predictedEpochSeconds = 0, predictedTotalSeconds = 0;
+    std::string predictionBasis;
     std::uint64_t seed = 42;
     std::size_t limit = 0;
     bool skipBad = false, summary = false, scaleLearningRate = false;
@@ -158,6 +160,12 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
         ->check(kWholeNumberFromZero)->capture_default_str();
     app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")
         ->check(kWholeNumberFromZero)->capture_default_str();
+    auto* predictedEpoch = app.add_option("--predicted-epoch-s", o.predictedEpochSeconds,
+                                          "the predicted epoch time, recorded in config.json (the app's Train page)")
+                               ->check(CLI::PositiveNumber);
+    app.add_option("--predicted-total-s", o.predictedTotalSeconds, "the predicted run time, recorded with it")
+        ->check(CLI::PositiveNumber)->needs(predictedEpoch);
+    app.add_option("--prediction-basis", o.predictionBasis, "the report the prediction came from")->needs(predictedEpoch);
     app.add_flag("--skip-bad", o.skipBad, "skip malformed rows and unreadable images, counting them");
     app.add_flag("--summary", o.summary, "print the per-layer table of the network and exit");
     auto* gpus = app.add_option("--gpus", o.gpus, "data parallel over N GPUs of each node (GPU backends)")
@@ -308,6 +316,8 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
     config.classWeights = o.classWeights;
     config.limit = o.limit;
     config.skipBad = o.skipBad;
+    if (o.predictedEpochSeconds > 0)
+        config.prediction = app::RunConfig::Prediction{o.predictedEpochSeconds, o.predictedTotalSeconds, o.predictionBasis};
 
     TrainerConfig& trainer = config.trainer;
     trainer.epochs = o.epochs;

@@ -5,7 +5,7 @@
 namespace cnnstudio::app {
 
 nlohmann::json RunConfig::toJson() const {
-    return {{"format", "cnnstudio-run-config"},
+    nlohmann::json json = {{"format", "cnnstudio-run-config"},
             {"version", 1},
             {"spec", spec},
             {"dataset", dataset},
@@ -19,6 +19,11 @@ nlohmann::json RunConfig::toJson() const {
             {"skip_bad", skipBad},
             {"normalization", {{"mean", normalization.mean}, {"stddev", normalization.stddev}}},
             {"trainer", trainer.toJson()}};
+    if (prediction)
+        json["prediction"] = {{"epoch_s", prediction->epochSeconds},
+                              {"total_s", prediction->totalSeconds},
+                              {"basis", prediction->basis}};
+    return json;
 }
 
 RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& source) {
@@ -39,6 +44,11 @@ RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& sou
         config.skipBad = json.at("skip_bad").get<bool>();
         config.normalization.mean = json.at("normalization").at("mean").get<std::vector<float>>();
         config.normalization.stddev = json.at("normalization").at("stddev").get<std::vector<float>>();
+        if (json.contains("prediction") && !json.at("prediction").is_null()) {  // optional: runs before 0.1.1 have none
+            const nlohmann::json& prediction = json.at("prediction");
+            config.prediction = Prediction{prediction.at("epoch_s").get<double>(), prediction.at("total_s").get<double>(),
+                                           prediction.at("basis").get<std::string>()};
+        }
     } catch (const nlohmann::json::exception& error) {
         throw Error(std::string("the configuration is incomplete: ") + error.what(), source,
                     "the run folder is damaged; start a new run");

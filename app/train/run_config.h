@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ struct RunConfig {
     bool skipBad = false;
     InputNormalization normalization;     // measured on the training split
     TrainerConfig trainer;
+    // What the Train page predicted before the run (--predicted-epoch-s, --predicted-total-s,
+    // --prediction-basis), kept so the finished run can be shown beside it; none: not predicted.
+    struct Prediction {
+        double epochSeconds = 0, totalSeconds = 0;
+        std::string basis;  // which report and configuration it came from
+    };
+    std::optional<Prediction> prediction;
 
     nlohmann::json toJson() const;
     // Throws Error naming `source` (config.json) for a missing or mistyped field.

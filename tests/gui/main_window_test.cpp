@@ -1,5 +1,5 @@
 // The main window as a user first sees it: the fer-cnn preset on the Design page, the built-in
-// Fashion-MNIST chosen on the Train page, the totals in the status bar, the three areas.
+// Fashion-MNIST chosen on the Train page, the totals in the status bar, the four areas.
 #include <QAction>
 #include <QApplication>
 #include <QMenu>
@@ -47,7 +47,7 @@ private slots:
         QVERIFY(areas);
         QStringList titles;
         for (int i = 0; i < areas->count(); ++i) titles << areas->tabText(i);
-        QCOMPARE(titles, QStringList({"Design", "Train", "Run history"}));
+        QCOMPARE(titles, QStringList({"Design", "Train", "Run history", "Hardware"}));
         QCOMPARE(window.historyArea()->panel()->runsRoot(), options.runsRoot);
     }
 

@@ -33,6 +33,7 @@
 #include "cnnstudio/ui/designer/design_document.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/hardware/hardware_area.h"
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
@@ -66,6 +67,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     design_ = new DesignArea(document_, this);
     train_ = new TrainArea(session_, this);
     history_ = new RunHistoryArea(this);
+    hardware_ = new HardwareArea(this);
 
     tabs_ = new QTabWidget(this);
     tabs_->setObjectName("areas");
@@ -73,6 +75,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     tabs_->addTab(design_, tr("Design"));
     tabs_->addTab(train_, tr("Train"));
     tabs_->addTab(history_, tr("Run history"));
+    tabs_->addTab(hardware_, tr("Hardware"));
     setCentralWidget(tabs_);
 
     totals_ = new QLabel(this);
@@ -87,6 +90,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
 
     connect(design_, &DesignArea::message, this, &MainWindow::showStatus);
     connect(history_, &RunHistoryArea::message, this, &MainWindow::showStatus);
+    connect(hardware_, &HardwareArea::message, this, &MainWindow::showStatus);
     connect(document_, &DesignDocument::analysisChanged, this, &MainWindow::refreshTotals);
     connect(document_, &DesignDocument::analysisChanged, this, [this] { train_->setNetwork(document_->spec()); });
     connect(document_, &DesignDocument::documentReset, this, &MainWindow::refreshTitle);
@@ -107,6 +111,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     // Run history reads the run again once its record on disk is complete.
     connect(session_, &TrainingSession::runEnded, this, [this](const QString& directory) {
         history_->runChanged(directory, false);
+        hardware_->refreshRuns();  // a finished run adds its measured throughput
         if (closeAfterStop_) close();
     });
     connect(session_, &TrainingSession::message, this, &MainWindow::showStatus);
@@ -115,7 +120,10 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     RunHistoryPanel* runs = history_->panel();
     connect(runs, &RunHistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
     connect(runs, &RunHistoryPanel::classifyRequested, this, &MainWindow::showClassifyDialog);
-    connect(runs, &RunHistoryPanel::runsRootChanged, this, [this] { saveSettings(); });
+    connect(runs, &RunHistoryPanel::runsRootChanged, this, [this] {
+        hardware_->setRunsRoot(history_->panel()->runsRoot());
+        saveSettings();
+    });
 
     restoreSettings(options);
     if (options.openFile.isEmpty() || !openFile(options.openFile)) newFromPreset(startingPreset);
@@ -214,6 +222,9 @@ void MainWindow::createActions() {
     showHistoryAction_ = new QAction(tr("Run &history"), this);
     showHistoryAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_3));
     connect(showHistoryAction_, &QAction::triggered, this, [this] { showArea(Area::History); });
+    showHardwareAction_ = new QAction(tr("Hard&ware"), this);
+    showHardwareAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_4));
+    connect(showHardwareAction_, &QAction::triggered, this, [this] { showArea(Area::Hardware); });
 
     trainAction_ = new QAction(tr("&Train"), this);
     trainAction_->setShortcut(QKeySequence(Qt::Key_F5));
@@ -412,6 +423,7 @@ void MainWindow::createMenus() {
     view->addAction(showDesignAction_);
     view->addAction(showTrainAction_);
     view->addAction(showHistoryAction_);
+    view->addAction(showHardwareAction_);
 
     view->addSeparator();
     view->addAction(darkThemeAction_);
@@ -476,6 +488,12 @@ void MainWindow::restoreSettings(const MainWindowOptions& options) {
     }
     if (!options.runsRoot.isEmpty()) runsRoot = options.runsRoot;
     history_->panel()->setRunsRoot(runsRoot);
+    hardware_->setRunsRoot(runsRoot);
+    for (qsizetype i = 0; i < options.hardwareReports.size(); ++i) {
+        const QString& report = options.hardwareReports[i];
+        if (!(i == 0 ? hardware_->openReport(report, true) : hardware_->overlayReport(report, true)))
+            showStatus(tr("Could not read the benchmark report %1").arg(report));
+    }
     refreshRecentMenu();
 }
 
@@ -491,7 +509,7 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::showArea(Area area) {
-    tabs_->setCurrentIndex(area == Area::Design ? 0 : area == Area::Train ? 1 : 2);
+    tabs_->setCurrentIndex(int(area));
 }
 
 QString MainWindow::totalsText() const { return totals_->text(); }
@@ -633,7 +651,7 @@ void MainWindow::startTraining() {
         showStatus(tr("A run is training already: stop it first."));
         return;
     }
-    const auto refusal = session_->start(train_->settingsPanel()->settings(), document_->spec(), document_->report(),
+    const auto refusal = session_->start(train_->settingsForRun(), document_->spec(), document_->report(),
                                          train_->networkFit(), history_->panel()->runsRoot());
     if (refusal) {
         showRefusal(*refusal);

@@ -10,9 +10,10 @@ namespace {
 QString manualHtml() {
     return QObject::tr(
         "<h2>CNN Studio in five minutes</h2>"
-        "<p>CNN Studio has three pages: <b>Design</b> (draw the network), <b>Train</b> (choose the data, "
-        "settings and hardware, then watch it learn) and <b>Run history</b> (every run you trained, to "
-        "reopen, compare, resume or use). Ctrl+1, Ctrl+2 and Ctrl+3 switch between them.</p>"
+        "<p>CNN Studio has four pages: <b>Design</b> (draw the network), <b>Train</b> (choose the data, "
+        "settings and hardware, then watch it learn), <b>Run history</b> (every run you trained, to "
+        "reopen, compare, resume or use) and <b>Hardware</b> (measure and compare what machines do with "
+        "a network). Ctrl+1 to Ctrl+4 switch between them.</p>"
 
         "<h3>Design</h3>"
         "<p>Start from a preset (File ▸ New from preset) or an empty network. Drag layers from the "
@@ -45,6 +46,14 @@ QString manualHtml() {
         "lines are validation, dashed lines training. Right-click a run to open, compare, resume, show "
         "its folder or delete it. <b>Run ▸ Classify an image</b> runs a trained model on a picture and "
         "shows the most likely classes.</p>"
+
+        "<h3>Hardware</h3>"
+        "<p>Tick the backends, CPU thread counts, precisions, GPU counts and nodes to measure and press "
+        "<b>Run</b>; <b>Cancel</b> stops at once and keeps what was measured. The charts show training "
+        "images/s with the speedup over the baseline you pick, how throughput scales with GPUs, nodes or "
+        "threads against the ideal line, and where a training step's time goes. <b>Overlay report</b> "
+        "puts another machine's saved report beside this one. <b>Training runs</b> shows the speed your "
+        "finished runs really reached.</p>"
 
         "<h3>Exports</h3>"
         "<p>The dashboard's <b>Export</b> button writes the loss and accuracy plots, one above the other, "

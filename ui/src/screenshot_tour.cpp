@@ -18,6 +18,8 @@
 #include "cnnstudio/ui/designer/design_document.h"
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "cnnstudio/ui/designer/designer_view.h"
+#include "cnnstudio/ui/hardware/hardware_area.h"
+#include "cnnstudio/ui/hardware/hardware_comparison.h"
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
@@ -159,6 +161,16 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
         history->panel()->selectRuns(comparedRuns);
         history->compareRuns(comparedRuns);
         history->dashboard()->refreshNow();
+        return true;
+    }};
+
+    // The Hardware page with the report(s) given by --hardware-report: the speedup, scaling and
+    // time-breakdown charts.
+    shots << TourShot{"hardware-comparison", [&window] {
+        HardwareArea* hardware = window.hardwareArea();
+        if (hardware->comparison()->isEmpty()) return false;
+        window.showArea(MainWindow::Area::Hardware);
+        hardware->views()->setCurrentIndex(0);
         return true;
     }};
 

@@ -28,6 +28,12 @@ struct LossOptions {
     float labelSmoothing = 0.0f;
 };
 
+// One layer's share of a training step, from Network::profileTrainingPass.
+struct LayerTime {
+    std::string name, type;  // the node's name and layer type ("conv1", "Conv2D")
+    double forwardMs = 0, backwardMs = 0;
+};
+
 // A named slice of a flat buffer: "conv1.weight" at offset 0 with shape {64, 1, 3, 3}.
 struct ParameterInfo {
     std::string name;
@@ -72,6 +78,13 @@ public:
     const float* loss() const { return loss_; }  // one float in backend memory
     float downloadLoss() const;
 
+    // One training forward, loss and backward, the backend synchronised around every layer so
+    // each call's time is its own: what a profile of where a step's time goes reports (it is
+    // slower than an unsynchronised step). One entry per node that ran, in forward order, then
+    // the loss as a node "loss" of type "SoftmaxCrossEntropy". A batch norm that absorbs its
+    // ReLU in training carries the ReLU's time too. The gradients-ready hook is not called.
+    std::vector<LayerTime> profileTrainingPass();
+
     // The flat buffers: trainable parameters and their gradients, and non-trained state
     // (batch-norm running statistics). Each slice starts on a 256-byte boundary; the padding
     // between slices is zero, and counts include it.
@@ -92,6 +105,9 @@ private:
     struct Node;
     void build(std::uint64_t seed);
     void findFusions();
+    bool runsInForward(const Node& node, Phase phase) const;
+    void forwardNode(Node& node, Phase phase);
+    void backwardNode(Node& node);
 
     NetworkSpec spec_;
     ShapeReport shapes_;

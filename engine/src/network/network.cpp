@@ -1,5 +1,6 @@
 #include "cnnstudio/network.h"
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -289,24 +290,29 @@ void Network::findFusions() {
     }
 }
 
-void Network::forward(Phase phase) {
+bool Network::runsInForward(const Node& node, Phase phase) const {
+    return phase == Phase::Training ? !node.absorbedInTraining : !node.skippedAtInference;
+}
+
+void Network::forwardNode(Node& node, Phase phase) {
     const bool training = phase == Phase::Training;
-    for (std::size_t i = 1; i < nodes_.size(); ++i) {
-        Node& node = *nodes_[i];
-        if (training ? node.absorbedInTraining : node.skippedAtInference) continue;
-        if (!training && node.inferenceFusion) {
-            const Node::InferenceFusion& fusion = *node.inferenceFusion;
-            const FusableBatchNorm& bn = fusion.batchNorm;
-            backend_.convBatchNormReluInference(fusion.conv.geometry, node.io.inputs[0],
-                                                fusion.conv.weight, fusion.conv.bias, bn.geometry,
-                                                bn.gamma, bn.beta, bn.runningMean, bn.runningVar,
-                                                nodes_[fusion.relu]->output.data());
-        } else if (training && node.absorbedRelu >= 0) {
-            node.layer->forwardWithRelu(node.io, nodes_[node.absorbedRelu]->output.data());
-        } else {
-            node.layer->forward(phase, node.io, stepScalars_);
-        }
+    if (!training && node.inferenceFusion) {
+        const Node::InferenceFusion& fusion = *node.inferenceFusion;
+        const FusableBatchNorm& bn = fusion.batchNorm;
+        backend_.convBatchNormReluInference(fusion.conv.geometry, node.io.inputs[0],
+                                            fusion.conv.weight, fusion.conv.bias, bn.geometry,
+                                            bn.gamma, bn.beta, bn.runningMean, bn.runningVar,
+                                            nodes_[fusion.relu]->output.data());
+    } else if (training && node.absorbedRelu >= 0) {
+        node.layer->forwardWithRelu(node.io, nodes_[node.absorbedRelu]->output.data());
+    } else {
+        node.layer->forward(phase, node.io, stepScalars_);
     }
+}
+
+void Network::forward(Phase phase) {
+    for (std::size_t i = 1; i < nodes_.size(); ++i)
+        if (runsInForward(*nodes_[i], phase)) forwardNode(*nodes_[i], phase);
 }
 
 LossGeometry Network::lossGeometry() const {
@@ -319,6 +325,19 @@ void Network::computeLoss() {
                                         probabilities_.data(), loss_);
 }
 
+void Network::backwardNode(Node& node) {
+    if (node.absorbedRelu >= 0) {
+        const Node& relu = *nodes_[node.absorbedRelu];
+        node.layer->backwardWithRelu(node.io, relu.output.data(), relu.outputGradient.data(),
+                                     node.outputGradient.data(), node.gradientTargets);
+    } else {
+        node.layer->backward(node.io, node.outputGradient.data(), node.gradientTargets);
+    }
+    for (const Node::Accumulation& sum : node.accumulations)
+        backend_.axpy(1.0f, sum.scratch.data(), sum.producerGradient,
+                      std::size_t(sum.scratch.count()));
+}
+
 void Network::backward() {
     Node& sink = *nodes_.back();
     backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
@@ -327,19 +346,41 @@ void Network::backward() {
     for (std::size_t i = nodes_.size() - 1; i >= 1; --i) {
         Node& node = *nodes_[i];
         if (node.absorbedInTraining) continue;  // its batch norm differentiates both
-        if (node.absorbedRelu >= 0) {
-            const Node& relu = *nodes_[node.absorbedRelu];
-            node.layer->backwardWithRelu(node.io, relu.output.data(), relu.outputGradient.data(),
-                                         node.outputGradient.data(), node.gradientTargets);
-        } else {
-            node.layer->backward(node.io, node.outputGradient.data(), node.gradientTargets);
-        }
-        for (const Node::Accumulation& sum : node.accumulations)
-            backend_.axpy(1.0f, sum.scratch.data(), sum.producerGradient,
-                          std::size_t(sum.scratch.count()));
+        backwardNode(node);
         if (node.parameterCount > 0 && gradientsReady_)
             gradientsReady_(node.parameterOffset, node.parameterCount);
     }
+}
+
+std::vector<LayerTime> Network::profileTrainingPass() {
+    auto timedMs = [this](const std::function<void()>& work) {
+        backend_.synchronize();
+        const auto start = std::chrono::steady_clock::now();
+        work();
+        backend_.synchronize();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    std::vector<LayerTime> times;
+    std::vector<int> entryOfNode(nodes_.size(), -1);
+    for (std::size_t i = 1; i < nodes_.size(); ++i) {
+        Node& node = *nodes_[i];
+        if (!runsInForward(node, Phase::Training)) continue;
+        entryOfNode[i] = int(times.size());
+        times.push_back({node.name, node.type->info.type,
+                         timedMs([&] { forwardNode(node, Phase::Training); }), 0.0});
+    }
+    LayerTime loss{"loss", "SoftmaxCrossEntropy", timedMs([this] { computeLoss(); }), 0.0};
+    Node& sink = *nodes_.back();
+    loss.backwardMs = timedMs([&] {
+        backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
+                                             classWeights_.empty() ? nullptr : classWeights_.data(),
+                                             sink.outputGradient.data());
+    });
+    for (std::size_t i = nodes_.size() - 1; i >= 1; --i)
+        if (entryOfNode[i] >= 0)
+            times[std::size_t(entryOfNode[i])].backwardMs = timedMs([&] { backwardNode(*nodes_[i]); });
+    times.push_back(loss);
+    return times;
 }
 
 float Network::downloadLoss() const {

@@ -46,4 +46,8 @@ QString formatDuration(double seconds) {
     return QStringLiteral("%1 s").arg(secs);
 }
 
+QString countOf(std::int64_t count, const QString& singular, const QString& plural) {
+    return QString::number(count) + ' ' + (count == 1 ? singular : plural);
+}
+
 }  // namespace cnnstudio::ui

@@ -94,6 +94,9 @@ QStringList RunSettings::workerArguments(const QString& specFile, const QString&
         "--log-every", QString::number(logEvery),
     };
     if (limit > 0) arguments << "--limit" << QString::number(limit);
+    if (prediction)
+        arguments << "--predicted-epoch-s" << QString::number(prediction->epochSeconds, 'g', 6) << "--predicted-total-s"
+                  << QString::number(prediction->totalSeconds, 'g', 6) << "--prediction-basis" << prediction->basis;
     if (scaleLearningRate) arguments << "--scale-lr";
     if (skipBad) arguments << "--skip-bad";
     if (usesGpu() && (gpuCount > 1 || nodeCount > 1)) arguments << "--gpus" << QString::number(gpuCount);

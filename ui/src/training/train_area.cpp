@@ -1,11 +1,14 @@
 #include "cnnstudio/ui/training/train_area.h"
 
+#include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include "cnnstudio/error.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/dataset_preview.h"
 #include "cnnstudio/ui/training/network_fit_notice.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/training_controller.h"
@@ -30,6 +33,19 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     train_->setMinimumHeight(32);
     fitNotice_ = new NetworkFitNotice(this);
     fitNotice_->setObjectName("networkFitNotice");
+    prediction_ = new QLabel(this);
+    prediction_->setObjectName("predictedRunTime");
+    prediction_->setWordWrap(true);
+    prediction_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    measure_ = new QPushButton(tr("Measure speed (a few seconds)"), this);
+    measure_->setObjectName("measureSpeed");
+    measure_->setToolTip(tr("Run cnnstudio-bench --probe on these settings to predict the run time"));
+    probe_ = new RunTimeProbe(this);
+    try {
+        reportFolder_ = hardwareReportFolder();
+    } catch (const Error& error) {
+        prediction_->setToolTip(QString::fromStdString(error.what()));  // no HOME: predictions come from probes only
+    }
 
     auto* left = new QWidget(this);
     left->setMinimumWidth(320);
@@ -37,6 +53,8 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(settings_, 1);
     leftLayout->addWidget(fitNotice_);
+    leftLayout->addWidget(prediction_);
+    leftLayout->addWidget(measure_);
     leftLayout->addWidget(train_);
     auto* columns = new QSplitter(Qt::Horizontal, this);
     columns->addWidget(left);
@@ -59,7 +77,47 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     connect(dashboard_, &TrainingDashboard::killRequested, this, &TrainArea::killAfterAsking);
     connect(settings_->datasetPicker(), &DatasetPicker::previewUpdated, this, &TrainArea::refreshFit);
     connect(settings_, &RunSettingsPanel::settingsChanged, this, &TrainArea::refreshFit);
+    connect(measure_, &QPushButton::clicked, this, &TrainArea::startProbe);
+    connect(probe_, &RunTimeProbe::measured, this, [this](const BenchReport& report) {
+        probeReport_ = report;
+        refreshPrediction();
+    });
+    connect(probe_, &RunTimeProbe::failed, this, [this](const QString& reason) {
+        measure_->setEnabled(true);
+        prediction_->setText(tr("Predicted run time: the probe failed: %1").arg(reason));
+    });
     refreshRunControls();
+    refreshPrediction();
+}
+
+void TrainArea::setHardwareReportFolder(const std::filesystem::path& folder) {
+    reportFolder_ = folder;
+    refreshPrediction();
+}
+
+RunSettings TrainArea::settingsForRun() const {
+    RunSettings settings = settings_->settings();
+    settings.prediction = estimate_.forWorker();
+    return settings;
+}
+
+void TrainArea::refreshPrediction() {
+    const RunSettings settings = settings_->settings();
+    const DatasetSummary& data = settings_->datasetPicker()->preview()->summary();
+    estimate_ = {};
+    if (probeReport_)
+        estimate_ = estimateRunTime(network_, settings, data, *probeReport_, tr("a probe of this session"));
+    if (!estimate_.prediction && !reportFolder_.empty())
+        estimate_ = estimateRunTimeFromFolder(network_, settings, data, reportFolder_);
+    prediction_->setText(estimate_.text);
+    measure_->setVisible(estimate_.needsProbe);
+    measure_->setEnabled(!probe_->isRunning());
+}
+
+void TrainArea::startProbe() {
+    measure_->setEnabled(false);
+    prediction_->setText(tr("Measuring %1 for a few seconds…").arg(settings_->settings().backend));
+    probe_->start(network_, settings_->settings());
 }
 
 void TrainArea::setNetwork(const NetworkSpec& spec) {
@@ -71,6 +129,7 @@ void TrainArea::refreshFit() {
     DatasetPicker* data = settings_->datasetPicker();
     fit_ = fitNetworkToData(network_, data->datasetSpec(), data->preview()->summary());
     fitNotice_->showFit(fit_, QString::fromStdString(network_.name));
+    refreshPrediction();
 }
 
 void TrainArea::killAfterAsking() {

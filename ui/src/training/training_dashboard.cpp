@@ -29,6 +29,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/training/confusion_matrix_plot.h"
+#include "cnnstudio/ui/training/run_time_estimate.h"
 #include "cnnstudio/ui/training/training_run.h"
 #include "common/layer_colors.h"
 
@@ -436,6 +437,9 @@ void TrainingDashboard::refreshStatus() {
         else
             status_->setText(tr("Finished %1 (%2)").arg(what, reason == "early_stopped" ? tr("stopped early: no better validation accuracy")
                                                                                        : tr("all epochs done")));
+        if (run.predictedTotalSeconds())
+            status_->setText(status_->text() + QStringLiteral("; ") +
+                             predictedBesideActual(*run.predictedTotalSeconds(), finished.wallSeconds));
         break;
     }
     case TrainingRun::State::Failed: status_->setText(tr("Failed: %1").arg(run.failureReason())); break;

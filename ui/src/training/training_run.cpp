@@ -64,6 +64,10 @@ void TrainingRun::startSession(const RunStartedEvent& event) {
     totalEpochs_ = event.epochs;
     stepsPerEpoch_ = event.stepsPerEpoch;
     resumedFromStep_ = event.resumedFromStep;
+    predictedTotalSeconds_.reset();
+    if (const auto prediction = event.config.find("prediction");
+        prediction != event.config.end() && prediction->is_object() && prediction->value("total_s", 0.0) > 0)
+        predictedTotalSeconds_ = prediction->value("total_s", 0.0);
     runStartElapsed_ = -1;
     runStartStep_ = resumedFromStep_;
     // A resumed session continues the curves from its checkpoint: later points are replaced.

@@ -1,5 +1,6 @@
 // MainWindow: CNN Studio's window, a shell around its pages — the Design page (DesignArea), the
-// Train page (TrainArea, driving the TrainingSession) and Run history (RunHistoryArea) — with
+// Train page (TrainArea, driving the TrainingSession), Run history (RunHistoryArea) and the
+// Hardware page (HardwareArea, benchmark sweeps and their charts) — with
 // menus, a toolbar, keyboard shortcuts and a status bar showing the network's totals. It owns
 // the network file (open, save, recent files) and wires the pages together; what a page does
 // lives in the page. Window state, recent files, the runs folder, the run settings and the light
@@ -20,6 +21,7 @@ namespace cnnstudio::ui {
 
 class DesignArea;
 class DesignDocument;
+class HardwareArea;
 class OnnxExchange;
 class RunHistoryArea;
 class TrainArea;
@@ -27,6 +29,7 @@ class TrainArea;
 struct MainWindowOptions {
     QString openFile;          // a spec to open instead of the fer-cnn preset
     QString runsRoot;          // overrides the saved runs folder for this session
+    QStringList hardwareReports;  // benchmark reports shown on the Hardware page, the rest overlaid on the first
     bool persistSettings = true;  // false: read nothing from and write nothing to QSettings
 };
 
@@ -34,7 +37,7 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
-    enum class Area { Design, Train, History };
+    enum class Area { Design, Train, History, Hardware };  // in tab order
 
     explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -43,6 +46,7 @@ public:
     DesignArea* designArea() const { return design_; }
     TrainArea* trainArea() const { return train_; }
     RunHistoryArea* historyArea() const { return history_; }
+    HardwareArea* hardwareArea() const { return hardware_; }
     TrainingSession* trainingSession() const { return session_; }
     void showArea(Area area);
     QString totalsText() const;
@@ -98,6 +102,7 @@ private:
     DesignArea* design_;
     TrainArea* train_;
     RunHistoryArea* history_;
+    HardwareArea* hardware_;
     QTabWidget* tabs_;
     QLabel* totals_;
     QMenu* recentMenu_ = nullptr;
@@ -126,6 +131,7 @@ private:
     QAction* showDesignAction_ = nullptr;
     QAction* showTrainAction_ = nullptr;
     QAction* showHistoryAction_ = nullptr;
+    QAction* showHardwareAction_ = nullptr;
     QAction* trainAction_ = nullptr;
     QAction* stopAction_ = nullptr;
     QAction* killAction_ = nullptr;

@@ -14,5 +14,7 @@ QString formatFlops(std::int64_t flops);        // 2500000 -> "2.50 MFLOPs"
 QString formatBytes(std::int64_t bytes);        // 1536 -> "1.50 KiB"
 QString formatShape(const TensorShape& shape);  // per image: "64×48×48", a dense output: "128"
 QString formatDuration(double seconds);         // 125 -> "2 min 05 s"
+// "1 thread", "4 threads": the count and the noun that goes with it.
+QString countOf(std::int64_t count, const QString& singular, const QString& plural);
 
 }  // namespace cnnstudio::ui

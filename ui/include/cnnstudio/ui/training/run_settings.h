@@ -3,6 +3,8 @@
 // TrainingController launches one, and the tests check the arguments directly.
 #pragma once
 
+#include <optional>
+
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -39,6 +41,14 @@ struct RunSettings {
     bool skipBad = false;         // skip malformed rows and unreadable images
     // The worker's default is 50; the dashboard wants points from the first steps of short runs.
     int logEvery = 10;
+    // The Train page's predicted run time (RunTimeEstimate), passed to the worker to record in
+    // config.json; computed afresh before each run, never saved with the settings.
+    struct Prediction {
+        double epochSeconds = 0, totalSeconds = 0;
+        QString basis;
+        bool operator==(const Prediction&) const = default;
+    };
+    std::optional<Prediction> prediction;
 
     bool usesGpu() const { return backend == "cuda" || backend == "cudnn"; }
     int ranksPerNode() const { return usesGpu() ? gpuCount : cpuRankCount; }

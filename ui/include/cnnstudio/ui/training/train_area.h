@@ -1,5 +1,6 @@
 // TrainArea: the Train page — the next run's settings on the left with, above the Train button,
-// what the run will change in the network to fit the data set (NetworkFitNotice); the live
+// what the run will change in the network to fit the data set (NetworkFitNotice) and its
+// predicted run time (RunTimeEstimate, with a few seconds' probe when nothing predicts it); the live
 // TrainingDashboard on the right. Both follow the TrainingSession: the button is off while a run
 // trains, the dashboard's Stop and Kill act on the session's run.
 #pragma once
@@ -8,7 +9,10 @@
 
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/training/network_fit.h"
+#include "cnnstudio/ui/training/run_settings.h"
+#include "cnnstudio/ui/training/run_time_estimate.h"
 
+class QLabel;
 class QPushButton;
 
 namespace cnnstudio::ui {
@@ -34,7 +38,19 @@ public:
     void setNetwork(const NetworkSpec& spec);
     NetworkFit networkFit() const { return fit_; }
 
+    // The predicted run time as shown, and the settings to train with: the panel's, carrying
+    // that prediction for the worker to record.
+    const RunTimeEstimate& runTimeEstimate() const { return estimate_; }
+    RunSettings settingsForRun() const;
+    QLabel* predictionLabel() const { return prediction_; }
+    QPushButton* measureButton() const { return measure_; }
+    // Where this machine's benchmark reports are read from (hardwareReportFolder() by default).
+    void setHardwareReportFolder(const std::filesystem::path& folder);
+    RunTimeProbe* probe() const { return probe_; }
+
 public slots:
+    void refreshPrediction();
+
     // Kill loses the progress since the last checkpoint, so it asks first.
     void killAfterAsking();
 
@@ -50,8 +66,16 @@ private:
     TrainingDashboard* dashboard_;
     QPushButton* train_;
     NetworkFitNotice* fitNotice_;
+    void startProbe();
+
     NetworkSpec network_;
     NetworkFit fit_;
+    QLabel* prediction_;
+    QPushButton* measure_;
+    RunTimeProbe* probe_;
+    std::filesystem::path reportFolder_;
+    std::optional<BenchReport> probeReport_;  // this session's probe, used before the folder's reports
+    RunTimeEstimate estimate_;
 };
 
 }  // namespace cnnstudio::ui

@@ -59,6 +59,8 @@ public:
     double etaSeconds() const;            // -1 when unknown
     // How the run ended; none unless state() is Finished.
     const std::optional<FinishedEvent>& finishedEvent() const { return finished_; }
+    // The run time the Train page predicted before the run (config.json's prediction.total_s).
+    std::optional<double> predictedTotalSeconds() const { return predictedTotalSeconds_; }
     QString failureReason() const { return failureReason_; }
     std::optional<double> bestValidationAccuracy() const;
     std::optional<double> testAccuracy() const;
@@ -85,6 +87,7 @@ private:
     State state_ = State::Empty;
     QString runDirectory_, modelName_, datasetName_, backend_, failureReason_;
     std::optional<FinishedEvent> finished_;
+    std::optional<double> predictedTotalSeconds_;
     QStringList classNames_;
     int totalEpochs_ = 0;
     qint64 stepsPerEpoch_ = 0, resumedFromStep_ = 0;

@@ -1,0 +1,170 @@
+// cnnstudio-bench sweeps as a user (or the app's worker) runs them: cheap CPU configurations
+// end to end into a valid report, a failing configuration recorded while the sweep goes on,
+// the reduced plan of cpu-ref, the progress events, and a two-rank configuration under mpirun.
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cnnstudio/bench_report.h"
+#include "run_process.h"
+#include "train_worker.h"
+
+namespace cnnstudio::e2e {
+namespace {
+
+const std::string kBenchProgram = CNNSTUDIO_BENCH_BINARY;
+
+std::filesystem::path scratchFolder(const std::string& name) {
+    return freshFolder(std::filesystem::path(::testing::TempDir()) /
+                           ("cnnstudio-bench-sweep-" + std::to_string(::getpid())), name);
+}
+
+// A small network and few steps: each configuration takes well under a second on one core.
+std::vector<std::string> cheapSweep(const std::filesystem::path& work, std::vector<std::string> configs) {
+    std::vector<std::string> arguments{kBenchProgram, "--model", "lenet5", "--batch", "4", "--steps", "3",
+                                       "--repeats", "2", "--report", (work / "report.json").string()};
+    for (const std::string& config : configs) arguments.insert(arguments.end(), {"--config", config});
+    return arguments;
+}
+
+std::vector<std::string> environmentFor(const std::filesystem::path& work) {
+    return {"OMP_WAIT_POLICY=passive", "XDG_DATA_HOME=" + (work / "data").string()};
+}
+
+std::vector<nlohmann::json> jsonLines(const std::string& text) {
+    std::vector<nlohmann::json> lines;
+    std::istringstream stream(text);
+    for (std::string line; std::getline(stream, line);)
+        if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+}
+
+TEST(BenchSweep, TwoCpuConfigurationsProduceAValidReport) {
+    const auto work = scratchFolder("two-cpu");
+    const ProcessResult result =
+        runProcess(cheapSweep(work, {"cpu-ref threads=1", "cpu threads=1"}), work.string(), environmentFor(work));
+    ASSERT_EQ(result.exitCode, 0) << result.err;
+    const BenchReport report = loadBenchReport(work / "report.json");
+    EXPECT_EQ(report.network.name, "lenet5");
+    EXPECT_GT(report.network.trainGflopPerImage, 0.0);
+    EXPECT_FALSE(report.machine.hostname.empty());
+    EXPECT_NE(report.tool.command.find("--config"), std::string::npos);
+    ASSERT_EQ(report.configurations.size(), 2u);
+    const BenchConfiguration& naive = report.configurations[0];
+    const BenchConfiguration& cpu = report.configurations[1];
+    EXPECT_EQ(naive.label, "cpu-ref 1 thread");
+    EXPECT_EQ(cpu.label, "cpu 1 thread");
+    for (const BenchConfiguration* c : {&naive, &cpu}) {
+        EXPECT_TRUE(c->ok()) << c->label << ": " << c->error;
+        EXPECT_GT(c->trainImagesPerSecond.median, 0.0) << c->label;
+        EXPECT_GT(c->inferenceImagesPerSecond, 0.0) << c->label;
+        EXPECT_EQ(c->devices, "cpu");
+        EXPECT_FALSE(c->layers.empty()) << c->label;
+        EXPECT_GT(c->breakdownMs.convolution, 0.0) << c->label;
+        EXPECT_GT(c->breakdownMs.update, 0.0) << c->label;
+    }
+    EXPECT_FALSE(cpu.reduced) << cpu.reducedReason;
+    EXPECT_EQ(cpu.trainImagesPerSecond.repeats.size(), 2u);
+    // The old one-line results stay on stdout for the PyTorch comparisons.
+    const auto lines = jsonLines(result.out);
+    ASSERT_EQ(lines.size(), 2u) << result.out;
+    EXPECT_EQ(lines[1]["backend"], "cpu");
+    EXPECT_GT(lines[1]["images_per_s"].get<double>(), 0.0);
+    // Progress per configuration and the table, on stderr.
+    EXPECT_NE(result.err.find("[1/2] cpu-ref 1 thread: "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("[2/2] cpu 1 thread: "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("speedup over cpu-ref 1 thread"), std::string::npos) << result.err;
+    // A copy for the Train page's predictions, in the per-user folder.
+    const auto latest = latestReportOfMachine(work / "data" / "cnnstudio" / "hardware", report.machine.hostname);
+    ASSERT_TRUE(latest.has_value()) << "no copy in $XDG_DATA_HOME/cnnstudio/hardware";
+    EXPECT_EQ(latest->second.configurations.size(), 2u);
+}
+
+TEST(BenchSweep, CpuRefRunsFewerStepsAndSaysSo) {
+    const auto work = scratchFolder("reduced");
+    const ProcessResult result = runProcess(cheapSweep(work, {"cpu-ref threads=1"}), work.string(), environmentFor(work));
+    ASSERT_EQ(result.exitCode, 0) << result.err;
+    const BenchConfiguration naive = loadBenchReport(work / "report.json").configurations.at(0);
+    EXPECT_TRUE(naive.reduced);
+    EXPECT_EQ(naive.steps, 2) << "cpu-ref is capped at 2 steps, 3 were asked for";
+    EXPECT_NE(naive.reducedReason.find("cpu-ref runs plain loops: 2 steps instead of 3"), std::string::npos)
+        << naive.reducedReason;
+    EXPECT_NE(result.err.find("[reduced: "), std::string::npos) << result.err;
+}
+
+TEST(BenchSweep, FailingConfigurationIsRecordedAndTheSweepGoesOn) {
+    const auto work = scratchFolder("failed");
+    // More GPUs than any machine here has: refused before anything starts, on every machine.
+    const ProcessResult result = runProcess(cheapSweep(work, {"cudnn fp32 gpus=64", "cpu threads=1"}), work.string(),
+                                            environmentFor(work));
+    EXPECT_EQ(result.exitCode, 1) << "a failed configuration fails the sweep's exit status; " << result.err;
+    const BenchReport report = loadBenchReport(work / "report.json");
+    ASSERT_EQ(report.configurations.size(), 2u);
+    const BenchConfiguration& failed = report.configurations[0];
+    EXPECT_EQ(failed.label, "cudnn fp32, 64 GPUs");
+    EXPECT_EQ(failed.status, BenchStatus::Failed);
+    EXPECT_FALSE(failed.error.empty());
+    EXPECT_EQ(failed.ranks, 64);
+    EXPECT_TRUE(report.configurations[1].ok()) << report.configurations[1].error;
+    EXPECT_NE(result.err.find("[1/2] cudnn fp32, 64 GPUs: failed: "), std::string::npos) << result.err;
+}
+
+TEST(BenchSweep, ProgressEventsForTheAppReplaceTheOldLines) {
+    const auto work = scratchFolder("events");
+    std::vector<std::string> arguments = cheapSweep(work, {"cpu threads=1", "cpu threads=2"});
+    arguments.push_back("--progress-events");
+    const ProcessResult result = runProcess(arguments, work.string(), environmentFor(work));
+    ASSERT_EQ(result.exitCode, 0) << result.err;
+    const auto events = jsonLines(result.out);
+    ASSERT_EQ(events.size(), 5u) << result.out;
+    EXPECT_EQ(events[0]["event"], "bench_progress");
+    EXPECT_EQ(events[0]["index"], 0);
+    EXPECT_EQ(events[0]["count"], 2);
+    EXPECT_EQ(events[0]["label"], "cpu 1 thread");
+    EXPECT_EQ(events[1]["event"], "bench_result");
+    EXPECT_EQ(events[1]["configuration"]["label"], "cpu 1 thread");
+    EXPECT_EQ(events[1]["configuration"]["status"], "ok");
+    EXPECT_EQ(events[3]["configuration"]["label"], "cpu 2 threads");
+    EXPECT_EQ(events[4]["event"], "bench_finished");
+    EXPECT_EQ(events[4]["report"], (work / "report.json").string());
+    EXPECT_EQ(events[4]["cancelled"], false);
+    for (const auto& event : events) EXPECT_EQ(event["schema"], 1);
+}
+
+TEST(BenchSweep, BadConfigurationTextIsNamed) {
+    const auto work = scratchFolder("bad-config");
+    const ProcessResult result =
+        runProcess(cheapSweep(work, {"cpu threads=many"}), work.string(), environmentFor(work));
+    EXPECT_EQ(result.exitCode, 1);
+    EXPECT_NE(result.err.find("--config \"cpu threads=many\""), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("'threads=many' needs a whole number"), std::string::npos) << result.err;
+}
+
+TEST(BenchSweep, TwoRanksRunUnderMpirunAndRankZeroReports) {
+    if (std::system("command -v mpirun > /dev/null 2>&1") != 0)
+        GTEST_SKIP() << "mpirun is not on the PATH (install openmpi-bin)";
+    const auto work = scratchFolder("mpirun");
+    // OpenMPI refuses root unless told (CI runs as root); the ranks share CI's two cores.
+    std::vector<std::string> environment = environmentFor(work);
+    environment.insert(environment.end(), {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                                           "OMPI_MCA_rmaps_base_oversubscribe=1"});
+    const ProcessResult result = runProcess(cheapSweep(work, {"cpu threads=1", "cpu threads=1 ranks=2"}),
+                                            work.string(), environment);
+    ASSERT_EQ(result.exitCode, 0) << result.err;
+    const BenchReport report = loadBenchReport(work / "report.json");
+    ASSERT_EQ(report.configurations.size(), 2u);
+    const BenchConfiguration& two = report.configurations[1];
+    EXPECT_EQ(two.label, "cpu 1 thread, 2 ranks");
+    ASSERT_TRUE(two.ok()) << two.error;
+    EXPECT_EQ(two.ranks, 2);
+    EXPECT_GT(two.trainImagesPerSecond.median, 0.0);
+    EXPECT_GT(two.breakdownMs.communication, 0.0) << "two ranks all-reduce their gradients";
+    EXPECT_TRUE(scalingEfficiency(report, two).has_value());
+    EXPECT_EQ(jsonLines(result.out).size(), 2u) << "one line per configuration, the ranks' included: " << result.out;
+}
+
+}  // namespace
+}  // namespace cnnstudio::e2e

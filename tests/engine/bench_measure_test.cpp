@@ -1,0 +1,109 @@
+// Measuring a benchmark configuration on the CPU: throughput, the profile of every layer in
+// both directions, the categories they add up to, and the reduced plan of slow configurations.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "cnnstudio/backend_registry.h"
+#include "cnnstudio/bench_measure.h"
+#include "cnnstudio/network.h"
+#include "cnnstudio/presets.h"
+#include "spec_builders.h"
+
+namespace cnnstudio {
+namespace {
+
+using namespace spec_testing;
+
+// input 1x8x8 -> conv -> batch norm -> relu -> max pool -> flatten -> dense(3)
+NetworkSpec smallNetwork() {
+    return network({input(1, 8, 8), node("conv1", "Conv2D", {"input"}, {{"filters", 4}, {"kernel", 3}, {"padding", "same"}}),
+                    node("bn1", "BatchNorm2D", {"conv1"}), node("relu1", "ReLU", {"bn1"}),
+                    node("pool1", "MaxPool2D", {"relu1"}, {{"kernel", 2}}), node("flatten", "Flatten", {"pool1"}),
+                    node("logits", "Dense", {"flatten"}, {{"units", 3}})});
+}
+
+TEST(NetworkProfile, EveryLayerThatRunsIsTimedInBothDirections) {
+    auto backend = createBackend("cpu", BackendOptions{});
+    Network net(smallNetwork(), *backend, 4, 1);
+    const std::vector<LayerTime> times = net.profileTrainingPass();
+    std::vector<std::string> names;
+    for (const LayerTime& time : times) {
+        names.push_back(time.name);
+        EXPECT_GE(time.forwardMs, 0.0) << time.name;
+        EXPECT_GE(time.backwardMs, 0.0) << time.name;
+    }
+    // relu1 is absorbed by bn1 in training, so it has no entry of its own; the loss comes last.
+    EXPECT_EQ(names, (std::vector<std::string>{"conv1", "bn1", "pool1", "flatten", "logits", "loss"}));
+    EXPECT_EQ(times.front().type, "Conv2D");
+    EXPECT_EQ(times.back().type, "SoftmaxCrossEntropy");
+    EXPECT_TRUE(std::isfinite(net.downloadLoss()));
+}
+
+TEST(BenchMeasure, LayerTypesFallIntoTheirCategories) {
+    EXPECT_EQ(breakdownCategoryOfLayerType("Conv2D"), "convolution");
+    EXPECT_EQ(breakdownCategoryOfLayerType("SeparableConv2D"), "convolution");
+    EXPECT_EQ(breakdownCategoryOfLayerType("BatchNorm2D"), "batch_norm");
+    EXPECT_EQ(breakdownCategoryOfLayerType("LeakyReLU"), "activation");
+    EXPECT_EQ(breakdownCategoryOfLayerType("GlobalAvgPool"), "pooling");
+    EXPECT_EQ(breakdownCategoryOfLayerType("Dense"), "dense");
+    EXPECT_EQ(breakdownCategoryOfLayerType("SoftmaxCrossEntropy"), "loss");
+    EXPECT_EQ(breakdownCategoryOfLayerType("Flatten"), "other");
+    EXPECT_EQ(breakdownCategoryOfLayerType("Dropout"), "other");
+}
+
+TEST(BenchMeasure, ConfigurationGetsThroughputAndBreakdown) {
+    auto backend = createBackend("cpu", BackendOptions{});
+    auto communicator = createCommunicator(*backend, nullptr);
+    BenchPlan plan;
+    plan.steps = 2;
+    plan.repeats = 3;
+    BenchConfiguration result;
+    measureConfiguration(*backend, *communicator, smallNetwork(), 4, plan, result);
+    EXPECT_FALSE(result.reduced) << result.reducedReason;
+    EXPECT_EQ(result.steps, 2);
+    EXPECT_EQ(result.trainImagesPerSecond.repeats.size(), 3u);
+    EXPECT_GT(result.trainImagesPerSecond.median, 0.0);
+    EXPECT_LE(result.trainImagesPerSecond.min, result.trainImagesPerSecond.median);
+    EXPECT_GT(result.inferenceImagesPerSecond, 0.0);
+    ASSERT_EQ(result.layers.size(), 6u);
+    double layerSum = 0;
+    for (const BenchLayerTime& layer : result.layers) layerSum += layer.forwardMs + layer.backwardMs;
+    EXPECT_NEAR(result.breakdownMs.totalMs() - result.breakdownMs.update, layerSum, 1e-9);
+    EXPECT_GT(result.breakdownMs.convolution, 0.0);
+    EXPECT_GT(result.breakdownMs.update, 0.0);
+    EXPECT_EQ(result.breakdownMs.communication, 0.0) << "one rank does not communicate";
+}
+
+TEST(BenchMeasure, SlowConfigurationRunsFewerStepsAndSaysWhy) {
+    auto backend = createBackend("cpu-ref", BackendOptions{});
+    auto communicator = createCommunicator(*backend, nullptr);
+    BenchPlan plan;
+    plan.steps = 5;
+    plan.repeats = 3;
+    plan.stepCap = 2;
+    plan.stepCapReason = "cpu-ref runs plain loops";
+    plan.budgetSeconds = 1e-9;  // every step is over budget
+    BenchConfiguration result;
+    measureConfiguration(*backend, *communicator, smallNetwork(), 2, plan, result);
+    EXPECT_TRUE(result.reduced);
+    EXPECT_EQ(result.steps, 1);
+    EXPECT_EQ(result.repeats, 1);
+    EXPECT_EQ(result.trainImagesPerSecond.repeats.size(), 1u);
+    EXPECT_NE(result.reducedReason.find("cpu-ref runs plain loops: 2 steps instead of 5"), std::string::npos)
+        << result.reducedReason;
+    EXPECT_NE(result.reducedReason.find("1 step(s) x 1 repeat(s)"), std::string::npos) << result.reducedReason;
+}
+
+TEST(BenchMeasure, NetworkDescriptionCountsTrainingFlops) {
+    const NetworkSpec spec = loadPreset("fer-cnn");
+    const BenchNetwork described = describeNetwork(spec);
+    EXPECT_EQ(described.name, spec.name);
+    EXPECT_EQ(described.input, (std::vector<int>{1, 48, 48}));
+    EXPECT_EQ(described.classes, 7);
+    EXPECT_GT(described.parameters, 0u);
+    EXPECT_NEAR(described.trainGflopPerImage, 3.0 * double(inferShapes(spec).totalForwardFlops) / 1e9, 1e-12);
+}
+
+}  // namespace
+}  // namespace cnnstudio

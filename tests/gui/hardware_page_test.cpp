@@ -1,0 +1,372 @@
+// The Hardware page without running a benchmark: choosing configurations from what a machine
+// offers, opening and overlaying two reports (tests/gui/data/hardware/, round numbers so that
+// speedups and efficiencies are exact), the baseline switch, the charts drawing the report's
+// numbers, CSV export, and the throughput of the recorded training runs.
+#include <algorithm>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QImage>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "cnnstudio/backend_registry.h"
+#include "cnnstudio/bench_report.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/event_reader.h"
+#include "cnnstudio/ui/hardware/bench_results_table.h"
+#include "cnnstudio/ui/hardware/hardware_area.h"
+#include "cnnstudio/ui/hardware/hardware_comparison.h"
+#include "cnnstudio/ui/hardware/run_throughput.h"
+#include "cnnstudio/ui/hardware/run_throughput_chart.h"
+#include "cnnstudio/ui/hardware/scaling_chart.h"
+#include "cnnstudio/ui/hardware/speedup_chart.h"
+#include "cnnstudio/ui/hardware/sweep_plan.h"
+#include "cnnstudio/ui/hardware/sweep_planner.h"
+#include "cnnstudio/ui/hardware/time_breakdown_chart.h"
+#include "cnnstudio/ui/main_window.h"
+#include "gui_tests.h"
+
+using namespace cnnstudio::ui;
+using cnnstudio::ui::tests::testDataPath;
+
+namespace {
+
+QString laptopReport() { return testDataPath("hardware/laptop-fer-cnn.json"); }
+QString serverReport() { return testDataPath("hardware/gpu-server-fer-cnn.json"); }
+
+cnnstudio::HardwareInfo machineWith(int cores, int gpus) {
+    cnnstudio::HardwareInfo hardware;
+    hardware.cpuCores = cores;
+    hardware.cpuName = "Test CPU";
+    for (int i = 0; i < gpus; ++i) {
+        cnnstudio::GpuInfo gpu;
+        gpu.index = i;
+        gpu.name = "Test GPU";
+        hardware.gpus.push_back(gpu);
+    }
+    if (gpus == 0) hardware.gpuProblem = "no GPU in this test";
+    return hardware;
+}
+
+// The text of the speedup chart's bar with this label.
+QString barText(const SpeedupChart* chart, const QString& label) {
+    for (const SpeedupChart::DrawnBar& bar : chart->drawnBars())
+        if (bar.label == label) return bar.valueText;
+    return "(no bar " + label + ")";
+}
+
+}  // namespace
+
+class HardwarePageTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void plannerOffersWhatTheMachineHas() {
+        SweepPlanner planner;
+        planner.setHardware(machineWith(6, 0));
+        QVERIFY(planner.hasHardware());
+        // Thread counts double up to the cores, and the core count itself.
+        for (int threads : {1, 2, 4, 6}) QVERIFY2(planner.threadBox(threads), qPrintable(QString::number(threads)));
+        QVERIFY(!planner.threadBox(8));
+        QVERIFY(!planner.gpuCountBox(1));  // no GPU, no GPU count to tick
+        // A backend this build cannot run is shown disabled, with its reason.
+        for (const std::string& name : cnnstudio::knownBackends()) {
+            QCheckBox* box = planner.backendBox(QString::fromStdString(name));
+            QVERIFY(box);
+            QCOMPARE(box->isEnabled(), cnnstudio::backendUnavailableReason(name).empty());
+        }
+        planner.setHardware(machineWith(16, 2));
+        for (int gpus : {1, 2}) QVERIFY(planner.gpuCountBox(gpus));
+        QVERIFY(planner.threadBox(16));
+    }
+
+    void tickingBoxesListsTheConfigurations() {
+        SweepPlanner planner;
+        planner.setHardware(machineWith(4, 0));
+        SweepPlan plan;
+        plan.backends = {"cpu-ref", "cpu"};
+        plan.cpuThreads = {1};
+        planner.setPlan(plan);
+        QCOMPARE(planner.configurationList()->count(), 2);
+        QVERIFY(!planner.precisionBox("bf16")->isEnabled());  // precisions are for GPU backends
+        planner.threadBox(4)->setChecked(true);
+        planner.threadBox(2)->setChecked(true);
+        QStringList labels;
+        for (int row = 0; row < planner.configurationList()->count(); ++row)
+            labels << planner.configurationList()->item(row)->text();
+        QCOMPARE(labels, QStringList({"cpu-ref 1 thread", "cpu 1 thread", "cpu 2 threads", "cpu 4 threads"}));
+        QVERIFY(planner.runButton()->isEnabled());
+        QCOMPARE(planner.plan().cpuThreads, QList<int>({1, 2, 4}));
+        planner.backendBox("cpu-ref")->setChecked(false);
+        planner.backendBox("cpu")->setChecked(false);
+        QVERIFY(!planner.runButton()->isEnabled());
+        QVERIFY(planner.problems().join(' ').contains("backend"));
+    }
+
+    void planExpandsAndSaysWhatIsWrong() {
+        SweepPlan plan;
+        plan.backends = {"cpu-ref", "cpu", "cudnn"};
+        plan.cpuThreads = {1, 16};
+        plan.precisions = {"fp32", "bf16"};
+        plan.gpuCounts = {1, 2};
+        QStringList labels;
+        for (const SweepConfiguration& configuration : plan.configurations()) labels << configuration.label();
+        // Labelled as cnnstudio-bench labels them in its report.
+        QCOMPARE(labels, QStringList({"cpu-ref 1 thread", "cpu 1 thread", "cpu 16 threads", "cudnn fp32",
+                                      "cudnn fp32, 2 GPUs", "cudnn bf16", "cudnn bf16, 2 GPUs"}));
+        const QString problems = plan.problems(machineWith(4, 1)).join('\n');
+        QVERIFY2(problems.contains("16 CPU threads is more than the 4 cores"), qPrintable(problems));
+        QVERIFY2(problems.contains("2 GPUs is more than the 1"), qPrintable(problems));
+        QVERIFY(plan.problems(machineWith(16, 2)).isEmpty());
+        plan.nodes = 2;
+        const QString hostfile = plan.problems(machineWith(16, 2)).join('\n');
+        QVERIFY2(!hostfile.isEmpty(), "two nodes without a hostfile must be refused");
+        SweepPlan cpuOnly;
+        cpuOnly.nodes = 2;
+        QVERIFY(cpuOnly.problems(machineWith(4, 0)).join(' ').contains("GPU backend"));
+    }
+
+    void benchArgumentsNameEverySetting() {
+        SweepPlan plan;
+        plan.model = "lenet5";
+        plan.batch = 8;
+        plan.steps = 2;
+        plan.backends = {"cpu-ref", "cpu"};
+        plan.cpuThreads = {4};
+        QCOMPARE(plan.benchArguments("/tmp/r.json", {}),
+                 QStringList({"--model", "lenet5", "--config", "cpu-ref threads=1 batch=8", "--config",
+                              "cpu threads=4 batch=8", "--steps", "2", "--report", "/tmp/r.json", "--progress-events"}));
+        plan.backends = {"cudnn"};
+        plan.precisions = {"bf16"};
+        plan.gpuCounts = {4};
+        plan.nodes = 2;
+        plan.steps = 0;
+        QCOMPARE(plan.benchArguments("/tmp/r.json", "/tmp/hosts"),
+                 QStringList({"--model", "lenet5", "--config", "cudnn bf16 gpus=4 nodes=2 batch=8", "--hostfile",
+                              "/tmp/hosts", "--report", "/tmp/r.json", "--progress-events"}));
+    }
+
+    void openingAndOverlayingTwoReports() {
+        HardwareArea area;
+        QVERIFY(area.openReport(laptopReport(), true));
+        QCOMPARE(int(area.comparison()->reports().size()), 1);
+        QCOMPARE(area.speedupChart()->drawnBars().size(), 4);
+        QCOMPARE(area.speedupChart()->drawnBars().first().label, QString("cpu-ref fp32, 1 thread"));
+
+        QVERIFY(area.overlayReport(serverReport(), true));
+        QCOMPARE(int(area.comparison()->reports().size()), 2);
+        // Every successful configuration of both, named by machine; the failed one only in the table.
+        const QList<SpeedupChart::DrawnBar> bars = area.speedupChart()->drawnBars();
+        QCOMPARE(bars.size(), 4 + 6);
+        QCOMPARE(bars.first().label, QString("laptop: cpu-ref fp32, 1 thread"));
+        QCOMPARE(bars.last().label, QString("gpu-server: cudnn bf16, 2 GPUs"));
+        QCOMPARE(area.resultsTable()->rowCount(), 4 + 7);
+        // The overlaid machine's speedups are over the first report's baseline: 170000 / 12.5.
+        QCOMPARE(barText(area.speedupChart(), "gpu-server: cudnn bf16, 2 GPUs"), QString("170 k images/s · 13600×"));
+        QVERIFY(area.speedupChart()->title().contains("cpu-ref fp32, 1 thread (laptop)"));
+
+        QVERIFY(!area.openReport(testDataPath("runs/20261130-014119-lenet5-adam/config.json"), true));
+        QCOMPARE(int(area.comparison()->reports().size()), 2);  // a file that is no report changes nothing
+        area.comparison()->setMachineLabel(1, "h200");
+        QCOMPARE(area.speedupChart()->drawnBars().last().label, QString("h200: cudnn bf16, 2 GPUs"));
+        area.comparison()->removeReport(0);
+        QCOMPARE(area.speedupChart()->drawnBars().first().label, QString("cpu-ref fp32, 1 thread"));
+    }
+
+    void baselineSwitchChangesTheSpeedups() {
+        HardwareArea area;
+        QVERIFY(area.openReport(laptopReport(), true));
+        const SpeedupChart* chart = area.speedupChart();
+        // Default: cpu-ref on one thread, 12.5 images/s.
+        QCOMPARE(barText(chart, "cpu-ref fp32, 1 thread"), QString("12.5 images/s · baseline"));
+        QCOMPARE(barText(chart, "cpu fp32, 1 thread"), QString("150 images/s · 12.0×"));
+        QCOMPARE(barText(chart, "cpu fp32, 4 threads"), QString("500 images/s · 40.0×"));
+
+        // "best CPU": cpu on 4 threads, 500 images/s.
+        QComboBox* baseline = area.baselineChooser();
+        baseline->setCurrentIndex(baseline->findText("best CPU"));
+        emit baseline->activated(baseline->currentIndex());
+        QCOMPARE(barText(chart, "cpu fp32, 4 threads"), QString("500 images/s · baseline"));
+        QCOMPARE(barText(chart, "cpu fp32, 2 threads"), QString("280 images/s · 0.56×"));
+        QCOMPARE(barText(chart, "cpu-ref fp32, 1 thread"), QString("12.5 images/s · 0.025×"));
+        QVERIFY(chart->title().contains("cpu fp32, 4 threads"));
+
+        // Any configuration: cpu on 2 threads.
+        baseline->setCurrentIndex(baseline->findText("cpu fp32, 2 threads"));
+        emit baseline->activated(baseline->currentIndex());
+        QCOMPARE(barText(chart, "cpu fp32, 4 threads"), QString("500 images/s · 1.79×"));
+        QVERIFY(area.comparison()->baseline().kind == BaselineChoice::Kind::Configuration);
+        QVERIFY(area.resultsTable()->findItems("1.79×", Qt::MatchExactly).size() == 1);
+    }
+
+    void chartNumbersEqualTheReport() {
+        HardwareArea area;
+        QVERIFY(area.openReport(serverReport(), true));
+        const cnnstudio::BenchReport report = cnnstudio::loadBenchReport(serverReport().toStdString());
+        // Every bar is its configuration's median, in report order.
+        const QList<SpeedupChart::DrawnBar> bars = area.speedupChart()->drawnBars();
+        int bar = 0;
+        for (const cnnstudio::BenchConfiguration& configuration : report.configurations) {
+            if (!configuration.ok()) continue;
+            QCOMPARE(bars[bar].label, QString::fromStdString(configuration.label));
+            QCOMPARE(bars[bar].imagesPerSecond, configuration.trainImagesPerSecond.median);
+            ++bar;
+        }
+        QCOMPARE(bar, bars.size());
+
+        // Scaling over GPUs: the one-rank throughput times two is ideal; 72000 / 80000 is 90%.
+        QCOMPARE(area.scalingAxisChooser()->currentData().toInt(), int(ScalingAxis::Ranks));
+        bool sawFp32 = false, sawBf16 = false;
+        for (const ScalingChart::DrawnPoint& point : area.scalingChart()->drawnPoints()) {
+            if (point.series == "cudnn fp32, batch 256" && point.count == 2) {
+                QCOMPARE(point.imagesPerSecond, 72000.0);
+                QCOMPARE(point.idealImagesPerSecond, 80000.0);
+                QCOMPARE(point.efficiencyText, QString("90%"));
+                sawFp32 = true;
+            }
+            if (point.series == "cudnn bf16, batch 256" && point.count == 2) {
+                QCOMPARE(point.efficiencyText, QString("85%"));
+                sawBf16 = true;
+            }
+        }
+        QVERIFY(sawFp32 && sawBf16);
+
+        // Where the time goes: each category's share of the step's total, communication included.
+        const TimeBreakdownChart* breakdown = area.timeBreakdownChart();
+        QVERIFY(breakdown->drawnCategories().contains("communication"));
+        for (const cnnstudio::BenchConfiguration& configuration : report.configurations) {
+            if (!configuration.ok()) continue;
+            const QString label = QString::fromStdString(configuration.label);
+            const double total = configuration.breakdownMs.totalMs();
+            for (const auto& [category, ms] : configuration.breakdownMs.entries()) {
+                const auto share = breakdown->drawnShare(label, QString::fromStdString(category));
+                if (!breakdown->drawnCategories().contains(QString::fromStdString(category))) continue;
+                QVERIFY2(share, qPrintable(label + " " + QString::fromStdString(category)));
+                QVERIFY(qAbs(*share - 100 * ms / total) < 1e-9);
+            }
+        }
+        QCOMPARE(breakdown->totalText("cudnn fp32, 2 GPUs"), QString("6.7 ms"));
+
+        // The laptop's cpu backend scales over threads: 280 of an ideal 300 is 93%.
+        QVERIFY(area.openReport(laptopReport(), true));
+        QCOMPARE(area.scalingAxisChooser()->currentData().toInt(), int(ScalingAxis::CpuThreads));
+        QStringList efficiencies;
+        for (const ScalingChart::DrawnPoint& point : area.scalingChart()->drawnPoints()) efficiencies << point.efficiencyText;
+        QCOMPARE(efficiencies, QStringList({"", "93%", "83%"}));
+        QVERIFY(!breakdown->drawnCategories().contains("communication"));  // no time in it on one process
+    }
+
+    void csvExportHoldsEveryConfiguration() {
+        HardwareArea area;
+        QVERIFY(area.openReport(laptopReport(), true));
+        QVERIFY(area.overlayReport(serverReport(), true));
+        QTemporaryDir folder;
+        const QString path = folder.filePath("comparison.csv");
+        area.exportTable(path);
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(file.readAll()).split("\r\n", Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1 + 4 + 7);
+        QVERIFY2(lines[0].startsWith("machine,configuration,backend,precision,threads,batch per rank,ranks,nodes,status,"
+                                     "train images/s,min images/s,max images/s,speedup (×),scaling efficiency (%),"
+                                     "inference images/s,peak memory (bytes),steps,repeats,note"),
+                 qPrintable(lines[0]));
+        // Exact numbers, not the rounded ones of the screen.
+        QVERIFY2(lines[1].startsWith("laptop,\"cpu-ref fp32, 1 thread\",cpu-ref,fp32,1,64,1,1,ok,12.5,12.25,12.75,1,,40,"
+                                     "52428800,4,3,cpu-ref runs 2 steps: slow"),
+                 qPrintable(lines[1]));
+        QVERIFY2(lines[4].contains(",ok,500,480,520,40,"), qPrintable(lines[4]));
+        QVERIFY2(lines[10].contains("\"cudnn bf16, 2 GPUs\"") && lines[10].contains(",13600,85,"), qPrintable(lines[10]));
+        QVERIFY2(lines[11].contains(",failed,") && lines[11].endsWith("cuda tf32: out of memory (test fixture)"),
+                 qPrintable(lines[11]));
+        QVERIFY(!QFile::exists(path + ".tmp"));
+
+        const QString png = folder.filePath("charts.png"), pdf = folder.filePath("charts.pdf");
+        area.exportCharts(png);
+        area.exportCharts(pdf);
+        QImage image(png);
+        QCOMPARE(image.height(), 3 * 520);
+        QFile pdfFile(pdf);
+        QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+        QVERIFY(pdfFile.read(5) == "%PDF-");
+        QVERIFY_EXCEPTION_THROWN(area.exportTable(folder.filePath("no-such-folder/x.csv")), cnnstudio::Error);
+    }
+
+    void savedReportOpensAgainUnchanged() {
+        HardwareComparison comparison;
+        comparison.openReportFile(serverReport());
+        comparison.setMachineLabel(0, "h200 box");
+        QTemporaryDir folder;
+        const QString path = folder.filePath("saved.json");
+        comparison.saveReport(0, path);
+        QCOMPARE(comparison.reports().front().source, path);
+        HardwareComparison reopened;
+        reopened.openReportFile(path);
+        QCOMPARE(reopened.csv(), comparison.csv());
+        QCOMPARE(QString::fromStdString(reopened.reports().front().report.machine.label), QString("h200 box"));
+    }
+
+    void trainingRunsShowTheirMeasuredThroughput() {
+        // The recorded runs: lenet5 on cpu (2 threads) and on cpu-ref, both ended with a `finished` event.
+        const QList<RunThroughput> runs = scanRunThroughputs(testDataPath("runs"));
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(runs[0].backend, QString("cpu"));
+        QCOMPARE(runs[1].backend, QString("cpu-ref"));
+        for (const RunThroughput& run : runs) {
+            QCOMPARE(run.model, QString("lenet5"));
+            // The median of the run's epoch events' images/s, read independently here.
+            const cnnstudio::EventLog log = cnnstudio::readEvents((run.runDirectory + "/events.jsonl").toStdString());
+            std::vector<double> epochs;
+            for (const cnnstudio::Event& event : log.events)
+                if (const auto* epoch = event.as<cnnstudio::EpochEvent>()) epochs.push_back(epoch->imagesPerSecond);
+            std::sort(epochs.begin(), epochs.end());
+            const std::size_t middle = epochs.size() / 2;
+            const double expected = epochs.size() % 2 ? epochs[middle] : (epochs[middle - 1] + epochs[middle]) / 2;
+            QCOMPARE(run.imagesPerSecond, expected);
+            QCOMPARE(run.epochs, int(epochs.size()));
+        }
+        // Two backends, two groups, fastest first, each its run's median.
+        const QList<RunThroughputGroup> groups = groupRunThroughputs(runs);
+        QCOMPARE(groups.size(), 2);
+        QVERIFY(groups[0].medianImagesPerSecond >= groups[1].medianImagesPerSecond);
+        QStringList labels;
+        for (const RunThroughputGroup& group : groups) {
+            QCOMPARE(group.runs, 1);
+            labels << group.label;
+            QVERIFY(std::ranges::any_of(runs, [&](const RunThroughput& run) {
+                return run.imagesPerSecond == group.medianImagesPerSecond;
+            }));
+        }
+        labels.sort();
+        QCOMPARE(labels, QStringList({"lenet5 · cpu fp32, 2 threads · AMD EPYC", "lenet5 · cpu-ref fp32 · AMD EPYC"}));
+
+        HardwareArea area;
+        area.setRunsRoot(testDataPath("runs"));
+        QTRY_VERIFY_WITH_TIMEOUT(!area.isScanningRuns(), 20000);
+        QCOMPARE(area.runThroughputChart()->groups().size(), 2);
+        QVERIFY2(area.runThroughputChart()->drawnLabels().first().endsWith("(1 run)"),
+                 qPrintable(area.runThroughputChart()->drawnLabels().first()));
+        QVERIFY(!measuredRunThroughput(testDataPath("hardware")));  // not a run folder
+    }
+
+    void windowHasAHardwarePage() {
+        MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = testDataPath("runs");
+        options.hardwareReports = {laptopReport(), serverReport()};
+        MainWindow window(options);
+        window.showArea(MainWindow::Area::Hardware);
+        auto* areas = window.findChild<QTabWidget*>("areas");
+        QCOMPARE(areas->currentWidget(), static_cast<QWidget*>(window.hardwareArea()));
+        QCOMPARE(int(window.hardwareArea()->comparison()->reports().size()), 2);
+    }
+};
+
+CNNSTUDIO_GUI_TEST(HardwarePageTest);
+#include "hardware_page_test.moc"

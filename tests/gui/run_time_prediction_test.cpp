@@ -1,0 +1,181 @@
+// The Train page's predicted run time: from the latest benchmark report of this machine before
+// Train is pressed (and into the worker's arguments), the probe offered when no report predicts
+// it and run through a worker program, and predicted beside actual once the run has finished.
+#include <QFile>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSysInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "cnnstudio/bench_report.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/ui/training/run_time_estimate.h"
+#include "cnnstudio/ui/training/train_area.h"
+#include "cnnstudio/ui/training/training_dashboard.h"
+#include "cnnstudio/ui/training/training_run.h"
+#include "cnnstudio/ui/training/training_session.h"
+#include "gui_tests.h"
+
+using cnnstudio::BenchConfiguration;
+using cnnstudio::BenchReport;
+using cnnstudio::ui::RunSettings;
+using cnnstudio::ui::TrainArea;
+using cnnstudio::ui::TrainingSession;
+
+namespace {
+
+constexpr int datasetLoadMs = 120000;
+
+// A report of this machine (by host name) that measured `backend` at 1000 training and 4000
+// inference images/s on another network than the one trained, so the prediction is scaled.
+BenchReport reportOfThisMachine(const std::string& backend, const std::string& precision) {
+    BenchReport report;
+    report.created = "2026-12-01T03:10:00Z";
+    report.tool = {"cnnstudio-bench", "0.1.0", "cnnstudio-bench --backend " + backend};
+    report.machine.hostname = QSysInfo::machineHostName().toStdString();
+    report.machine.label = report.machine.hostname;
+    report.network = {"other-net", {1, 28, 28}, 10, 1000, 0.001};
+    BenchConfiguration c;
+    c.label = backend + " measured";
+    c.backend = backend;
+    c.precision = precision;
+    c.batch = 64;
+    c.devices = "cpu";
+    c.trainImagesPerSecond = cnnstudio::BenchThroughput::fromRepeats({1000, 1000, 1000});
+    c.inferenceImagesPerSecond = 4000;
+    report.configurations.push_back(c);
+    return report;
+}
+
+}  // namespace
+
+class RunTimePredictionTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void thePredictionFromThisMachinesReportShowsBeforeTrain() {
+        QTemporaryDir folder;
+        cnnstudio::saveToHardwareFolder(reportOfThisMachine("cpu", "fp32"), folder.path().toStdString());
+        BenchReport elsewhere = reportOfThisMachine("cpu", "fp32");
+        elsewhere.machine.hostname = "another-machine";
+        elsewhere.created = "2026-12-02T00:00:00Z";  // newer, but not this machine's
+        elsewhere.configurations[0].label = "from elsewhere";
+        cnnstudio::saveToHardwareFolder(elsewhere, folder.path().toStdString());
+
+        TrainingSession session;
+        TrainArea area(&session);
+        area.setHardwareReportFolder(folder.path().toStdString());
+        RunSettings settings = area.settingsPanel()->settings();
+        settings.backend = "cpu";
+        settings.epochs = 5;
+        settings.limit = 0;
+        area.settingsPanel()->setSettings(settings);
+        area.resize(1024, 700);
+        area.show();
+        area.setNetwork(cnnstudio::loadPreset("lenet5"));
+        QTRY_VERIFY_WITH_TIMEOUT(area.networkFit().known, datasetLoadMs);
+        area.refreshPrediction();
+
+        const QString text = area.predictionLabel()->text();
+        QVERIFY2(text.startsWith("Predicted: epoch ~"), qPrintable(text));
+        QVERIFY2(text.contains(", total ~"), qPrintable(text));
+        QVERIFY2(text.contains("'cpu measured'") && !text.contains("elsewhere"), qPrintable(text));
+        QVERIFY2(text.contains("scaled by FLOPs from other-net"), qPrintable(text));
+        QVERIFY(!area.measureButton()->isVisible());
+        const auto& prediction = area.runTimeEstimate().prediction;
+        QVERIFY(prediction.has_value());
+        QCOMPARE(prediction->totalSeconds, 5 * prediction->epochSeconds);
+
+        // Train passes the prediction to the worker, which records it in config.json.
+        const RunSettings forRun = area.settingsForRun();
+        QVERIFY(forRun.prediction.has_value());
+        const QStringList arguments = forRun.workerArguments("spec.json", "run");
+        const qsizetype at = arguments.indexOf("--predicted-total-s");
+        QVERIFY2(at > 0, qPrintable(arguments.join(' ')));
+        QCOMPARE(arguments[at + 1].toDouble(), prediction->totalSeconds);
+        QVERIFY(arguments.contains("--predicted-epoch-s"));
+        QVERIFY(arguments.contains("--prediction-basis"));
+    }
+
+    void withoutAReportTheProbeIsOffered() {
+        QTemporaryDir folder;
+        cnnstudio::saveToHardwareFolder(reportOfThisMachine("cpu-ref", "fp32"), folder.path().toStdString());
+        TrainingSession session;
+        TrainArea area(&session);
+        area.setHardwareReportFolder(folder.path().toStdString());
+        RunSettings settings = area.settingsPanel()->settings();
+        settings.backend = "cpu";
+        area.settingsPanel()->setSettings(settings);
+        area.show();
+        area.setNetwork(cnnstudio::loadPreset("lenet5"));
+        QTRY_VERIFY_WITH_TIMEOUT(area.networkFit().known, datasetLoadMs);
+        area.refreshPrediction();
+        const QString text = area.predictionLabel()->text();
+        QVERIFY2(text.contains("has not measured cpu fp32"), qPrintable(text));
+        QVERIFY(area.measureButton()->isVisible());
+        QVERIFY2(!area.settingsForRun().prediction.has_value(), "no prediction, none recorded");
+    }
+
+    // The probe runs a worker program (cnnstudio-bench --probe); here a script that writes the
+    // report it was asked for, so the test needs no build of the bench.
+    void theProbeReadsTheReportItsWorkerWrote() {
+        QTemporaryDir folder;
+        const QString canned = folder.filePath("canned.json");
+        cnnstudio::saveBenchReport(reportOfThisMachine("cpu", "fp32"), canned.toStdString());
+        const QString worker = folder.filePath("fake-bench");
+        QFile script(worker);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(QStringLiteral("#!/bin/sh\n"
+                                    "while [ $# -gt 0 ]; do [ \"$1\" = --report ] && cp '%1' \"$2\"; shift; done\n")
+                         .arg(canned)
+                         .toUtf8());
+        script.close();
+        script.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+
+        cnnstudio::ui::RunTimeProbe probe(nullptr, worker);
+        QSignalSpy measured(&probe, &cnnstudio::ui::RunTimeProbe::measured);
+        QSignalSpy failed(&probe, &cnnstudio::ui::RunTimeProbe::failed);
+        QVERIFY(probe.start(cnnstudio::loadPreset("lenet5"), RunSettings{}));
+        QTRY_COMPARE_WITH_TIMEOUT(measured.size() + failed.size(), qsizetype(1), 10000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
+
+        cnnstudio::ui::RunTimeProbe broken(nullptr, folder.filePath("no-such-program"));
+        QSignalSpy brokenFailed(&broken, &cnnstudio::ui::RunTimeProbe::failed);
+        broken.start(cnnstudio::loadPreset("lenet5"), RunSettings{});
+        QTRY_COMPARE_WITH_TIMEOUT(brokenFailed.size(), qsizetype(1), 10000);
+        QVERIFY2(brokenFailed.first().first().toString().contains("cannot start"),
+                 qPrintable(brokenFailed.first().first().toString()));
+    }
+
+    void theFinishedRunShowsPredictedBesideActual() {
+        cnnstudio::RunStartedEvent started;
+        started.epochs = 1;
+        started.stepsPerEpoch = 10;
+        started.config = {{"prediction", {{"epoch_s", 120.0}, {"total_s", 120.0}, {"basis", "r.json"}}}};
+        cnnstudio::FinishedEvent finished;
+        finished.reason = "completed";
+        finished.epochsRun = 1;
+        finished.wallSeconds = 50;
+        cnnstudio::ui::TrainingRun run;
+        run.addEvent({{}, started});
+        run.addEvent({{}, finished});
+        QCOMPARE(run.predictedTotalSeconds().value(), 120.0);
+        cnnstudio::ui::TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        dashboard.refreshNow();
+        QVERIFY2(dashboard.statusText().contains("predicted ~2 min, actual ~50 s"), qPrintable(dashboard.statusText()));
+
+        cnnstudio::ui::TrainingRun unpredicted;
+        started.config = nlohmann::json::object();
+        unpredicted.addEvent({{}, started});
+        unpredicted.addEvent({{}, finished});
+        dashboard.setRun(&unpredicted);
+        dashboard.refreshNow();
+        QVERIFY2(!dashboard.statusText().contains("predicted"), qPrintable(dashboard.statusText()));
+    }
+};
+
+CNNSTUDIO_GUI_TEST(RunTimePredictionTest);
+#include "run_time_prediction_test.moc"

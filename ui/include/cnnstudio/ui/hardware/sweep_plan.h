@@ -1,0 +1,59 @@
+// SweepPlan: which configurations a sweep of the Hardware page runs, no widgets. The user ticks
+// backends, CPU thread counts, precisions and GPU counts and sets the node count (with a
+// hostfile), the network and the batch; the plan expands them into configurations the way a
+// person would (cpu-ref on one thread only, thread counts for the oneDNN backend, precisions and
+// GPU counts for the GPU backends), says what is wrong with a choice, and gives each
+// configuration the `cnnstudio-bench` argument list that measures it.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include "cnnstudio/hardware.h"
+
+namespace cnnstudio::ui {
+
+// One configuration to measure, as `cnnstudio-bench` takes it.
+struct SweepConfiguration {
+    QString backend;            // "cpu-ref" | "cpu" | "cuda" | "cudnn"
+    QString precision = "fp32";
+    int threads = 0;            // CPU threads; 0 on GPU backends
+    int gpus = 0;               // GPUs per node on GPU backends (one rank each); 0 on CPU ones
+    int nodes = 1;
+    bool isGpu() const { return gpus > 0; }
+    // As cnnstudio-bench labels it in its report: "cpu-ref 1 thread", "cpu 4 threads",
+    // "cudnn bf16", "cudnn fp32, 2 GPUs", "cudnn bf16, 4 GPUs, 2 nodes" (GPUs per node).
+    QString label() const;
+    // As `cnnstudio-bench --config` takes it: "cpu threads=4 batch=64", "cudnn bf16 gpus=2 nodes=2 batch=256".
+    QString configText(int batch) const;
+    bool operator==(const SweepConfiguration&) const = default;
+};
+
+struct SweepPlan {
+    QString model = "fer-cnn";  // a preset name or a spec file
+    int batch = 64;             // per rank
+    int steps = 0;              // timed steps per repeat; 0: cnnstudio-bench's default
+    QStringList backends{"cpu-ref", "cpu"};
+    QList<int> cpuThreads{1};
+    QStringList precisions{"fp32"};
+    QList<int> gpuCounts{1};
+    int nodes = 1;
+    QString hostfileText;       // OpenMPI hostfile, needed when nodes > 1
+
+    QList<SweepConfiguration> configurations() const;
+    // What stops the sweep from running on `hardware`, in words; empty when it can run.
+    QStringList problems(const HardwareInfo& hardware) const;
+    // The argument list of one `cnnstudio-bench` run measuring every configuration, one
+    // `--config` each, into `reportFile` (rewritten after each configuration), with JSON-lines
+    // progress on standard output; `hostfile` is the file holding hostfileText.
+    QStringList benchArguments(const QString& reportFile, const QString& hostfile) const;
+};
+
+// The thread counts worth offering on `cores` cores: 1, 2, 4, ... and the core count itself.
+QList<int> offeredThreadCounts(int cores);
+// The GPU counts worth offering: 1, 2, 4, ... and the GPU count itself (none without GPUs).
+QList<int> offeredGpuCounts(int gpus);
+bool isGpuBackend(const QString& backend);
+
+}  // namespace cnnstudio::ui

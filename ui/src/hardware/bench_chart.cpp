@@ -1,0 +1,175 @@
+#include "cnnstudio/ui/hardware/bench_chart.h"
+
+#include <QApplication>
+#include <QEvent>
+#include <QFileInfo>
+#include <QImage>
+#include <QPageSize>
+#include <QPainter>
+#include <QLabel>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QStackedLayout>
+
+#include <qcustomplot.h>
+
+#include "cnnstudio/error.h"
+
+namespace cnnstudio::ui {
+namespace {
+
+// As many legend entries side by side as the plot's width holds; the rest wrap to more rows.
+void fitLegendColumns(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    int widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (const QCPAbstractLegendItem* item = legend->item(i))
+            widest = std::max(widest, item->minimumOuterSizeHint().width() + legend->columnSpacing());
+    const int available = plot->width() - legend->margins().left() - legend->margins().right();
+    const int columns = std::max(1, available / widest);
+    if (columns == legend->wrap()) return;
+    legend->setWrap(columns);
+    legend->setFillOrder(legend->fillOrder(), true);
+}
+
+}  // namespace
+
+QString formatImagesPerSecond(double imagesPerSecond) {
+    if (imagesPerSecond >= 1e6) return QObject::tr("%1 M images/s").arg(imagesPerSecond / 1e6, 0, 'g', 3);
+    if (imagesPerSecond >= 1e4) return QObject::tr("%1 k images/s").arg(imagesPerSecond / 1e3, 0, 'g', 3);
+    if (imagesPerSecond >= 100) return QObject::tr("%1 images/s").arg(imagesPerSecond, 0, 'f', 0);
+    return QObject::tr("%1 images/s").arg(imagesPerSecond, 0, 'g', 3);
+}
+
+BenchChart::BenchChart(QWidget* parent) : QWidget(parent) {
+    plot_ = new QCustomPlot(this);
+    plot_->setMinimumSize(260, 180);
+    plot_->plotLayout()->insertRow(0);
+    title_ = new QCPTextElement(plot_, QString());
+    plot_->plotLayout()->addElement(0, 0, title_);
+    plot_->legend->setVisible(true);
+    plot_->plotLayout()->addElement(2, 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(0, 0.001);
+    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plot_->legend->setBorderPen(Qt::NoPen);
+    plot_->legend->setMargins(QMargins(4, 0, 4, 2));
+    plot_->legend->setRowSpacing(0);
+    plot_->installEventFilter(this);
+
+    note_ = new QLabel(this);
+    note_->setObjectName("chartNote");
+    note_->setAlignment(Qt::AlignCenter);
+    note_->setWordWrap(true);
+    note_->setMargin(24);
+    note_->setForegroundRole(QPalette::PlaceholderText);
+    note_->setAutoFillBackground(true);
+    note_->setBackgroundRole(QPalette::Base);
+
+    stack_ = new QStackedLayout(this);
+    stack_->setContentsMargins(0, 0, 0, 0);
+    stack_->addWidget(plot_);
+    stack_->addWidget(note_);
+    applyPalette();
+}
+
+QString BenchChart::title() const { return title_->text(); }
+
+QString BenchChart::emptyNote() const { return stack_->currentWidget() == note_ ? note_->text() : QString(); }
+
+void BenchChart::setTitle(const QString& title) { title_->setText(title); }
+
+void BenchChart::showEmptyNote(const QString& note) {
+    note_->setText(title_->text() + QStringLiteral("\n\n") + note);
+    stack_->setCurrentWidget(note_);
+}
+
+void BenchChart::showPlot() {
+    stack_->setCurrentWidget(plot_);
+    fitLegendColumns(plot_);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void BenchChart::applyPalette() {
+    const QPalette colors = palette();
+    const QColor text = colors.color(QPalette::Text);
+    QColor grid = colors.color(QPalette::Mid);
+    grid.setAlphaF(0.6f);
+    plot_->setBackground(colors.color(QPalette::Base));
+    plot_->axisRect()->setBackground(colors.color(QPalette::Base));
+    for (QCPAxis* axis : plot_->axisRect()->axes()) {
+        axis->setBasePen(QPen(text));
+        axis->setTickPen(QPen(text));
+        axis->setSubTickPen(QPen(text));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->setTickLabelFont(font());
+        axis->setLabelFont(font());
+        axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+    }
+    plot_->legend->setBrush(colors.color(QPalette::Base));
+    plot_->legend->setTextColor(text);
+    plot_->legend->setFont(font());
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    title_->setFont(titleFont);
+    title_->setTextColor(text);
+    restyle();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool BenchChart::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plot_ && event->type() == QEvent::Resize) {
+        fitLegendColumns(plot_);
+        plot_->replot(QCustomPlot::rpQueuedReplot);
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void BenchChart::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) applyPalette();
+    QWidget::changeEvent(event);
+}
+
+void BenchChart::exportCharts(const QList<BenchChart*>& charts, const QString& path, int width, int height) {
+    if (charts.isEmpty()) throw Error("there is no chart to export", path.toStdString());
+    const bool pdf = QFileInfo(path).suffix().compare("pdf", Qt::CaseInsensitive) == 0;
+    for (BenchChart* chart : charts) chart->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    // Through a temporary file renamed over the target: an export never leaves half a file.
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw Error("could not write the charts: " + file.errorString().toStdString(), path.toStdString(),
+                    "check that the folder exists and you may write to it");
+    bool written = false;
+    if (pdf) {
+        // Vector output: each chart painted in turn, one above the other, on one page.
+        QPdfWriter writer(&file);
+        writer.setCreator(QApplication::applicationDisplayName());
+        writer.setPageSize(QPageSize(QSizeF(width, height * charts.size()), QPageSize::Point));
+        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+        writer.setResolution(72);
+        QCPPainter painter;
+        if (painter.begin(&writer)) {
+            painter.setMode(QCPPainter::pmVectorized);
+            painter.setMode(QCPPainter::pmNoCaching);
+            for (BenchChart* chart : charts) {
+                chart->plot()->toPainter(&painter, width, height);
+                painter.translate(0, height);
+            }
+            written = painter.end();
+        }
+    } else {
+        QImage image(width, height * int(charts.size()), QImage::Format_ARGB32);
+        image.fill(charts.first()->palette().color(QPalette::Base));
+        {
+            QPainter painter(&image);
+            for (qsizetype i = 0; i < charts.size(); ++i)
+                painter.drawPixmap(0, int(i) * height, charts[i]->plot()->toPixmap(width, height));
+        }
+        written = image.save(&file, "PNG");
+    }
+    if (!written || !file.commit())
+        throw Error("could not write the charts", path.toStdString(), "check that the folder exists and you may write to it");
+}
+
+}  // namespace cnnstudio::ui

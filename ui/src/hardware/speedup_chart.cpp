@@ -1,0 +1,123 @@
+#include "cnnstudio/ui/hardware/speedup_chart.h"
+
+#include <map>
+
+#include <qcustomplot.h>
+
+#include "common/layer_colors.h"
+
+namespace cnnstudio::ui {
+namespace {
+
+// The same hue for a backend on every chart: the reference grey, oneDNN blue, ours orange,
+// cuDNN green.
+int backendColourIndex(const std::string& backend) {
+    if (backend == "cpu-ref") return 7;
+    if (backend == "cpu") return 0;
+    if (backend == "cuda") return 1;
+    if (backend == "cudnn") return 2;
+    return 4;
+}
+
+// Three figures at most below 100 (0.025×, 8.21×, 22.4×), whole numbers above (13600×).
+QString formatSpeedup(double speedup) {
+    const int decimals = speedup < 10 ? 2 : speedup < 100 ? 1 : 0;
+    return QString::number(speedup, 'f', speedup < 0.1 ? 3 : decimals);
+}
+
+// Room right of the longest bar for its label.
+constexpr double labelRoom = 1.45;
+
+}  // namespace
+
+SpeedupChart::SpeedupChart(QWidget* parent) : BenchChart(parent) {
+    setObjectName("speedupChart");
+    plot()->xAxis->setLabel(tr("training images/s (median of repeats)"));
+    plot()->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    plot()->yAxis->grid()->setVisible(false);
+    setTitle(tr("Speedup"));
+    showEmptyNote(tr("Run a sweep or open a report to compare configurations."));
+}
+
+void SpeedupChart::setData(const std::vector<ComparedConfiguration>& configurations,
+                           const std::optional<ComparedConfiguration>& baseline, const QString& baselineName,
+                           bool colourByMachine) {
+    QCustomPlot* chart = plot();
+    chart->clearPlottables();
+    chart->clearItems();
+    drawn_.clear();
+    groups_.clear();
+    groupColours_.clear();
+    setTitle(tr("Training throughput and speedup over %1").arg(baselineName));
+    if (configurations.empty()) {
+        showEmptyNote(tr("No configuration of these reports ran successfully."));
+        return;
+    }
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    std::map<QString, QCPBars*> groupByName;
+    double largest = 0;
+    const int count = int(configurations.size());
+    for (int i = 0; i < count; ++i) {
+        const ComparedConfiguration& bar = configurations[std::size_t(i)];
+        const QString group = colourByMachine ? bar.machine : QString::fromStdString(bar.configuration.backend);
+        QCPBars*& bars = groupByName[group];
+        if (!bars) {
+            bars = new QCPBars(chart->yAxis, chart->xAxis);
+            bars->setName(group);
+            bars->setWidth(0.7);
+            groups_ << bars;
+            groupColours_ << (colourByMachine ? bar.reportIndex : backendColourIndex(bar.configuration.backend));
+        }
+        const double key = count - i;  // the first configuration on top
+        const double value = bar.configuration.trainImagesPerSecond.median;
+        bars->addData(key, value);
+        ticker->addTick(key, bar.barLabel);
+        largest = std::max(largest, value);
+        const bool isBaseline = baseline && baseline->reportIndex == bar.reportIndex &&
+                                baseline->configuration.label == bar.configuration.label;
+        auto* text = new QCPItemText(chart);
+        text->position->setAxes(chart->xAxis, chart->yAxis);
+        text->position->setCoords(value, key);
+        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        text->setPadding(QMargins(6, 0, 0, 0));
+        text->setClipToAxisRect(false);
+        QString valueText = formatImagesPerSecond(value);
+        if (isBaseline) valueText += tr(" · baseline");
+        else if (bar.speedup) valueText += QStringLiteral(" · %1×").arg(formatSpeedup(*bar.speedup));
+        text->setText(valueText);
+        drawn_.push_back({bars, key, bar.barLabel, text, groupColours_.back(), isBaseline});
+    }
+    chart->yAxis->setTicker(ticker);
+    chart->yAxis->setRange(0.3, count + 0.7);
+    chart->xAxis->setRange(0, largest > 0 ? largest * labelRoom : 1);
+    restyle();
+    showPlot();
+}
+
+QList<SpeedupChart::DrawnBar> SpeedupChart::drawnBars() const {
+    QList<DrawnBar> bars;
+    for (const Bar& bar : drawn_) {
+        const auto point = bar.bars->data()->findBegin(bar.key, false);
+        bars << DrawnBar{bar.label, point == bar.bars->data()->constEnd() ? 0.0 : point->value, bar.text->text()};
+    }
+    return bars;
+}
+
+void SpeedupChart::restyle() {
+    const QPalette colors = palette();
+    for (int i = 0; i < groups_.size(); ++i) {
+        const QColor colour = seriesColor(groupColours_[i], colors);
+        groups_[i]->setBrush(colour);
+        groups_[i]->setPen(QPen(colour.darker(115), 1));
+    }
+    QFont valueFont = font();
+    valueFont.setPointSizeF(font().pointSizeF() * 0.92);
+    for (const Bar& bar : drawn_) {
+        bar.text->setColor(colors.color(QPalette::Text));
+        QFont barFont = valueFont;
+        barFont.setBold(bar.baseline);
+        bar.text->setFont(barFont);
+    }
+}
+
+}  // namespace cnnstudio::ui

@@ -1,0 +1,96 @@
+#include "cnnstudio/ui/hardware/sweep_plan.h"
+
+#include <algorithm>
+
+#include <QObject>
+
+#include "cnnstudio/ui/training/run_settings.h"
+#include "cnnstudio/ui/common/formatting.h"
+
+namespace cnnstudio::ui {
+namespace {
+
+QList<int> powersOfTwoUpTo(int limit) {
+    QList<int> counts;
+    for (int count = 1; count < limit; count *= 2) counts << count;
+    if (limit >= 1) counts << limit;
+    return counts;
+}
+
+}  // namespace
+
+bool isGpuBackend(const QString& backend) { return backend == "cuda" || backend == "cudnn"; }
+
+QList<int> offeredThreadCounts(int cores) { return powersOfTwoUpTo(std::max(1, cores)); }
+QList<int> offeredGpuCounts(int gpus) { return powersOfTwoUpTo(gpus); }
+
+QString SweepConfiguration::label() const {
+    QString text = backend;
+    if (isGpu()) text += ' ' + precision;
+    else text += threads == 0 ? QObject::tr(" all cores") : ' ' + countOf(threads, QObject::tr("thread"), QObject::tr("threads"));
+    if (gpus > 1) text += QObject::tr(", %1 GPUs").arg(gpus);
+    if (nodes > 1) text += QObject::tr(", %1 nodes").arg(nodes);
+    return text;
+}
+
+QString SweepConfiguration::configText(int batch) const {
+    QString text = backend;
+    if (isGpu()) text += QStringLiteral(" %1 gpus=%2").arg(precision).arg(gpus);
+    else text += QStringLiteral(" threads=%1").arg(threads);
+    if (nodes > 1) text += QStringLiteral(" nodes=%1").arg(nodes);
+    return text + QStringLiteral(" batch=%1").arg(batch);
+}
+
+QList<SweepConfiguration> SweepPlan::configurations() const {
+    QList<SweepConfiguration> list;
+    for (const QString& backend : backends) {
+        if (backend == "cpu-ref") {
+            // The plain-loop reference has one thread and one precision: one configuration.
+            list << SweepConfiguration{backend, "fp32", 1, 0, 1};
+        } else if (!isGpuBackend(backend)) {
+            for (int threads : cpuThreads) list << SweepConfiguration{backend, "fp32", threads, 0, 1};
+        } else {
+            for (const QString& precision : precisions)
+                for (int gpus : gpuCounts) list << SweepConfiguration{backend, precision, 0, gpus, nodes};
+        }
+    }
+    return list;
+}
+
+QStringList SweepPlan::problems(const HardwareInfo& hardware) const {
+    QStringList found;
+    if (backends.isEmpty()) found << QObject::tr("Tick at least one backend.");
+    if (batch < 1) found << QObject::tr("The batch must be at least 1.");
+    const bool cpuOneDnn = backends.contains("cpu");
+    const bool gpu = std::ranges::any_of(backends, isGpuBackend);
+    if (cpuOneDnn && cpuThreads.isEmpty()) found << QObject::tr("Tick at least one CPU thread count for cpu.");
+    for (int threads : cpuThreads)
+        if (cpuOneDnn && threads > hardware.cpuCores)
+            found << QObject::tr("%1 CPU threads is more than the %2 cores here.").arg(threads).arg(hardware.cpuCores);
+    if (gpu) {
+        if (precisions.isEmpty()) found << QObject::tr("Tick at least one precision for the GPU backends.");
+        if (gpuCounts.isEmpty()) found << QObject::tr("Tick at least one GPU count for the GPU backends.");
+        for (int gpus : gpuCounts)
+            if (nodes == 1 && gpus > int(hardware.gpus.size()))
+                found << QObject::tr("%1 GPUs is more than the %2 this machine has.").arg(gpus).arg(hardware.gpus.size());
+        if (nodes > 1) {
+            const int mostGpus = gpuCounts.isEmpty() ? 1 : *std::ranges::max_element(gpuCounts);
+            found << hostfileProblems(hostfileText, nodes, mostGpus);
+        }
+    } else if (nodes > 1) {
+        found << QObject::tr("Several nodes need a GPU backend (cuda or cudnn).");
+    }
+    return found;
+}
+
+QStringList SweepPlan::benchArguments(const QString& reportFile, const QString& hostfile) const {
+    QStringList arguments{"--model", model};
+    for (const SweepConfiguration& configuration : configurations())
+        arguments << "--config" << configuration.configText(batch);
+    if (nodes > 1) arguments << "--hostfile" << hostfile;
+    if (steps > 0) arguments << "--steps" << QString::number(steps);
+    arguments << "--report" << reportFile << "--progress-events";
+    return arguments;
+}
+
+}  // namespace cnnstudio::ui
