@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of a fuzz build (-DCNNSTUDIO_FUZZ=ON) over their committed corpora.
+#
+#   tests/fuzz/run.sh BUILD_DIR --seconds S [--log-dir DIR] [TARGET...]   each target S seconds (CI)
+#   tests/fuzz/run.sh BUILD_DIR --runs N    [--log-dir DIR] [TARGET...]   each target N executions
+#
+# TARGETs are names without _fuzz (fer2013_csv, idx, ...); none: every target built. Inputs the
+# fuzzer finds go to a scratch folder, never into tests/fuzz/corpus (README.md there says how to
+# merge the interesting ones). One process per target, one after another, on one core. Exits
+# non-zero on the first target that finds a crash, leak, sanitizer report, timeout or OOM; its
+# reproducer is kept in the scratch folder and named in the output.
+set -euo pipefail
+
+usage() { echo "usage: $0 BUILD_DIR (--seconds S | --runs N) [--log-dir DIR] [TARGET...]" >&2; exit 2; }
+[ $# -ge 3 ] || usage
+build=$(cd "$1" && pwd); shift
+case "$1" in
+  --seconds) limit=(-max_total_time="$2") ;;
+  --runs) limit=(-runs="$2") ;;
+  *) usage ;;
+esac
+shift 2
+log_dir=""
+if [ "${1:-}" = "--log-dir" ]; then log_dir=$2; mkdir -p "$log_dir"; shift 2; fi
+here=$(cd "$(dirname "$0")" && pwd)
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for binary in "$build"/tests/fuzz/*_fuzz; do targets+=("$(basename "$binary" _fuzz)"); done
+fi
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/cnnstudio-fuzz-run.XXXXXX")
+echo "fuzz: new inputs and any reproducer go to $scratch"
+# halt_on_error / -fno-sanitize-recover: the first report ends the run as a crash.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+for target in "${targets[@]}"; do
+  binary="$build/tests/fuzz/${target}_fuzz"
+  [ -x "$binary" ] || { echo "fuzz: no target $binary (build it first)" >&2; exit 2; }
+  mkdir -p "$scratch/$target"
+  log=${log_dir:+$log_dir/$target.log}
+  log=${log:-$scratch/$target.log}
+  command=("$binary" "${limit[@]}" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
+           -artifact_prefix="$scratch/$target/crash-" "$scratch/$target" "$here/corpus/$target")
+  echo "fuzz: ${command[*]}" | tee "$log"
+  start=$(date +%s)
+  if ! "${command[@]}" >> "$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz: $target FAILED after $(( $(date +%s) - start )) s; log $log, reproducer in $scratch/$target/" >&2
+    exit 1
+  fi
+  echo "fuzz: $target: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions, no crash, $(( $(date +%s) - start )) s" | tee -a "$log"
+done
