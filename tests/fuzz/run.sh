@@ -3,6 +3,7 @@
 #
 #   tests/fuzz/run.sh BUILD_DIR --seconds S [--log-dir DIR] [TARGET...]   each target S seconds (CI)
 #   tests/fuzz/run.sh BUILD_DIR --runs N    [--log-dir DIR] [TARGET...]   each target N executions
+#   tests/fuzz/run.sh BUILD_DIR --runs N --seconds S ...                   whichever ends first
 #
 # TARGETs are names without _fuzz (fer2013_csv, idx, ...); none: every target built. Inputs the
 # fuzzer finds go to a scratch folder, never into tests/fuzz/corpus (README.md there says how to
@@ -11,15 +12,18 @@
 # reproducer is kept in the scratch folder and named in the output.
 set -euo pipefail
 
-usage() { echo "usage: $0 BUILD_DIR (--seconds S | --runs N) [--log-dir DIR] [TARGET...]" >&2; exit 2; }
+usage() { echo "usage: $0 BUILD_DIR [--runs N] [--seconds S] [--log-dir DIR] [TARGET...]" >&2; exit 2; }
 [ $# -ge 3 ] || usage
 build=$(cd "$1" && pwd); shift
-case "$1" in
-  --seconds) limit=(-max_total_time="$2") ;;
-  --runs) limit=(-runs="$2") ;;
-  *) usage ;;
-esac
-shift 2
+limit=()
+while [ "${1:-}" = "--runs" ] || [ "${1:-}" = "--seconds" ]; do
+  case "$1" in
+    --seconds) limit+=(-max_total_time="$2") ;;
+    --runs) limit+=(-runs="$2") ;;
+  esac
+  shift 2
+done
+[ ${#limit[@]} -gt 0 ] || usage
 log_dir=""
 if [ "${1:-}" = "--log-dir" ]; then log_dir=$2; mkdir -p "$log_dir"; shift 2; fi
 here=$(cd "$(dirname "$0")" && pwd)
