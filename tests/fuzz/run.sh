@@ -38,20 +38,33 @@ echo "fuzz: new inputs and any reproducer go to $scratch"
 # halt_on_error / -fno-sanitize-recover: the first report ends the run as a crash.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# What a committed log keeps of libFuzzer's output: the seed, the final status line and the
+# final statistics (the full output stays in the scratch folder).
+summarise() { grep -E '^INFO: Seed:|^#[0-9]+[[:space:]]+DONE|^stat::|^fuzz: ' "$1"; }
+
 for target in "${targets[@]}"; do
   binary="$build/tests/fuzz/${target}_fuzz"
   [ -x "$binary" ] || { echo "fuzz: no target $binary (build it first)" >&2; exit 2; }
   mkdir -p "$scratch/$target"
-  log=${log_dir:+$log_dir/$target.log}
-  log=${log:-$scratch/$target.log}
+  full="$scratch/$target.log"
   command=("$binary" "${limit[@]}" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$scratch/$target/crash-" "$scratch/$target" "$here/corpus/$target")
-  echo "fuzz: ${command[*]}" | tee "$log"
+  echo "fuzz: ${command[*]}" | tee "$full"
   start=$(date +%s)
-  if ! "${command[@]}" >> "$log" 2>&1; then
-    tail -n 60 "$log"
-    echo "fuzz: $target FAILED after $(( $(date +%s) - start )) s; log $log, reproducer in $scratch/$target/" >&2
+  status=0
+  "${command[@]}" >> "$full" 2>&1 || status=$?
+  if [ $status -ne 0 ]; then
+    echo "fuzz: $target FAILED (exit $status) after $(( $(date +%s) - start )) s; reproducer in $scratch/$target/" >> "$full"
+  else
+    echo "fuzz: $target: $(grep -E '^stat::number_of_executed_units' "$full" | awk '{print $2}') executions, no crash, $(( $(date +%s) - start )) s" >> "$full"
+  fi
+  if [ -n "$log_dir" ]; then
+    { summarise "$full"; [ $status -eq 0 ] || tail -n 80 "$full"; } > "$log_dir/$target.log"
+  fi
+  if [ $status -ne 0 ]; then
+    tail -n 60 "$full"
+    echo "fuzz: $target FAILED; full log $full" >&2
     exit 1
   fi
-  echo "fuzz: $target: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions, no crash, $(( $(date +%s) - start )) s" | tee -a "$log"
+  tail -n 1 "$full"
 done
