@@ -4,7 +4,11 @@
 #   tests   GPU test suites (conformance of cuda and cudnn against cpu-ref, kernels tests)
 #   bench   cnnstudio-bench beside pytorch_reference.py (GPU at batch 256, CPU at 16 threads)
 #   train   fer-cnn on Fashion-MNIST on the GPU
-#   sanitize  compute-sanitizer memcheck over the GPU tests
+#   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the GPU tests
+#             (kernels_tests and engine_tests' GPU cases); one log per tool and suite in $OUT,
+#             sanitize-summary.txt lists each one's errors and exit status. SANITIZE_TOOLS
+#             picks tools (default all three), SANITIZE_TIMEOUT bounds each run (default 240 s):
+#             one tool per call keeps a call under the device's 10 minutes
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
 #             and the libraries it was built with), interleaved, two rounds
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
@@ -65,9 +69,24 @@ for step in "$@"; do
         --threads 0 --seed 7 --run-dir "$out/compare-$backend" 2>&1 | grep -E "TEST ACCURACY|finished after"
     done ;;
   sanitize)
-    timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/kernels_tests" > "$out/sanitizer.log" 2>&1
-    grep -E "^=========" "$out/sanitizer.log" | head -40
-    timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/engine_tests" --gtest_filter='*cuda*:*cudnn*' 2>&1 | tail -3 | tee -a "$out/sanitizer.log" ;;
+    # Every tool over both GPU suites. racecheck and synccheck look at shared memory and
+    # barriers inside our kernels, so they run over the suites' cuda and cudnn cases alike;
+    # each run is bounded by SANITIZE_TIMEOUT and its exit status kept (124: it ran out).
+    gpu_filter='*cuda*:*cudnn*'
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+      for suite in kernels_tests engine_tests; do
+        log="$out/sanitize-$tool-$suite.log"
+        filter=()
+        [ $suite = engine_tests ] && filter=(--gtest_filter="$gpu_filter")
+        options=(--tool "$tool" --error-exitcode 9)
+        [ $tool = memcheck ] && options+=(--leak-check full)
+        [ $tool = racecheck ] && options+=(--racecheck-report all)
+        timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer "${options[@]}" "$bin/$suite" "${filter[@]}" > "$log" 2>&1
+        status=$?
+        errors=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$log" | tail -1)
+        echo "$tool $suite: exit $status, ${errors:-no summary (timed out?)}" | tee -a "$out/sanitize-summary.txt"
+      done
+    done ;;
   scaling)
     # data parallel on every GPU of this machine against PyTorch DDP, 256 images per GPU
     gpus=$(nvidia-smi -L | wc -l)

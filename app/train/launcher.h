@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "train/hostfile.h"
+
 namespace cnnstudio {
 
 struct DistributedRequest {
@@ -14,16 +16,6 @@ struct DistributedRequest {
     std::string hostfile;    // --hostfile F (required with nodes > 1)
     bool gpuBackend = false;
 };
-
-// One "host slots=N" line of an OpenMPI hostfile.
-struct HostEntry {
-    std::string host;
-    int slots = 1;
-};
-
-// Parses an OpenMPI hostfile (comments with #, "host [slots=N] [max_slots=N]"). Throws Error
-// naming file:line for anything else, and when the file holds no host.
-std::vector<HostEntry> readHostfile(const std::string& path);
 
 // The full argv: mpirun, its options, then `worker` and `workerArguments`. Checks the request
 // against this machine: mpirun on the PATH, enough GPUs for a one-node GPU run, enough hosts

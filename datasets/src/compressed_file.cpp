@@ -6,6 +6,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,9 @@ namespace cnnstudio::datasets {
 
 namespace {
 constexpr std::size_t kInputChunkBytes = std::size_t(4) << 20;
+// Deflate cannot expand data more than 1032-fold (a 258-byte match costs at least 2 bits), so a
+// gzip trailer claiming more than that of the file's size is damaged and not to be trusted.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
 
 std::string describeErrno() { return std::strerror(errno); }
 }  // namespace
@@ -87,7 +91,8 @@ bool CompressedFileReader::isGzip() const { return state_->gzip; }
 const std::filesystem::path& CompressedFileReader::path() const { return state_->path; }
 
 std::uint64_t CompressedFileReader::expectedContentBytes() const {
-    return state_->gzip ? state_->trailerSize : state_->fileBytes;
+    if (!state_->gzip) return state_->fileBytes;
+    return std::min(state_->trailerSize, state_->fileBytes * kMaxDeflateRatio);
 }
 
 std::size_t CompressedFileReader::read(char* destination, std::size_t capacity) {

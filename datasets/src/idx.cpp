@@ -16,6 +16,9 @@ namespace cnnstudio::datasets {
 namespace {
 
 constexpr unsigned char kUnsignedByteType = 0x08;
+// Larger than any image an IDX file holds (MNIST's are 28) and small enough for the int sizes
+// of a Dataset.
+constexpr std::uint32_t kMaxImageSide = 65535;
 
 std::uint32_t readBigEndian32(const unsigned char* bytes) {
     return std::uint32_t(bytes[0]) << 24 | std::uint32_t(bytes[1]) << 16 |
@@ -60,12 +63,16 @@ IdxContent readIdx(const std::filesystem::path& path, std::size_t expectedDims, 
     idx.dataOffset = 4 + 4 * expectedDims;
     if (idx.bytes.size() < idx.dataOffset)
         throw Error("truncated inside the header", where, "download or copy the file again");
-    std::uint64_t dataBytes = 1;
-    for (std::size_t d = 0; d < expectedDims; ++d) {
-        idx.dims.push_back(readBigEndian32(bytes + 4 + 4 * d));
-        dataBytes *= idx.dims.back();
-    }
+    for (std::size_t d = 0; d < expectedDims; ++d) idx.dims.push_back(readBigEndian32(bytes + 4 + 4 * d));
     const std::uint64_t actual = idx.bytes.size() - idx.dataOffset;
+    std::uint64_t dataBytes = 1;
+    const bool anyZero = std::find(idx.dims.begin(), idx.dims.end(), 0u) != idx.dims.end();
+    for (std::uint32_t dimension : idx.dims)
+        if (!anyZero && __builtin_mul_overflow(dataBytes, std::uint64_t(dimension), &dataBytes))
+            throw Error("truncated: the header promises more than 2^64 bytes of data, the file holds " +
+                            std::to_string(actual),
+                        where, "download or copy the file again");
+    if (anyZero) dataBytes = 0;
     if (actual < dataBytes)
         throw Error("truncated: the header promises " + std::to_string(dataBytes) +
                         " bytes of data, the file holds " + std::to_string(actual),
@@ -100,9 +107,10 @@ Dataset readIdxImages(const std::filesystem::path& path) {
     images.channels = 1;
     images.height = int(idx.dims[1]);
     images.width = int(idx.dims[2]);
-    if (images.height == 0 || images.width == 0)
+    if (idx.dims[1] == 0 || idx.dims[2] == 0 || idx.dims[1] > kMaxImageSide || idx.dims[2] > kMaxImageSide)
         throw Error("images of size " + std::to_string(idx.dims[1]) + "x" + std::to_string(idx.dims[2]),
-                    path.string(), "the file is not usable as images");
+                    path.string(), "the file is not usable as images (each side must be 1 to " +
+                                       std::to_string(kMaxImageSide) + ")");
     images.images.assign(idx.bytes.begin() + std::ptrdiff_t(idx.dataOffset), idx.bytes.end());
     images.labels.assign(idx.dims[0], 0);
     return images;

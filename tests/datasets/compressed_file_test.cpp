@@ -74,6 +74,18 @@ TEST(CompressedFile, GarbageAfterTheGzipDataIsAnError) {
     EXPECT_NE(message.find("unexpected bytes after the end of the gzip data"), std::string::npos) << message;
 }
 
+// Found by tests/fuzz/idx_fuzz: a 30-byte gzip file whose trailer claimed 4 GiB made the reader
+// allocate 4 GiB before finding the data truncated.
+TEST(CompressedFile, DamagedSizeTrailerIsNotTrusted) {
+    std::string packed = gzipBytes(randomText(5, 100));
+    for (std::size_t i = packed.size() - 4; i < packed.size(); ++i) packed[i] = char(0xff);  // 4 GiB - 1
+    TempDir dir;
+    writeFile(dir / "packed", packed);
+    EXPECT_LE(CompressedFileReader(dir / "packed").expectedContentBytes(), packed.size() * 1032);
+    EXPECT_NE(errorText(dir / "packed").find((dir / "packed").string()), std::string::npos)
+        << "zlib's length check names the file";
+}
+
 TEST(CompressedFile, MissingFileAndDirectoryAreErrors) {
     TempDir dir;
     EXPECT_NE(errorText(dir / "absent").find("cannot open"), std::string::npos);

@@ -135,6 +135,19 @@ TEST(Idx, LabelsFileGivenAsImagesIsRejectedByItsDimensions) {
     EXPECT_NE(error.reason().find("has 1 dimensions, expected 3"), std::string::npos) << error.what();
 }
 
+// Found by tests/fuzz/idx_fuzz: an empty images file of 4294967295 x 197376 images read as a
+// data set of height -1, and sizes whose product passed 64 bits wrapped around.
+TEST(Idx, ImpossibleImageSizesAreRefused) {
+    TempDir dir;
+    writeFile(dir / "side", idxBytes({0, 0xFFFFFFFFu, 0x00030300u}, {}));
+    const Error side = errorOf([&] { readIdxImages(dir / "side"); });
+    EXPECT_NE(side.reason().find("images of size 4294967295x197376"), std::string::npos) << side.what();
+    EXPECT_NE(side.hint().find("1 to 65535"), std::string::npos) << side.what();
+    writeFile(dir / "wrap", idxBytes({0x80000000u, 0x80000000u, 4}, {1, 2}));
+    const Error wrap = errorOf([&] { readIdxImages(dir / "wrap"); });
+    EXPECT_NE(wrap.reason().find("more than 2^64 bytes"), std::string::npos) << wrap.what();
+}
+
 TEST(Idx, TruncatedFileNamesTheFile) {
     TempDir dir;
     const std::string bytes = idxBytes({10, 4, 3}, std::vector<std::uint8_t>(120, 1));

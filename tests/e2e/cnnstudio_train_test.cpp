@@ -226,6 +226,20 @@ TEST(CnnstudioTrainDistributed, BadHostfileLineIsNamedWithFileAndLine) {
     EXPECT_NE(result.err.find(hostfile.string() + ":3"), std::string::npos) << result.err;
 }
 
+// Found by tests/fuzz/hostfile_fuzz: a slot count past int ended the worker with an uncaught
+// std::out_of_range (abort) instead of naming the line.
+TEST(CnnstudioTrainDistributed, HugeSlotCountIsNamedWithFileAndLine) {
+    if (!mpirunOnPath()) GTEST_SKIP() << "mpirun is not on the PATH (install openmpi-bin)";
+    const auto work = scratchFolder("huge-slots");
+    const auto hostfile = work / "hosts";
+    std::ofstream(hostfile) << "10.0.0.1\n10.0.0.2 slots=299999999999\n";
+    const ProcessResult result = trainWithMpi(
+        {"--preset", "lenet5", "--nodes", "2", "--hostfile", hostfile.string(), "--dry-run"}, work);
+    EXPECT_EQ(result.exitCode, 1) << result.err;
+    EXPECT_NE(result.err.find(hostfile.string() + ":2"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("slots must be from 1 to 65536, not 299999999999"), std::string::npos) << result.err;
+}
+
 TEST(CnnstudioTrainDistributed, MissingMpirunAndWrongRankKindSayWhatToDo) {
     const auto work = scratchFolder("no-mpirun");
     std::vector<std::string> environment = kMpiEnvironment;

@@ -36,6 +36,18 @@ struct Model {
     }
 };
 
+std::string readText(const std::filesystem::path& file) {
+    std::ifstream stream(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(stream), {}};
+}
+
+// `text` with its one `from` replaced by `to` (the test fails when `from` is not there).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from << " is not in " << text;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
 TrainingProgress someProgress(int epoch) {
     TrainingProgress progress;
     progress.epoch = epoch;
@@ -147,6 +159,30 @@ TEST(Checkpoint, DamagedProgressNamesTheFile) {
         FAIL();
     } catch (const Error& error) {
         EXPECT_NE(error.where().find("progress.json"), std::string::npos) << error.what();
+    }
+}
+
+// Found with tests/fuzz/checkpoint_fuzz: a progress.json whose format is not a string ended the
+// process with an uncaught nlohmann type_error, a counter of 1e300 was cast to int (undefined
+// behaviour), and one nested 100,000 levels deep overflowed the stack.
+TEST(Checkpoint, ProgressOfAnyShapeIsAnErrorNamingTheFile) {
+    const auto folder = testing::freshFolder() / "latest";
+    Model model(1);
+    saveCheckpoint(folder, model.network, model.optimizer, someProgress(1));
+    const std::string valid = readText(folder / "progress.json");
+    const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+    for (const std::string& progress :
+         {std::string(R"({"format": 1, "version": 1})"), std::string(R"({"format": "cnnstudio-checkpoint", "version": [1]})"),
+          replaced(valid, "\"epoch\": 1", "\"epoch\": 1e300"), replaced(valid, "\"epoch\": 1", "\"epoch\": 4294967296"),
+          replaced(valid, "\"step\": 40", "\"step\": 18446744073709551615"),
+          replaced(valid, "\"schedule\": {", "\"schedule\": {\"deep\": " + deep + ", ")}) {
+        std::ofstream(folder / "progress.json", std::ios::trunc) << progress;
+        try {
+            loadCheckpoint(folder, model.network, model.optimizer);
+            ADD_FAILURE() << "loaded " << progress.substr(0, 200);
+        } catch (const Error& error) {
+            EXPECT_NE(error.where().find("progress.json"), std::string::npos) << error.what();
+        }
     }
 }
 

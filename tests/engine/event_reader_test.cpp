@@ -171,6 +171,31 @@ TEST(EventReader, MistypedFieldsFallBackToTheirDefaults) {
     EXPECT_EQ(step->step, 5);
 }
 
+// Found with tests/fuzz/events_fuzz: a count of 1e300 was cast to long long (undefined
+// behaviour) and a line nested 100,000 levels deep overflowed the stack when its config was copied.
+TEST(EventReader, CountsOutOfRangeAreMistyped) {
+    const Event event = parsedLine(
+        R"({"schema":1,"event":"step","epoch":1e300,"step":18446744073709551615,"epoch_step":2.5,"elapsed_s":3})");
+    const auto* step = event.as<StepEvent>();
+    ASSERT_NE(step, nullptr);
+    EXPECT_EQ(step->epoch, 0);
+    EXPECT_EQ(step->step, 0);
+    EXPECT_EQ(step->epochStep, 0);
+    EXPECT_EQ(parsedLine(R"({"schema":1,"event":"step","step":7.0})").as<StepEvent>()->step, 7);
+}
+
+TEST(EventReader, DeeplyNestedLineIsMalformed) {
+    const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+    const std::string deepLine = R"({"schema":1,"event":"run_started","config":{"a":)" + deep + "}}";
+    EXPECT_FALSE(parseEventLine(deepLine).has_value());
+    const auto file = scratchFile("deep.jsonl");
+    writeLines(file, deepLine + "\n" + R"({"schema":1,"event":"step","step":3})" + "\n");
+    const EventLog log = readEvents(file);
+    EXPECT_EQ(log.malformedLines, 1);
+    ASSERT_EQ(log.events.size(), 1u);
+    EXPECT_EQ(log.events[0].as<StepEvent>()->step, 3);
+}
+
 TEST(EventReader, LinesThatHoldNoEventAreNotEvents) {
     EXPECT_FALSE(parseEventLine("").has_value());
     EXPECT_FALSE(parseEventLine("a line that is not an event").has_value());

@@ -141,6 +141,23 @@ TEST(Safetensors, DamagedFilesNameTheFileAndTheProblem) {
     expectErrorMentions(folder / "absent.safetensors", "cannot open");
 }
 
+// Found with tests/fuzz/safetensors_fuzz: the element count of three dimensions near 2^31
+// overflowed int64 (undefined behaviour), and a shape nested 100,000 levels deep overflowed the
+// stack while the error message was written.
+TEST(Safetensors, ShapesPastTheDataOrNestedDeepAreErrors) {
+    const auto folder = testing::freshFolder();
+    writeBytes(folder / "huge.safetensors",
+               handMade(R"({"t":{"dtype":"F32","shape":[2147483647,2147483647,2147483647],"data_offsets":[0,0]}})", ""));
+    expectErrorMentions(folder / "huge.safetensors", "more than the 0 bytes of data hold");
+    const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+    writeBytes(folder / "deep.safetensors",
+               handMade(R"({"t":{"dtype":"F32","shape":[)" + deep + R"(],"data_offsets":[0,0]}})", ""));
+    expectErrorMentions(folder / "deep.safetensors", "the header is JSON nested more than 64");
+    writeBytes(folder / "listed.safetensors",
+               handMade(R"({"t":{"dtype":"F32","shape":[[1,2]],"data_offsets":[0,0]}})", ""));
+    expectErrorMentions(folder / "listed.safetensors", "shape entry is [1,2], expected a non-negative integer");
+}
+
 TEST(Safetensors, WriterRefusesInconsistentTensors) {
     const auto file = testing::freshFolder() / "refused.safetensors";
     EXPECT_THROW(writeSafetensors(file, {{"w", {3}, {1.0f, 2.0f}}}), Error);

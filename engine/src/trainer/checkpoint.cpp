@@ -5,9 +5,13 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/json_text.h"
 #include "trainer/folder_swap.h"
 
 namespace cnnstudio {
@@ -28,10 +32,13 @@ std::string shapeText(const std::vector<std::int64_t>& shape) {
 }
 
 nlohmann::json readJsonFile(const std::filesystem::path& file) {
-    std::ifstream stream(file);
+    std::ifstream stream(file, std::ios::binary);
     if (!stream) throw Error("cannot open the file", file.string(), "check that it exists and is readable");
+    std::ostringstream text;
+    text << stream.rdbuf();
+    rejectDeepJsonNesting(text.str(), file.string());
     try {
-        return nlohmann::json::parse(stream);
+        return nlohmann::json::parse(text.str());
     } catch (const nlohmann::json::exception& error) {
         throw Error(std::string("not valid JSON: ") + error.what(), file.string(),
                     "the file is damaged; restore it or start a new run");
@@ -42,15 +49,42 @@ void writeJsonFile(const std::filesystem::path& file, const nlohmann::json& json
     writeFileAtomically(file, json.dump(2) + "\n");
 }
 
+// An integer field is checked for type and range first: nlohmann's get<int>() casts a float or a
+// too-large number as it is, which is undefined behaviour, not an error.
+template <typename T>
+bool holdsInRange(const nlohmann::json& value) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if (!value.is_number_integer()) return false;
+        return value.is_number_unsigned() ? std::in_range<T>(value.get<std::uint64_t>())
+                                          : std::in_range<T>(value.get<std::int64_t>());
+    }
+    return true;
+}
+
 template <typename T>
 T field(const nlohmann::json& json, const char* name, const std::string& source) {
     auto it = json.find(name);
     if (it == json.end()) throw Error(std::string("missing field '") + name + "'", source);
+    const auto wrongType = [&] {
+        return Error(std::string("field '") + name + "' has the wrong type or range: " + describeJsonValue(*it),
+                     source, "the file is damaged");
+    };
+    if (!holdsInRange<T>(*it)) throw wrongType();
     try {
         return it->get<T>();
     } catch (const nlohmann::json::exception&) {
-        throw Error(std::string("field '") + name + "' has the wrong type: " + it->dump(), source);
+        throw wrongType();
     }
+}
+
+// Whether `json` is an object whose "format" is `format` and whose "version" is 1 (compared as
+// JSON values: value<T>() would throw or cast for a field of another type).
+bool isVersion1(const nlohmann::json& json, const char* format) {
+    if (!json.is_object()) return false;
+    const auto formatField = json.find("format");
+    const auto versionField = json.find("version");
+    return formatField != json.end() && *formatField == format && versionField != json.end() &&
+           *versionField == 1;
 }
 
 // The host copy of `count` floats of backend memory at `source`.
@@ -143,7 +177,7 @@ nlohmann::json TrainingProgress::toJson() const {
 
 TrainingProgress TrainingProgress::fromJson(const nlohmann::json& json, const std::string& source) {
     if (!json.is_object()) throw Error("checkpoint progress is not a JSON object", source);
-    if (json.value("format", "") != "cnnstudio-checkpoint" || json.value("version", 0) != 1)
+    if (!isVersion1(json, "cnnstudio-checkpoint"))
         throw Error("not a version 1 CNN Studio checkpoint", source,
                     "it was written by another program or a newer CNN Studio");
     TrainingProgress progress;
@@ -270,7 +304,7 @@ nlohmann::json ModelInfo::toJson() const {
 }
 
 ModelInfo ModelInfo::fromJson(const nlohmann::json& json, const std::string& source) {
-    if (!json.is_object() || json.value("format", "") != "cnnstudio-model" || json.value("version", 0) != 1)
+    if (!isVersion1(json, "cnnstudio-model"))
         throw Error("not a version 1 CNN Studio model description", source,
                     "point at a model folder written by cnnstudio-train");
     ModelInfo info;

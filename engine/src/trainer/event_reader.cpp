@@ -1,9 +1,12 @@
 #include "cnnstudio/event_reader.h"
 
+#include <cmath>
 #include <fstream>
+#include <utility>
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
+#include "cnnstudio/json_text.h"
 
 namespace cnnstudio {
 
@@ -24,9 +27,21 @@ double number(const json& object, const char* key, double fallback = 0) {
     return value.is_number() ? value.get<double>() : fallback;
 }
 
+// A count written as a whole number; anything else (a fraction, a float or unsigned value past
+// long long, which get<long long>() would cast with undefined behaviour) is mistyped.
+long long wholeNumber(const json& value, long long fallback) {
+    if (value.is_number_unsigned())
+        return std::in_range<long long>(value.get<std::uint64_t>()) ? value.get<long long>() : fallback;
+    if (value.is_number_integer()) return value.get<long long>();
+    if (!value.is_number_float()) return fallback;
+    const double number = value.get<double>();
+    // 2^63 is exactly representable; every double below it converts without overflow.
+    const bool whole = std::trunc(number) == number && number >= -0x1p63 && number < 0x1p63;
+    return whole ? static_cast<long long>(number) : fallback;
+}
+
 long long integer(const json& object, const char* key, long long fallback = 0) {
-    const json& value = member(object, key);
-    return value.is_number() ? value.get<long long>() : fallback;
+    return wholeNumber(member(object, key), fallback);
 }
 
 std::optional<double> optionalNumber(const json& object, const char* key) {
@@ -64,7 +79,7 @@ ConfusionMatrixCounts confusionMatrix(const json& object, const char* key) {
     for (const json& row : array) {
         std::vector<long long> cells;
         if (row.is_array())
-            for (const json& cell : row) cells.push_back(cell.is_number() ? cell.get<long long>() : 0);
+            for (const json& cell : row) cells.push_back(wholeNumber(cell, 0));
         rows.push_back(std::move(cells));
     }
     return rows;
@@ -97,7 +112,10 @@ RunStartedEvent parseRunStarted(const json& object) {
     event.dataset.testSize = integer(dataset, "test_size");
     event.dataset.classes = texts(member(dataset, "classes"));
     if (const json& image = member(dataset, "image"); image.is_array())
-        for (const json& extent : image) event.dataset.image.push_back(extent.is_number() ? extent.get<int>() : 0);
+        for (const json& extent : image) {
+            const long long value = wholeNumber(extent, 0);
+            event.dataset.image.push_back(std::in_range<int>(value) ? int(value) : 0);
+        }
     const json& model = member(object, "model");
     event.model.name = text(model, "name");
     event.model.parameters = integer(model, "parameters");
@@ -185,6 +203,13 @@ std::string_view trimmed(std::string_view line) {
 std::optional<nlohmann::json> parseEventLine(std::string_view line) {
     line = trimmed(line);
     if (line.empty()) return std::nullopt;
+    // No event nests that deep; copying such a value (the config of run_started) would recurse
+    // once per level and overflow the stack, so the line counts as malformed.
+    try {
+        rejectDeepJsonNesting(line, "events");
+    } catch (const Error&) {
+        return std::nullopt;
+    }
     json object = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (object.is_discarded() || !object.is_object() || !object.contains("event")) return std::nullopt;
     return object;

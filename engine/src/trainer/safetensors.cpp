@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/json_text.h"
 
 namespace cnnstudio {
 
@@ -28,6 +30,18 @@ std::int64_t elementCount(const std::vector<std::int64_t>& shape) {
     std::int64_t count = 1;
     for (std::int64_t dimension : shape) count *= dimension;
     return count;
+}
+
+// The float32 bytes of a tensor of `shape`, or nothing when that is more than `limit` (a
+// damaged shape's product may not even fit in 64 bits).
+std::optional<std::uint64_t> floatBytes(const std::vector<std::int64_t>& shape, std::uint64_t limit) {
+    std::uint64_t bytes = sizeof(float);
+    for (std::int64_t dimension : shape) {
+        if (dimension == 0) return 0;
+        if (bytes > limit / std::uint64_t(dimension)) return std::nullopt;
+        bytes *= std::uint64_t(dimension);
+    }
+    return bytes <= limit ? std::optional<std::uint64_t>(bytes) : std::nullopt;
 }
 
 std::string shapeText(const std::vector<std::int64_t>& shape) {
@@ -55,7 +69,7 @@ std::string readWholeFile(const std::filesystem::path& file) {
 std::uint64_t nonNegativeInteger(const nlohmann::json& value, const std::filesystem::path& file,
                                  const std::string& what) {
     if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<std::int64_t>() < 0))
-        corrupt(file, what + " is " + value.dump() + ", expected a non-negative integer");
+        corrupt(file, what + " is " + describeJsonValue(value) + ", expected a non-negative integer");
     return value.get<std::uint64_t>();
 }
 
@@ -120,9 +134,17 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
                           " bytes but the file has only " + std::to_string(contents.size() - 8) +
                           " after the length field");
 
+    // A safetensors header is three levels deep; a deeper one would make any message that
+    // shows a value recurse once per level.
+    const std::string_view headerText = std::string_view(contents).substr(8, headerLength);
+    try {
+        rejectDeepJsonNesting(headerText, file.string());
+    } catch (const Error& error) {
+        corrupt(file, "the header is " + error.reason());
+    }
     nlohmann::json header;
     try {
-        header = nlohmann::json::parse(contents.substr(8, headerLength));
+        header = nlohmann::json::parse(headerText);
     } catch (const nlohmann::json::parse_error& error) {
         corrupt(file, std::string("the header is not valid JSON: ") + error.what());
     }
@@ -174,7 +196,11 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
             corrupt(file, where + " has data_offsets [" + std::to_string(begin) + ", " +
                               std::to_string(end) + "] outside the " + std::to_string(dataBytes) +
                               " bytes of data");
-        std::uint64_t expected = std::uint64_t(elementCount(tensor.shape)) * sizeof(float);
+        const std::optional<std::uint64_t> bytes = floatBytes(tensor.shape, dataBytes);
+        if (!bytes)
+            corrupt(file, where + " has shape " + shapeText(tensor.shape) + ", more than the " +
+                              std::to_string(dataBytes) + " bytes of data hold");
+        const std::uint64_t expected = *bytes;
         if (end - begin != expected)
             corrupt(file, where + " has shape " + shapeText(tensor.shape) + " (" +
                               std::to_string(expected) + " bytes) but data_offsets span " +

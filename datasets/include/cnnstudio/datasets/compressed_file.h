@@ -25,7 +25,8 @@ public:
     bool isGzip() const;
     const std::filesystem::path& path() const;
     // The content size if known up front: the file size for plain files, the gzip trailer's
-    // size field for single-member gzip files under 4 GiB; an estimate, never a promise.
+    // size field for single-member gzip files under 4 GiB (never more than deflate can expand
+    // the file to); an estimate, never a promise.
     std::uint64_t expectedContentBytes() const;
 
 private:
