@@ -73,20 +73,15 @@ void TimeBreakdownChart::setData(const std::vector<ComparedConfiguration>& confi
         const double key = count - i;
         const double total = breakdown.totalMs();
         for (const Stack& stack : stacks_) stack.bars->addData(key, 100.0 * breakdown.at(stack.category.toStdString()) / total);
-        ticker->addTick(key, configuration.barLabel);
+        // The step's total under the label, where a narrow chart never cuts it off.
+        const QString stepTotal = total >= 100 ? tr("%1 ms").arg(total, 0, 'f', 0) : tr("%1 ms").arg(total, 0, 'g', 3);
+        ticker->addTick(key, configuration.barLabel + '\n' + stepTotal);
         keyByLabel_.insert(configuration.barLabel, key);
-        auto* text = new QCPItemText(chart);
-        text->position->setAxes(chart->xAxis, chart->yAxis);
-        text->position->setCoords(100, key);
-        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-        text->setPadding(QMargins(6, 0, 0, 0));
-        text->setClipToAxisRect(false);
-        text->setText(total >= 100 ? tr("%1 ms").arg(total, 0, 'f', 0) : tr("%1 ms").arg(total, 0, 'g', 3));
-        totalByLabel_.insert(configuration.barLabel, text);
+        totalByLabel_.insert(configuration.barLabel, stepTotal);
     }
     chart->yAxis->setTicker(ticker);
     chart->yAxis->setRange(0.3, count + 0.7);
-    chart->xAxis->setRange(0, 118);  // room for the totals right of the full bars
+    chart->xAxis->setRange(0, 100);
     auto percentTicker = QSharedPointer<QCPAxisTickerFixed>::create();
     percentTicker->setTickStep(20);
     percentTicker->setScaleStrategy(QCPAxisTickerFixed::ssNone);
@@ -112,10 +107,7 @@ QStringList TimeBreakdownChart::drawnCategories() const {
     return categories;
 }
 
-QString TimeBreakdownChart::totalText(const QString& barLabel) const {
-    const QCPItemText* text = totalByLabel_.value(barLabel);
-    return text ? text->text() : QString();
-}
+QString TimeBreakdownChart::totalText(const QString& barLabel) const { return totalByLabel_.value(barLabel); }
 
 void TimeBreakdownChart::restyle() {
     const QPalette colors = palette();
@@ -123,10 +115,6 @@ void TimeBreakdownChart::restyle() {
         const QColor colour = categoryColour(stack.category, colors);
         stack.bars->setBrush(colour);
         stack.bars->setPen(QPen(colors.color(QPalette::Base), 1));
-    }
-    for (QCPItemText* text : totalByLabel_) {
-        text->setColor(colors.color(QPalette::Text));
-        text->setFont(font());
     }
 }
 

@@ -1,7 +1,7 @@
 // TimeBreakdownChart: where a training step's time goes, one stacked bar per configuration:
 // convolution, batch norm, activation, pooling, dense, loss, optimiser update, communication
-// (and other), as shares of the step so that a GPU's bar reads beside a CPU's, each bar labelled
-// with the step's total in milliseconds.
+// (and other), as shares of the step so that a GPU's bar reads beside a CPU's, the step's total in
+// milliseconds under each bar's label.
 #pragma once
 
 #include <vector>
@@ -12,7 +12,6 @@
 #include "cnnstudio/ui/hardware/hardware_comparison.h"
 
 class QCPBars;
-class QCPItemText;
 
 namespace cnnstudio::ui {
 
@@ -27,7 +26,7 @@ public:
     // The drawn share (percent) of `category` in the bar of `barLabel`; none when not drawn.
     std::optional<double> drawnShare(const QString& barLabel, const QString& category) const;
     QStringList drawnCategories() const;  // the report's names ("batch_norm"), bottom of the stack first
-    QString totalText(const QString& barLabel) const;  // "12.4 ms per step"
+    QString totalText(const QString& barLabel) const;  // "12.4 ms"
 
 protected:
     void restyle() override;
@@ -39,7 +38,7 @@ private:
     };
     std::vector<Stack> stacks_;
     QMap<QString, double> keyByLabel_;
-    QMap<QString, QCPItemText*> totalByLabel_;
+    QMap<QString, QString> totalByLabel_;  // "12.4 ms", shown under the bar's label
 };
 
 // "batch_norm" -> "batch norm", "update" -> "optimiser update".
