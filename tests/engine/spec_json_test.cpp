@@ -132,6 +132,14 @@ TEST_F(SpecFileTest, InvalidJsonNamesFileAndLine) {
     expectError([&] { NetworkSpec::load(file); }, file.string() + ":3", {"not valid JSON"});
 }
 
+// Found by tests/fuzz/checkpoint_fuzz (in a safetensors header, then tried here): a number past
+// a double is nlohmann's out_of_range, not a parse_error, and escaped as an uncaught exception.
+TEST_F(SpecFileTest, NumberPastADoubleNamesTheFile) {
+    fs::path file = write("huge-number.json", R"({"format": "cnnstudio-network", "version": 1, "nodes": [],
+                                                  "description": 1e99999})");
+    expectError([&] { NetworkSpec::load(file); }, file.string(), {"not valid JSON", "number overflow parsing '1e99999'"});
+}
+
 TEST_F(SpecFileTest, StructureErrorNamesFileAndNode) {
     fs::path file = write("dup.json", R"({"nodes": [{"name": "conv1", "type": "ReLU"},
                                                     {"name": "conv1", "type": "ReLU"}]})");

@@ -223,6 +223,12 @@ NetworkSpec NetworkSpec::load(const std::filesystem::path& file) {
         if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
         throw Error("not valid JSON: " + why, file.string() + ":" + std::to_string(line),
                     "fix the file in a text editor, or save the network again from the designer");
+    } catch (const json::exception& error) {
+        // A number past a double ("1e99999") is an out_of_range error, which carries no position.
+        std::string why = error.what();
+        if (auto bracket = why.find("] "); bracket != std::string::npos) why = why.substr(bracket + 2);
+        throw Error("not valid JSON: " + why, file.string(),
+                    "fix the file in a text editor, or save the network again from the designer");
     }
     try {
         return fromJson(document);

@@ -145,7 +145,7 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(headerText);
-    } catch (const nlohmann::json::parse_error& error) {
+    } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range for 1e99999
         corrupt(file, std::string("the header is not valid JSON: ") + error.what());
     }
     if (!header.is_object()) corrupt(file, "the header is not a JSON object");
