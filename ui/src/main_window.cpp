@@ -36,6 +36,9 @@
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
+#if CNNSTUDIO_HAVE_LIVE
+#include "cnnstudio/ui/live/live_demo_area.h"
+#endif
 #include "cnnstudio/ui/manual_dialog.h"
 #include "cnnstudio/ui/shortcuts_dialog.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
@@ -73,6 +76,11 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     tabs_->addTab(design_, tr("Design"));
     tabs_->addTab(train_, tr("Train"));
     tabs_->addTab(history_, tr("Run history"));
+#if CNNSTUDIO_HAVE_LIVE
+    live_ = new LiveDemoArea(this);
+    tabs_->addTab(live_, tr("Live demo"));
+    connect(live_, &LiveDemoArea::message, this, &MainWindow::showStatus);
+#endif
     setCentralWidget(tabs_);
 
     totals_ = new QLabel(this);
@@ -115,7 +123,12 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     RunHistoryPanel* runs = history_->panel();
     connect(runs, &RunHistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
     connect(runs, &RunHistoryPanel::classifyRequested, this, &MainWindow::showClassifyDialog);
-    connect(runs, &RunHistoryPanel::runsRootChanged, this, [this] { saveSettings(); });
+    connect(runs, &RunHistoryPanel::runsRootChanged, this, [this] {
+#if CNNSTUDIO_HAVE_LIVE
+        live_->setRunsRoot(history_->panel()->runsRoot());
+#endif
+        saveSettings();
+    });
 
     restoreSettings(options);
     if (options.openFile.isEmpty() || !openFile(options.openFile)) newFromPreset(startingPreset);
@@ -214,6 +227,11 @@ void MainWindow::createActions() {
     showHistoryAction_ = new QAction(tr("Run &history"), this);
     showHistoryAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_3));
     connect(showHistoryAction_, &QAction::triggered, this, [this] { showArea(Area::History); });
+    if (live_) {
+        showLiveAction_ = new QAction(tr("&Live demo"), this);
+        showLiveAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_4));
+        connect(showLiveAction_, &QAction::triggered, this, [this] { showArea(Area::Live); });
+    }
 
     trainAction_ = new QAction(tr("&Train"), this);
     trainAction_->setShortcut(QKeySequence(Qt::Key_F5));
@@ -412,6 +430,7 @@ void MainWindow::createMenus() {
     view->addAction(showDesignAction_);
     view->addAction(showTrainAction_);
     view->addAction(showHistoryAction_);
+    if (showLiveAction_) view->addAction(showLiveAction_);
 
     view->addSeparator();
     view->addAction(darkThemeAction_);
@@ -476,6 +495,9 @@ void MainWindow::restoreSettings(const MainWindowOptions& options) {
     }
     if (!options.runsRoot.isEmpty()) runsRoot = options.runsRoot;
     history_->panel()->setRunsRoot(runsRoot);
+#if CNNSTUDIO_HAVE_LIVE
+    live_->setRunsRoot(runsRoot);
+#endif
     refreshRecentMenu();
 }
 
@@ -491,7 +513,11 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::showArea(Area area) {
-    tabs_->setCurrentIndex(area == Area::Design ? 0 : area == Area::Train ? 1 : 2);
+    QWidget* page = area == Area::Design ? static_cast<QWidget*>(design_)
+                    : area == Area::Train ? static_cast<QWidget*>(train_)
+                    : area == Area::History ? static_cast<QWidget*>(history_)
+                                            : static_cast<QWidget*>(live_);
+    if (page) tabs_->setCurrentWidget(page);
 }
 
 QString MainWindow::totalsText() const { return totals_->text(); }

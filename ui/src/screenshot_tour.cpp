@@ -5,6 +5,8 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
 #include <QPixmap>
 #include <QSize>
 #include <QMenuBar>
@@ -21,6 +23,11 @@
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
+#if CNNSTUDIO_HAVE_LIVE
+#include "cnnstudio/live/emotion_classifier.h"
+#include "cnnstudio/ui/live/live_demo_area.h"
+#include "cnnstudio/ui/live/live_frame_view.h"
+#endif
 #include "cnnstudio/ui/main_window.h"
 #include "cnnstudio/ui/manual_dialog.h"
 #include "cnnstudio/ui/shortcuts_dialog.h"
@@ -161,6 +168,36 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
         history->dashboard()->refreshNow();
         return true;
     }};
+
+#if CNNSTUDIO_HAVE_LIVE
+    // The Live demo on a real face (opencv-doc's photograph) with Grad-CAM, by a shipped model,
+    // else by the newest run that left a model.
+    QString liveModel;
+    if (const std::vector<std::string> shipped = live::listShippedModels(); !shipped.empty())
+        liveModel = QString::fromStdString(shipped.front());
+    for (const RunRecord& record : records)
+        if (liveModel.isEmpty() && QFileInfo::exists(QDir(record.directory).filePath("model/model.json")))
+            liveModel = QDir(record.directory).filePath("model");
+    const QString facePhoto = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/messi5.jpg");
+    const QString faces = QDir(scratch).filePath("live-faces");
+    if (!liveModel.isEmpty() && QDir().mkpath(faces))
+        QFile::copy(facePhoto, QDir(faces).filePath("face.jpg"));
+    shots << TourShot{"live-demo", [&window, liveModel, faces] {
+        LiveDemoArea* live = window.liveArea();
+        if (liveModel.isEmpty() || !QFileInfo::exists(QDir(faces).filePath("face.jpg"))) return false;
+        window.showArea(MainWindow::Area::Live);
+        if (live->view()->frame().isNull()) {
+            live->chooseSource("folder:" + faces);
+            live->chooseModel(liveModel);
+            live->setGradCam(true);
+            live->setPaceToSourceRate(false);
+            live->start();
+            waitUntil([live] { return !live->session()->isRunning(); }, loadTimeoutMs);
+            settle();
+        }
+        return !live->view()->frame().isNull();
+    }};
+#endif
 
     auto* classify = new ClassifyImageDialog(records, QString(), &window);
     shots << TourShot{"classify-image", [&window, classify, scratch] {

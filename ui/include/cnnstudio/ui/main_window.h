@@ -19,6 +19,7 @@ class QTabWidget;
 namespace cnnstudio::ui {
 
 class DesignArea;
+class LiveDemoArea;
 class DesignDocument;
 class OnnxExchange;
 class RunHistoryArea;
@@ -34,7 +35,7 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
-    enum class Area { Design, Train, History };
+    enum class Area { Design, Train, History, Live };
 
     explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -43,6 +44,8 @@ public:
     DesignArea* designArea() const { return design_; }
     TrainArea* trainArea() const { return train_; }
     RunHistoryArea* historyArea() const { return history_; }
+    // The Live demo page; null in a build without OpenCV (no libcnnlive).
+    LiveDemoArea* liveArea() const { return live_; }
     TrainingSession* trainingSession() const { return session_; }
     void showArea(Area area);
     QString totalsText() const;
@@ -98,6 +101,7 @@ private:
     DesignArea* design_;
     TrainArea* train_;
     RunHistoryArea* history_;
+    LiveDemoArea* live_ = nullptr;
     QTabWidget* tabs_;
     QLabel* totals_;
     QMenu* recentMenu_ = nullptr;
@@ -126,6 +130,7 @@ private:
     QAction* showDesignAction_ = nullptr;
     QAction* showTrainAction_ = nullptr;
     QAction* showHistoryAction_ = nullptr;
+    QAction* showLiveAction_ = nullptr;
     QAction* trainAction_ = nullptr;
     QAction* stopAction_ = nullptr;
     QAction* killAction_ = nullptr;
