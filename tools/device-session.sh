@@ -9,6 +9,8 @@
 #             and the libraries it was built with), interleaved, two rounds
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
 #   reference  bench/pytorch_reference.py at batch 256 (fp32 and bf16 channels-last)
+#   live    cnnstudio-live --benchmark at 640x480, one face, on cudnn and cuda (and cpu at 16
+#           threads for comparison); needs a build with OpenCV packed (.device/live)
 set -uo pipefail
 # The plugin folder too: kernels_tests links the GPU plugin directly.
 export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -93,6 +95,17 @@ for step in "$@"; do
     } 2>&1 | grep -v Warning | tee "$out/scaling_ours.jsonl" ;;
   reference)
     python3 "$reference" --batch 256 --modes fp32 bf16-cl 2>&1 | grep -v Warning | tee "$out/reference.jsonl" ;;
+  live)
+    if [ ! -x "$bin/cnnstudio-live" ] || [ ! -d .device/live ]; then
+      echo "live: this pack has no cnnstudio-live (pack a build with OpenCV: tools/pack-device.sh)"
+    else
+      for backend in cudnn cuda cpu; do
+        "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
+          --backend $backend --threads 16 --benchmark
+        "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
+          --backend $backend --threads 16 --benchmark --gradcam
+      done 2>&1 | tee "$out/live_benchmark.jsonl"
+    fi ;;
   *) echo "unknown step $step" ;;
   esac
 done

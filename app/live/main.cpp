@@ -29,7 +29,7 @@ volatile std::sig_atomic_t stopRequested = 0;
 void requestStop(int) { stopRequested = 1; }
 
 struct Options {
-    std::string source, model, output, log, backend = "cpu";
+    std::string source, model, output, log, backend = "cpu", cascade = cnnstudio::live::defaultFaceCascade().string();
     int threads = 0, smoothing = 10, detectEvery = 1, detectionWidth = 320, maxFrames = 0;
     bool gradCam = false, benchmark = false;
 };
@@ -95,6 +95,7 @@ int run(const Options& options) {
     pipelineOptions.tracker.smoothingFrames = options.smoothing;
     pipelineOptions.detectEveryFrames = options.detectEvery;
     pipelineOptions.detector.detectionWidth = options.detectionWidth;
+    pipelineOptions.detector.cascade = options.cascade;
     pipelineOptions.gradCam = options.gradCam;
     pipelineOptions.draw = !options.output.empty() || !options.benchmark;
     LivePipeline pipeline(classifier, pipelineOptions);
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
     app.add_option("--detection-width", options.detectionWidth, "frames are shrunk to this width for face detection")
         ->check(CLI::Range(32, 4096))
         ->capture_default_str();
+    app.add_option("--cascade", options.cascade, "the Haar cascade of the face detector")->capture_default_str();
     app.add_option("--frames", options.maxFrames, "stop after N frames (0: at the end of the source)")
         ->check(CLI::NonNegativeNumber);
     app.add_flag("--gradcam", options.gradCam, "overlay Grad-CAM: the face regions that drive each prediction");

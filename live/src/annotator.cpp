@@ -1,6 +1,7 @@
 #include "cnnstudio/live/annotator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include <opencv2/imgproc.hpp>

@@ -1,6 +1,7 @@
 #include "cnnstudio/live/frame_source.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <opencv2/imgcodecs.hpp>
 
@@ -117,8 +118,10 @@ std::unique_ptr<FrameSource> openFrameSource(const SourceSpec& spec) {
     case SourceSpec::Kind::ImageFolder: return std::make_unique<ImageFolderSource>(spec.path);
     case SourceSpec::Kind::Camera: break;
     }
+    // A missing device node is not opened at all: OpenCV's every backend would warn about it.
     cv::VideoCapture capture;
-    if (!capture.open(spec.cameraIndex) || !capture.isOpened())
+    const bool nodeExists = std::filesystem::exists("/dev/video" + std::to_string(spec.cameraIndex));
+    if (!nodeExists || !capture.open(spec.cameraIndex) || !capture.isOpened())
         throw Error(listCameras().empty() ? "there is no camera on this machine"
                                           : "there is no camera at index " + std::to_string(spec.cameraIndex),
                     spec.toString(), "the file sources still work: video:FILE or folder:DIR");

@@ -1,6 +1,7 @@
 #include "cnnstudio/live/live_output.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 

@@ -3,6 +3,7 @@
 // averages the last N predictions, Grad-CAM maps, the no-camera and lost-camera paths, and
 // cnnstudio-live's video, log and benchmark.
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 

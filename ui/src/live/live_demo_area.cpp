@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/live/live_demo_area.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
