@@ -9,6 +9,8 @@
 #include <numeric>
 #include <optional>
 
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -54,7 +56,18 @@ struct BenchmarkTotals {
 // Frames are timed after this many, once caches and the per-batch networks are warm.
 constexpr long long kWarmUpFrames = 5;
 
-void printBenchmark(const Options& options, const BenchmarkTotals& totals, double wallSeconds, const cv::Size& frameSize) {
+// CPU time (user + system, every thread) of this process so far. Beside the wall-clock rate it
+// says what the pipeline costs on a machine that other work is also using: the frame rate of
+// one free core is at least 1000 / (CPU ms per frame).
+double processCpuSeconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+void printBenchmark(const Options& options, const BenchmarkTotals& totals, double wallSeconds, double cpuSeconds,
+                    const cv::Size& frameSize) {
     if (totals.frames == 0) {
         std::printf("benchmark: no frame was timed (the source has at most %lld frames)\n", kWarmUpFrames);
         return;
@@ -73,13 +86,14 @@ void printBenchmark(const Options& options, const BenchmarkTotals& totals, doubl
         {"detect_every", options.detectEvery},
         {"gradcam", options.gradCam},
         {"fps", n / wallSeconds},
+        {"cpu_ms_per_frame", 1000.0 * cpuSeconds / n},
         {"ms_per_frame", {{"capture", totals.sum.captureMs / n}, {"detect", totals.sum.detectMs / n},
                           {"infer", totals.sum.inferMs / n}, {"draw", totals.sum.drawMs / n},
                           {"total_median", sorted[sorted.size() / 2]},
                           {"total_p95", sorted[std::min(sorted.size() - 1, std::size_t(0.95 * double(sorted.size())))]}}}};
     std::printf("%s\n", line.dump().c_str());
-    std::fprintf(stderr, "%.1f FPS over %lld frames (%.2f faces each): capture %.2f  detect %.2f  infer %.2f  draw %.2f ms\n",
-                 n / wallSeconds, totals.frames, double(totals.faces) / n, totals.sum.captureMs / n,
+    std::fprintf(stderr, "%.1f FPS over %lld frames (%.2f faces each, %.2f CPU ms each): capture %.2f  detect %.2f  infer %.2f  draw %.2f ms\n",
+                 n / wallSeconds, totals.frames, double(totals.faces) / n, 1000.0 * cpuSeconds / n, totals.sum.captureMs / n,
                  totals.sum.detectMs / n, totals.sum.inferMs / n, totals.sum.drawMs / n);
 }
 
@@ -105,6 +119,7 @@ int run(const Options& options) {
     if (!options.log.empty()) log.emplace(options.log);
     BenchmarkTotals totals;
     Clock::time_point timedStart;
+    double cpuAtStart = 0;
     cv::Size frameSize;
     long long frames = 0;
     while (!stopRequested && (options.maxFrames == 0 || frames < options.maxFrames)) {
@@ -112,7 +127,10 @@ int run(const Options& options) {
         std::optional<cv::Mat> frame = source->nextFrame();
         if (!frame) break;
         const double captureMs = std::chrono::duration<double, std::milli>(Clock::now() - before).count();
-        if (frames == kWarmUpFrames) timedStart = before;
+        if (frames == kWarmUpFrames) {
+            timedStart = before;
+            cpuAtStart = processCpuSeconds();
+        }
         const FrameResult result = pipeline.process(*frame, captureMs);
         frameSize = frame->size();
         if (frames >= kWarmUpFrames) totals.add(result);
@@ -127,11 +145,12 @@ int run(const Options& options) {
         ++frames;
     }
     const double wallSeconds = std::chrono::duration<double>(Clock::now() - timedStart).count();
+    const double cpuSeconds = processCpuSeconds() - cpuAtStart;
     if (recorder) recorder->finish();
     if (log) log->finish();
     std::fprintf(stderr, "%lld frames from %s%s\n", frames, source->description().c_str(),
                  stopRequested ? " (stopped)" : "");
-    if (options.benchmark) printBenchmark(options, totals, wallSeconds, frameSize);
+    if (options.benchmark) printBenchmark(options, totals, wallSeconds, cpuSeconds, frameSize);
     return 0;
 }
 
