@@ -1,6 +1,7 @@
 #include "cnnstudio/live/face_detector.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include <opencv2/imgproc.hpp>
 
@@ -32,9 +33,23 @@ std::vector<cv::Rect> FaceDetector::detect(const cv::Mat& grey) {
         cv::resize(grey, shrunk_, cv::Size(), scale, scale, cv::INTER_AREA);
         searched = &shrunk_;
     }
+    std::vector<cv::Rect> candidates;
+    std::vector<int> neighbours;  // how many overlapping hits each candidate gathered: its support
+    cascade_.detectMultiScale(*searched, candidates, neighbours, options_.scaleFactor, options_.minNeighbors,
+                              cv::CASCADE_SCALE_IMAGE, cv::Size(options_.minFaceSize, options_.minFaceSize));
+    // Two faces do not overlap much; where candidates do (the cascade's usual false hit is a box
+    // around a true face, at a larger scale), the better supported one is the face.
     std::vector<cv::Rect> found;
-    cascade_.detectMultiScale(*searched, found, options_.scaleFactor, options_.minNeighbors, cv::CASCADE_SCALE_IMAGE,
-                              cv::Size(options_.minFaceSize, options_.minFaceSize));
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        bool beaten = false;
+        for (std::size_t j = 0; j < candidates.size() && !beaten; ++j) {
+            const double overlap = (candidates[i] & candidates[j]).area();
+            const double smaller = std::min(candidates[i].area(), candidates[j].area());
+            const bool stronger = neighbours[j] > neighbours[i] || (neighbours[j] == neighbours[i] && j < i);
+            beaten = j != i && overlap > 0.3 * smaller && stronger;
+        }
+        if (!beaten) found.push_back(candidates[i]);
+    }
     for (cv::Rect& box : found)
         box = cv::Rect(cvRound(box.x / scale), cvRound(box.y / scale), cvRound(box.width / scale),
                        cvRound(box.height / scale)) & cv::Rect(0, 0, grey.cols, grey.rows);

@@ -24,7 +24,6 @@
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
 #if CNNSTUDIO_HAVE_LIVE
-#include "cnnstudio/live/emotion_classifier.h"
 #include "cnnstudio/ui/live/live_demo_area.h"
 #include "cnnstudio/ui/live/live_frame_view.h"
 #endif
@@ -173,8 +172,7 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
     // The Live demo on a real face (opencv-doc's photograph) with Grad-CAM, by a shipped model,
     // else by the newest run that left a model.
     QString liveModel;
-    if (const std::vector<std::string> shipped = live::listShippedModels(); !shipped.empty())
-        liveModel = QString::fromStdString(shipped.front());
+    if (const QStringList shipped = LiveDemoArea::shippedModels(); !shipped.isEmpty()) liveModel = shipped.front();
     for (const RunRecord& record : records)
         if (liveModel.isEmpty() && QFileInfo::exists(QDir(record.directory).filePath("model/model.json")))
             liveModel = QDir(record.directory).filePath("model");

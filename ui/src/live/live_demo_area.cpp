@@ -139,11 +139,16 @@ void LiveDemoArea::fillSources() {
         view_->showMessage(tr("Press Start to recognise emotions live."));
 }
 
+QStringList LiveDemoArea::shippedModels() {
+    QStringList names;
+    for (const std::string& name : live::listShippedModels()) names << QString::fromStdString(name);
+    return names;
+}
+
 void LiveDemoArea::fillModels() {
     const QString current = model_->currentData().toString();
     model_->clear();
-    for (const std::string& name : live::listShippedModels())
-        model_->addItem(QString::fromStdString(name), QString::fromStdString(name));
+    for (const QString& name : shippedModels()) model_->addItem(name, name);
     if (!runsRoot_.isEmpty()) {
         const QFileInfoList runs = QDir(runsRoot_).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Time);
         for (const QFileInfo& run : runs) {

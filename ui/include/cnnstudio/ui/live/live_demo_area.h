@@ -3,6 +3,7 @@
 // start, pause, take snapshots and record. The work runs in a LiveSession (worker thread).
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 
 #include "cnnstudio/ui/live/live_session.h"
@@ -23,6 +24,8 @@ class LiveDemoArea : public QWidget {
 public:
     explicit LiveDemoArea(QWidget* parent = nullptr);
 
+    // The names of the models shipped with the app (resources/models).
+    static QStringList shippedModels();
     // Finished runs under this folder are offered as models.
     void setRunsRoot(const QString& root);
     // Choosing in code what a user chooses with the pickers (tests, the screenshot tour).
