@@ -32,7 +32,7 @@ void requestStop(int) { stopRequested = 1; }
 
 struct Options {
     std::string source, model, output, log, backend = "cpu", cascade = cnnstudio::live::defaultFaceCascade().string();
-    int threads = 0, smoothing = 10, detectEvery = 1, detectionWidth = 320, maxFrames = 0;
+    int threads = 1, smoothing = 10, detectEvery = 1, detectionWidth = 320, maxFrames = 0;
     bool gradCam = false, benchmark = false;
 };
 
@@ -111,7 +111,6 @@ int run(const Options& options) {
     pipelineOptions.detector.detectionWidth = options.detectionWidth;
     pipelineOptions.detector.cascade = options.cascade;
     pipelineOptions.gradCam = options.gradCam;
-    pipelineOptions.draw = !options.output.empty() || !options.benchmark;
     LivePipeline pipeline(classifier, pipelineOptions);
 
     std::optional<VideoRecorder> recorder;
@@ -167,7 +166,11 @@ int main(int argc, char** argv) {
     app.add_option("--output", options.output, "write the annotated video here (.mp4, .avi or .mkv)");
     app.add_option("--log", options.log, "write one JSON line per frame here: faces, track ids, raw and smoothed probabilities");
     app.add_option("--backend", options.backend, "cpu-ref | cpu | cuda | cudnn")->capture_default_str();
-    app.add_option("--threads", options.threads, "CPU threads (0: every core)")->capture_default_str();
+    // One thread by default: a frame's faces are a batch of a few 48x48 images, too little work
+    // for a team of threads to share, and each layer's thread barrier costs more than it saves
+    // (docs/logs/2026-12-01-live/threads.txt: on this 2-core machine under load, inference took
+    // 3.3 ms per frame on one thread and 820 ms on two).
+    app.add_option("--threads", options.threads, "CPU threads of the cpu backend (0: every core)")->capture_default_str();
     app.add_option("--smoothing", options.smoothing, "frames each face's prediction is averaged over")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();

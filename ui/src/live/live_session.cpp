@@ -107,7 +107,10 @@ void LiveSession::runPipeline(LiveSettings settings) {
     try {
         std::unique_ptr<live::FrameSource> source =
             live::openFrameSource(live::parseSourceSpec(settings.source.toStdString()));
-        std::unique_ptr<Backend> backend = createBackend(settings.backend.toStdString());
+        // One CPU thread, as cnnstudio-live: a few 48x48 faces are too little work to share.
+        BackendOptions backendOptions;
+        backendOptions.threads = 1;
+        std::unique_ptr<Backend> backend = createBackend(settings.backend.toStdString(), backendOptions);
         live::EmotionClassifier classifier(live::resolveModel(settings.model.toStdString()), *backend);
         live::PipelineOptions options;
         options.tracker.smoothingFrames = settings.smoothingFrames;
