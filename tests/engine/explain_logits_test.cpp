@@ -91,6 +91,8 @@ TEST(ExplainLogits, GradientMatchesFiniteDifferencesOfTheLogit) {
     full.explainLogits(classes, "conv2");
     const std::vector<float> activation = full.activation("conv2").toHost();
     const std::vector<float> analytic = full.activationGradient("conv2").toHost();
+    // relu2's input: a difference step that crosses its kink measures neither side's slope.
+    const std::vector<float> beforeRelu = full.activation("bn2").toHost();
 
     Network head(headSpec(), *backend, kBatch, kSeed);
     loadNetworkTensors(head, tensorsOfHead(full, head), "test");
@@ -100,9 +102,10 @@ TEST(ExplainLogits, GradientMatchesFiniteDifferencesOfTheLogit) {
         return double(head.logits().toHost()[std::size_t(image * head.classes() + classes[std::size_t(image)])]);
     };
     const std::size_t perImage = activation.size() / kBatch;
-    const float step = 1e-2f;
+    const float step = 1e-3f;
     int checked = 0;
     for (std::size_t index = 0; index < activation.size(); index += 3) {
+        if (std::abs(beforeRelu[index]) < 10 * step) continue;  // the batch norm scales by at most 1.9 here
         const int image = int(index / perImage);
         std::vector<float> shifted = activation;
         shifted[index] = activation[index] + step;
@@ -110,10 +113,10 @@ TEST(ExplainLogits, GradientMatchesFiniteDifferencesOfTheLogit) {
         shifted[index] = activation[index] - step;
         const double minus = logitAt(shifted, image);
         const double numeric = (plus - minus) / (2.0 * step);
-        EXPECT_NEAR(analytic[index], numeric, 1e-3 * std::max(1.0, std::abs(numeric))) << "at element " << index;
+        EXPECT_NEAR(analytic[index], numeric, 2e-3 * std::max(1.0, std::abs(numeric))) << "at element " << index;
         ++checked;
     }
-    EXPECT_GT(checked, 50);
+    EXPECT_GT(checked, 40);
 }
 
 TEST(ExplainLogits, LogitsEqualThoseOfTheFusedInferenceForward) {

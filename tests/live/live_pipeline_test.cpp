@@ -47,7 +47,9 @@ protected:
     void SetUp() override {
         folder_ = scratchFolder(::testing::UnitTest::GetInstance()->current_test_info()->name());
         model_ = makeFerShapedModel(folder_ / "model");
-        backend_ = createBackend("cpu");
+        BackendOptions oneThread;  // as the live demo runs it
+        oneThread.threads = 1;
+        backend_ = createBackend("cpu", oneThread);
         classifier_ = std::make_unique<EmotionClassifier>(model_, *backend_);
     }
     std::filesystem::path folder_, model_;
