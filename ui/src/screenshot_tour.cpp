@@ -6,6 +6,8 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QImage>
+#include <QPainter>
 #include <QFileInfo>
 #include <QPixmap>
 #include <QSize>
@@ -88,6 +90,25 @@ QString sampleImageFile(MainWindow& window, const QString& directory) {
     const QString file = QDir(directory).filePath("sample.png");
     return data.samples.first().first().scaled(96, 96).save(file) ? file : QString();
 }
+
+#if CNNSTUDIO_HAVE_LIVE
+// Frames for the Live demo's picture: the face of opencv-doc's photograph (40x40 pixels at
+// (225, 91) of 548x342), enlarged to the size of a face before a webcam on a 640x480 frame,
+// moving a little, twelve times. Nothing is written where opencv-doc is missing.
+void writeWebcamLikeFrames(const QString& folder) {
+    const QImage photo(QStringLiteral("/usr/share/doc/opencv-doc/examples/data/messi5.jpg"));
+    if (photo.isNull() || !QDir().mkpath(folder)) return;
+    const QImage face = photo.copy(150, 30, 200, 170).scaled(500, 425, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    for (int i = 0; i < 12; ++i) {
+        QImage frame(640, 480, QImage::Format_RGB888);
+        frame.fill(QColor(90, 90, 90));
+        QPainter painter(&frame);
+        painter.drawImage(QPoint(70 + 2 * i, 30 + i), face);
+        painter.end();
+        frame.save(QDir(folder).filePath(QStringLiteral("frame-%1.png").arg(i, 2, 10, QLatin1Char('0'))));
+    }
+}
+#endif
 
 // The pictures, in order. Add a page's shots as one block here.
 QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, const QString& scratch) {
@@ -176,13 +197,11 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
     for (const RunRecord& record : records)
         if (liveModel.isEmpty() && QFileInfo::exists(QDir(record.directory).filePath("model/model.json")))
             liveModel = QDir(record.directory).filePath("model");
-    const QString facePhoto = QStringLiteral("/usr/share/doc/opencv-doc/examples/data/messi5.jpg");
     const QString faces = QDir(scratch).filePath("live-faces");
-    if (!liveModel.isEmpty() && QDir().mkpath(faces))
-        QFile::copy(facePhoto, QDir(faces).filePath("face.jpg"));
+    if (!liveModel.isEmpty()) writeWebcamLikeFrames(faces);
     shots << TourShot{"live-demo", [&window, liveModel, faces] {
         LiveDemoArea* live = window.liveArea();
-        if (liveModel.isEmpty() || !QFileInfo::exists(QDir(faces).filePath("face.jpg"))) return false;
+        if (liveModel.isEmpty() || QDir(faces).isEmpty()) return false;
         window.showArea(MainWindow::Area::Live);
         if (live->view()->frame().isNull()) {
             live->chooseSource("folder:" + faces);
