@@ -104,11 +104,13 @@ FrameResult LivePipeline::process(const cv::Mat& frame, double captureMs) {
         std::vector<FaceAnnotation> annotations;
         for (const FaceResult& face : result.faces)
             annotations.push_back({face.trackId, face.box, face.smoothedProbabilities, face.gradCam, face.cropBox});
-        drawAnnotations(result.annotated, annotations, classifier_.classNames(), result.framesPerSecond, result.timings);
+        StageTimings shown = result.timings;
+        shown.drawMs = lastDrawMs_;
+        drawAnnotations(result.annotated, annotations, classifier_.classNames(), result.framesPerSecond, shown);
     } else {
         result.annotated = frame;
     }
-    result.timings.drawMs = millisecondsSince(start);
+    result.timings.drawMs = lastDrawMs_ = millisecondsSince(start);
     return result;
 }
 

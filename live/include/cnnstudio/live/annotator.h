@@ -27,7 +27,8 @@ struct StageTimings {
     double totalMs() const { return captureMs + detectMs + inferMs + drawMs; }
 };
 
-// Draws onto `frame` (BGR, 8-bit). faces[0] is the main face when there is one.
+// Draws onto `frame` (BGR, 8-bit). faces[0] is the main face when there is one. The timings are
+// those of the frame being drawn except drawMs, which can only be the previous frame's.
 void drawAnnotations(cv::Mat& frame, const std::vector<FaceAnnotation>& faces,
                      const std::vector<std::string>& classNames, double framesPerSecond,
                      const StageTimings& timings);

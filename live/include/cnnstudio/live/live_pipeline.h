@@ -74,6 +74,7 @@ private:
     std::int64_t frameIndex_ = 0;
     cv::Mat grey_;
     std::deque<std::chrono::steady_clock::time_point> frameTimes_;
+    double lastDrawMs_ = 0;  // a frame cannot show its own drawing time: the overlay shows this
 };
 
 // One JSON object for the detection log: frame, faces with box, track id, raw and smoothed
