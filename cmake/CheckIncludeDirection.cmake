@@ -6,6 +6,7 @@
 #   engine, datasets           network, layers, trainer; data sets and the batch pipeline
 #   registry (kernels/registry) names every backend, discovers the hardware
 #   interchange                models in and out in other formats (ONNX): engine + libonnx
+#   live                       the live emotion-recognition pipeline: engine + datasets + OpenCV
 #   ui                         the Qt widgets
 #   app, bench                 the executables
 # Each folder may include its own headers and those of the layers listed for it below; tests/
@@ -19,13 +20,14 @@ endif()
 
 # Module name, its folder, and the modules it may include (besides itself). The more specific
 # folder (kernels/registry) comes before the one that contains it (kernels).
-set(modules core registry backends engine datasets interchange ui app bench)
+set(modules core registry backends engine datasets interchange live ui app bench)
 set(folder_core core)
 set(folder_registry kernels/registry)
 set(folder_backends kernels)
 set(folder_engine engine)
 set(folder_datasets datasets)
 set(folder_interchange interchange)
+set(folder_live live)
 set(folder_ui ui)
 set(folder_app app)
 set(folder_bench bench)
@@ -35,8 +37,9 @@ set(allowed_engine core)
 set(allowed_datasets core)
 set(allowed_interchange core engine)
 set(allowed_registry core backends)
-set(allowed_ui core engine datasets registry)
-set(allowed_app core engine datasets registry interchange ui)
+set(allowed_live core engine datasets)
+set(allowed_ui core engine datasets registry live)
+set(allowed_app core engine datasets registry interchange live ui)
 set(allowed_bench core engine datasets registry backends)
 
 # The module a path (relative to ROOT) belongs to; empty outside every module.

@@ -12,8 +12,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev zlib1g-dev
   # distributed training
   libopenmpi-dev openmpi-bin iproute2
-  # datasets and webcam demo
-  libopencv-dev dataset-fashion-mnist
+  # datasets and the live demo (opencv-data: the Haar face cascade; opencv-doc: the photograph
+  # of a face the live tests make their videos from)
+  libopencv-dev dataset-fashion-mnist opencv-data opencv-doc
   # desktop app
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
   # tests and screenshots

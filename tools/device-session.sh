@@ -17,6 +17,8 @@
 #           (1 thread, batch 16: plain loops), cpu 1/4/16 threads, cuda fp32, cudnn fp32/tf32/bf16
 #           and cudnn fp32/bf16 on 2 GPUs (recorded as failed on a one-GPU machine: use
 #           nvidia-h200-x2); report in $OUT/sweep-fer-cnn.json, progress and table in sweep.log
+#   live    cnnstudio-live --benchmark at 640x480, one face, on cudnn and cuda (and cpu at 16
+#           threads for comparison); needs a build with OpenCV packed (.device/live)
 set -uo pipefail
 # The plugin folder too: kernels_tests links the GPU plugin directly.
 export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -122,6 +124,17 @@ for step in "$@"; do
       --config "cpu threads=16" --config "cuda fp32" --config "cudnn fp32" --config "cudnn tf32" \
       --config "cudnn bf16" --config "cudnn fp32 gpus=2" --config "cudnn bf16 gpus=2" \
       2>&1 | grep -v Warning | tee "$out/sweep.log" ;;
+  live)
+    if [ ! -x "$bin/cnnstudio-live" ] || [ ! -d .device/live ]; then
+      echo "live: this pack has no cnnstudio-live (pack a build with OpenCV: tools/pack-device.sh)"
+    else
+      for backend in cudnn cuda cpu; do
+        "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
+          --backend $backend --threads 16 --benchmark
+        "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
+          --backend $backend --threads 16 --benchmark --gradcam
+      done 2>&1 | tee "$out/live_benchmark.jsonl"
+    fi ;;
   *) echo "unknown step $step" ;;
   esac
 done

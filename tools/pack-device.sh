@@ -22,4 +22,18 @@ for library in libdnnl.so.2 libOpenCL.so.1; do
 done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/libcnn*.so "$plugins"/libcnngpu.so
 cp -r /usr/share/datasets/fashion-mnist "$out/fashion-mnist"
+# The live benchmark (device-session.sh live), when the build has it (OpenCV on): the program,
+# libcnnlive, the OpenCV libraries and their own dependencies (the GPU machine has no OpenCV;
+# the C and C++ runtimes, OpenMP and OpenMPI it has), the Haar cascade, a model and a video.
+if [ -x "$build/app/cnnstudio-live" ]; then
+  live=${LIVE_MODEL:?set LIVE_MODEL to a model folder (RUN_DIR/model) for the live benchmark}
+  mkdir -p "$out/live/lib" "$out/live/haarcascades"
+  cp "$build/app/cnnstudio-live" "$out/bin/" && cp "$build"/live/libcnnlive.so "$out/lib/"
+  ldd "$build/app/cnnstudio-live" | awk '/=> \/usr\/lib\/x86_64-linux-gnu\// {print $3}' |
+    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libgomp|libz|libmpi|libopen-|libdnnl|libOpenCL)[.-]' |
+    while read -r library; do gzip -c -6 "$library" > "$out/lib/$(basename "$library").gz"; done
+  cp /usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml "$out/live/haarcascades/"
+  cp -r "$live" "$out/live/model"
+  "$build/bench/face_video" "$out/live/face-640x480.avi" 150
+fi
 du -sh "$out"

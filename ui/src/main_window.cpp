@@ -37,6 +37,9 @@
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
+#if CNNSTUDIO_HAVE_LIVE
+#include "cnnstudio/ui/live/live_demo_area.h"
+#endif
 #include "cnnstudio/ui/manual_dialog.h"
 #include "cnnstudio/ui/shortcuts_dialog.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
@@ -76,6 +79,11 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     tabs_->addTab(train_, tr("Train"));
     tabs_->addTab(history_, tr("Run history"));
     tabs_->addTab(hardware_, tr("Hardware"));
+#if CNNSTUDIO_HAVE_LIVE
+    live_ = new LiveDemoArea(this);
+    tabs_->addTab(live_, tr("Live demo"));
+    connect(live_, &LiveDemoArea::message, this, &MainWindow::showStatus);
+#endif
     setCentralWidget(tabs_);
 
     totals_ = new QLabel(this);
@@ -122,6 +130,9 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(runs, &RunHistoryPanel::classifyRequested, this, &MainWindow::showClassifyDialog);
     connect(runs, &RunHistoryPanel::runsRootChanged, this, [this] {
         hardware_->setRunsRoot(history_->panel()->runsRoot());
+#if CNNSTUDIO_HAVE_LIVE
+        live_->setRunsRoot(history_->panel()->runsRoot());
+#endif
         saveSettings();
     });
 
@@ -225,6 +236,11 @@ void MainWindow::createActions() {
     showHardwareAction_ = new QAction(tr("Hard&ware"), this);
     showHardwareAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_4));
     connect(showHardwareAction_, &QAction::triggered, this, [this] { showArea(Area::Hardware); });
+    if (live_) {
+        showLiveAction_ = new QAction(tr("&Live demo"), this);
+        showLiveAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_5));
+        connect(showLiveAction_, &QAction::triggered, this, [this] { showArea(Area::Live); });
+    }
 
     trainAction_ = new QAction(tr("&Train"), this);
     trainAction_->setShortcut(QKeySequence(Qt::Key_F5));
@@ -424,6 +440,7 @@ void MainWindow::createMenus() {
     view->addAction(showTrainAction_);
     view->addAction(showHistoryAction_);
     view->addAction(showHardwareAction_);
+    if (showLiveAction_) view->addAction(showLiveAction_);
 
     view->addSeparator();
     view->addAction(darkThemeAction_);
@@ -494,6 +511,9 @@ void MainWindow::restoreSettings(const MainWindowOptions& options) {
         if (!(i == 0 ? hardware_->openReport(report, true) : hardware_->overlayReport(report, true)))
             showStatus(tr("Could not read the benchmark report %1").arg(report));
     }
+#if CNNSTUDIO_HAVE_LIVE
+    live_->setRunsRoot(runsRoot);
+#endif
     refreshRecentMenu();
 }
 
@@ -509,7 +529,15 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::showArea(Area area) {
-    tabs_->setCurrentIndex(int(area));
+    QWidget* page = nullptr;
+    switch (area) {
+    case Area::Design: page = design_; break;
+    case Area::Train: page = train_; break;
+    case Area::History: page = history_; break;
+    case Area::Hardware: page = hardware_; break;
+    case Area::Live: page = live_; break;  // null without OpenCV
+    }
+    if (page) tabs_->setCurrentWidget(page);
 }
 
 QString MainWindow::totalsText() const { return totals_->text(); }

@@ -5,6 +5,10 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QPainter>
+#include <QFileInfo>
 #include <QPixmap>
 #include <QSize>
 #include <QMenuBar>
@@ -23,6 +27,10 @@
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
+#if CNNSTUDIO_HAVE_LIVE
+#include "cnnstudio/ui/live/live_demo_area.h"
+#include "cnnstudio/ui/live/live_frame_view.h"
+#endif
 #include "cnnstudio/ui/main_window.h"
 #include "cnnstudio/ui/manual_dialog.h"
 #include "cnnstudio/ui/shortcuts_dialog.h"
@@ -84,6 +92,25 @@ QString sampleImageFile(MainWindow& window, const QString& directory) {
     const QString file = QDir(directory).filePath("sample.png");
     return data.samples.first().first().scaled(96, 96).save(file) ? file : QString();
 }
+
+#if CNNSTUDIO_HAVE_LIVE
+// Frames for the Live demo's picture: the face of opencv-doc's photograph (40x40 pixels at
+// (225, 91) of 548x342), enlarged to the size of a face before a webcam on a 640x480 frame,
+// moving a little, twelve times. Nothing is written where opencv-doc is missing.
+void writeWebcamLikeFrames(const QString& folder) {
+    const QImage photo(QStringLiteral("/usr/share/doc/opencv-doc/examples/data/messi5.jpg"));
+    if (photo.isNull() || !QDir().mkpath(folder)) return;
+    const QImage face = photo.copy(150, 30, 200, 170).scaled(500, 425, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    for (int i = 0; i < 12; ++i) {
+        QImage frame(640, 480, QImage::Format_RGB888);
+        frame.fill(QColor(90, 90, 90));
+        QPainter painter(&frame);
+        painter.drawImage(QPoint(70 + 2 * i, 30 + i), face);
+        painter.end();
+        frame.save(QDir(folder).filePath(QStringLiteral("frame-%1.png").arg(i, 2, 10, QLatin1Char('0'))));
+    }
+}
+#endif
 
 // The pictures, in order. Add a page's shots as one block here.
 QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, const QString& scratch) {
@@ -173,6 +200,32 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
         hardware->views()->setCurrentIndex(0);
         return true;
     }};
+#if CNNSTUDIO_HAVE_LIVE
+    // The Live demo on a real face (opencv-doc's photograph) with Grad-CAM, by a shipped model,
+    // else by the newest run that left a model.
+    QString liveModel;
+    if (const QStringList shipped = LiveDemoArea::shippedModels(); !shipped.isEmpty()) liveModel = shipped.front();
+    for (const RunRecord& record : records)
+        if (liveModel.isEmpty() && QFileInfo::exists(QDir(record.directory).filePath("model/model.json")))
+            liveModel = QDir(record.directory).filePath("model");
+    const QString faces = QDir(scratch).filePath("live-faces");
+    if (!liveModel.isEmpty()) writeWebcamLikeFrames(faces);
+    shots << TourShot{"live-demo", [&window, liveModel, faces] {
+        LiveDemoArea* live = window.liveArea();
+        if (liveModel.isEmpty() || QDir(faces).isEmpty()) return false;
+        window.showArea(MainWindow::Area::Live);
+        if (live->view()->frame().isNull()) {
+            live->chooseSource("folder:" + faces);
+            live->chooseModel(liveModel);
+            live->setGradCam(true);
+            live->setPaceToSourceRate(false);
+            live->start();
+            waitUntil([live] { return !live->session()->isRunning(); }, loadTimeoutMs);
+            settle();
+        }
+        return !live->view()->frame().isNull();
+    }};
+#endif
 
     auto* classify = new ClassifyImageDialog(records, QString(), &window);
     shots << TourShot{"classify-image", [&window, classify, scratch] {

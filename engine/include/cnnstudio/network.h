@@ -73,6 +73,24 @@ public:
     void computeLoss();  // softmax cross-entropy of logits() against labels()
     void backward();     // after forward(Training) and computeLoss(); overwrites gradients()
 
+    // ---- explaining a prediction (Grad-CAM: Selvaraju et al. 2017) --------------------------
+    // An inference forward that writes every node's output (fused chains run node by node),
+    // then the gradient of logit classPerImage[i] of each image i with respect to the output of
+    // `node`, with inference semantics: batch norm scales by its running statistics, dropout
+    // passes gradients through. Only the nodes after `node` are differentiated. Afterwards
+    // activation(node) and activationGradient(node) hold the pair Grad-CAM weighs. Overwrites
+    // gradients() of the layers it passes. Throws Error naming the node or the class at fault.
+    void explainLogits(const std::vector<int>& classPerImage, const std::string& node);
+    // A node's output from the last forward: forward(Phase::Inference) may leave the inner
+    // tensors of fused chains unwritten, explainLogits() and forward(Phase::Training) do not.
+    const Tensor& activation(const std::string& node) const;
+    // The gradient of a node's output written by the last backward() or explainLogits().
+    // Throws Error for the network input, which gets none.
+    const Tensor& activationGradient(const std::string& node) const;
+    // The last layer with weights (Conv2D, SeparableConv2D) whose output is a map of more than
+    // one position: the layer Grad-CAM usually explains. Throws Error when there is none.
+    std::string lastConvolutionalLayer() const;
+
     const Tensor& logits() const;         // (batch, classes, 1, 1)
     const Tensor& probabilities() const;  // after computeLoss()
     const float* loss() const { return loss_; }  // one float in backend memory
@@ -108,6 +126,7 @@ private:
     bool runsInForward(const Node& node, Phase phase) const;
     void forwardNode(Node& node, Phase phase);
     void backwardNode(Node& node);
+    int nodeIndex(const std::string& name) const;  // Error naming `name` when absent
 
     NetworkSpec spec_;
     ShapeReport shapes_;

@@ -23,7 +23,9 @@ public:
     BatchNormLayer(Backend& backend, const NodeSpec& node, const TensorShape& in)
         : backend_(backend),
           savedMean_(backend, {1, in.channels, 1, 1}),
-          savedInvStd_(backend, {1, in.channels, 1, 1}) {
+          savedInvStd_(backend, {1, in.channels, 1, 1}),
+          zeros_(backend, {1, in.channels, 1, 1}) {
+        backend_.fill(zeros_.data(), 0.0f, std::size_t(in.channels));
         geometry_.batch = in.batch;
         geometry_.channels = in.channels;
         geometry_.spatial = in.height * in.width;
@@ -62,6 +64,14 @@ public:
                                    savedInvStd_.data(), dx[0], gammaGradient_, betaGradient_);
     }
 
+    // Inference computes y = gamma (x - runningMean) / sqrt(runningVar + eps) + beta, so
+    // dx = gamma dy / sqrt(runningVar + eps): the inference op itself, run on dy with a zero
+    // mean and a zero beta.
+    void backwardInference(const LayerIo&, const float* dy, const std::vector<float*>& dx) override {
+        backend_.batchNormForwardInference(geometry_, dy, gamma_, zeros_.data(), zeros_.data(),
+                                           runningVar_, dx[0]);
+    }
+
     bool alwaysWritesInputGradients() const override { return true; }
 
     void forwardWithRelu(const LayerIo& io, float* reluOutput) override {
@@ -86,6 +96,7 @@ private:
     Backend& backend_;
     BatchNormGeometry geometry_;
     Tensor savedMean_, savedInvStd_;
+    Tensor zeros_;  // the mean and beta of backwardInference
     float *gamma_ = nullptr, *beta_ = nullptr, *gammaGradient_ = nullptr, *betaGradient_ = nullptr;
     float *runningMean_ = nullptr, *runningVar_ = nullptr;
 };

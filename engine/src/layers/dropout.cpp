@@ -40,6 +40,11 @@ public:
         if (dx[0]) backend_.multiply(dy, mask_.data(), dx[0], count_);
     }
 
+    // Inference passes x through unchanged, so the gradient passes through too.
+    void backwardInference(const LayerIo&, const float* dy, const std::vector<float*>& dx) override {
+        if (dx[0]) backend_.copy(dx[0], dy, backend_.activationBytes(count_));
+    }
+
 private:
     Backend& backend_;
     float rate_;

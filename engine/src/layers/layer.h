@@ -65,6 +65,14 @@ public:
     // Writes (overwrites) every non-null input gradient and every parameter gradient.
     virtual void backward(const LayerIo& io, const float* outputGradient,
                           const std::vector<float*>& inputGradients) = 0;
+    // The input gradients of forward(Phase::Inference), for explaining a prediction
+    // (Network::explainLogits). The same as backward() except where inference computes another
+    // function: batch norm (its running statistics) and dropout (the identity). Parameter
+    // gradients may be written or not.
+    virtual void backwardInference(const LayerIo& io, const float* outputGradient,
+                                   const std::vector<float*>& inputGradients) {
+        backward(io, outputGradient, inputGradients);
+    }
 
     // Set by the layers the network can fuse at inference.
     virtual std::optional<FusableConv> fusableConv() const { return std::nullopt; }

@@ -383,6 +383,66 @@ std::vector<LayerTime> Network::profileTrainingPass() {
     return times;
 }
 
+int Network::nodeIndex(const std::string& name) const {
+    for (std::size_t i = 0; i < nodes_.size(); ++i)
+        if (nodes_[i]->name == name) return int(i);
+    throw Error("the network has no node named '" + name + "'", spec_.name,
+                "name one of the nodes of its spec");
+}
+
+const Tensor& Network::activation(const std::string& node) const {
+    return nodes_[std::size_t(nodeIndex(node))]->output;
+}
+
+const Tensor& Network::activationGradient(const std::string& node) const {
+    const Node& found = *nodes_[std::size_t(nodeIndex(node))];
+    if (found.outputGradient.empty())
+        throw Error("node '" + node + "' gets no gradient (it is the network input)", spec_.name,
+                    "explain a node after the input");
+    return found.outputGradient;
+}
+
+std::string Network::lastConvolutionalLayer() const {
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+        const Node& node = **it;
+        if (node.type->traits.hasWeights && node.io.outputShape.height * node.io.outputShape.width > 1)
+            return node.name;
+    }
+    throw Error("the network has no convolution with a spatial output", spec_.name,
+                "Grad-CAM needs a Conv2D or SeparableConv2D whose output is larger than 1x1");
+}
+
+void Network::explainLogits(const std::vector<int>& classPerImage, const std::string& node) {
+    const int target = nodeIndex(node);
+    if (target == 0)
+        throw Error("node '" + node + "' is the network input", spec_.name, "explain a node after the input");
+    if (int(classPerImage.size()) != batch_)
+        throw Error(std::to_string(classPerImage.size()) + " classes for a batch of " + std::to_string(batch_),
+                    "explainLogits", "give one class per image");
+    const int classCount = classes();
+    std::vector<float> seed(std::size_t(batch_) * std::size_t(classCount), 0.0f);
+    for (int image = 0; image < batch_; ++image) {
+        const int c = classPerImage[std::size_t(image)];
+        if (c < 0 || c >= classCount)
+            throw Error("class " + std::to_string(c) + " of image " + std::to_string(image) +
+                            " is outside 0.." + std::to_string(classCount - 1),
+                        "explainLogits", "pick one of the network's classes");
+        seed[std::size_t(image * classCount + c)] = 1.0f;
+    }
+    // Unfused, so that every activation a backward reads (and the explained one) is written.
+    for (std::size_t i = 1; i < nodes_.size(); ++i)
+        nodes_[i]->layer->forward(Phase::Inference, nodes_[i]->io, stepScalars_);
+
+    Node& sink = *nodes_.back();
+    backend_.uploadActivations(sink.io.outputShape, seed.data(), sink.outputGradient.data());
+    for (std::size_t i = nodes_.size() - 1; i > std::size_t(target); --i) {
+        Node& current = *nodes_[i];
+        current.layer->backwardInference(current.io, current.outputGradient.data(), current.gradientTargets);
+        for (const Node::Accumulation& sum : current.accumulations)
+            backend_.axpy(1.0f, sum.scratch.data(), sum.producerGradient, std::size_t(sum.scratch.count()));
+    }
+}
+
 float Network::downloadLoss() const {
     float value = 0.0f;
     backend_.download(&value, loss_, sizeof value);

@@ -20,6 +20,7 @@ class QTabWidget;
 namespace cnnstudio::ui {
 
 class DesignArea;
+class LiveDemoArea;
 class DesignDocument;
 class HardwareArea;
 class OnnxExchange;
@@ -37,7 +38,7 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
-    enum class Area { Design, Train, History, Hardware };  // in tab order
+    enum class Area { Design, Train, History, Hardware, Live };  // in tab order
 
     explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -47,6 +48,8 @@ public:
     TrainArea* trainArea() const { return train_; }
     RunHistoryArea* historyArea() const { return history_; }
     HardwareArea* hardwareArea() const { return hardware_; }
+    // The Live demo page; null in a build without OpenCV (no libcnnlive).
+    LiveDemoArea* liveArea() const { return live_; }
     TrainingSession* trainingSession() const { return session_; }
     void showArea(Area area);
     QString totalsText() const;
@@ -103,6 +106,7 @@ private:
     TrainArea* train_;
     RunHistoryArea* history_;
     HardwareArea* hardware_;
+    LiveDemoArea* live_ = nullptr;
     QTabWidget* tabs_;
     QLabel* totals_;
     QMenu* recentMenu_ = nullptr;
@@ -132,6 +136,7 @@ private:
     QAction* showTrainAction_ = nullptr;
     QAction* showHistoryAction_ = nullptr;
     QAction* showHardwareAction_ = nullptr;
+    QAction* showLiveAction_ = nullptr;
     QAction* trainAction_ = nullptr;
     QAction* stopAction_ = nullptr;
     QAction* killAction_ = nullptr;
