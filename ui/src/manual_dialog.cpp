@@ -10,10 +10,11 @@ namespace {
 QString manualHtml() {
     return QObject::tr(
         "<h2>CNN Studio in five minutes</h2>"
-        "<p>CNN Studio has four pages: <b>Design</b> (draw the network), <b>Train</b> (choose the data, "
+        "<p>CNN Studio has five pages: <b>Design</b> (draw the network), <b>Train</b> (choose the data, "
         "settings and hardware, then watch it learn), <b>Run history</b> (every run you trained, to "
-        "reopen, compare, resume or use) and <b>Hardware</b> (measure and compare what machines do with "
-        "a network). Ctrl+1 to Ctrl+4 switch between them.</p>"
+        "reopen, compare, resume or use), <b>Hardware</b> (measure and compare what machines do with "
+        "a network) and <b>Live demo</b> (a trained emotion model on a camera, video or image folder). "
+        "Ctrl+1 to Ctrl+5 switch between them.</p>"
 
         "<h3>Design</h3>"
         "<p>Start from a preset (File ▸ New from preset) or an empty network. Drag layers from the "
