@@ -97,6 +97,7 @@ struct TrainingOptions {
     int epochs = 10, batch = 64, warmupEpochs = 0, earlyStop = 0, logEvery = 50, threads = 0;
     std::string optimizer = "adam", schedule = "constant", augment = "none", classWeights = "none";
     float learningRate = 0.001f, momentum = 0.9f, weightDecay = 0.0f, labelSmoothing = 0.0f;
+    double targetAccuracy = 0.66;
     std::string runDir, resume, events, recipe;
     std::uint64_t seed = 42;
     std::size_t limit = 0;
@@ -112,7 +113,7 @@ const char* const kFixedOnResume[] = {"--preset", "--spec", "--dataset", "--back
                                       "--batch", "--optimizer", "--lr", "--momentum", "--nesterov", "--weight-decay",
                                       "--schedule", "--warmup-epochs", "--augment", "--label-smoothing",
                                       "--class-weights", "--early-stop", "--run-dir", "--seed", "--limit",
-                                      "--skip-bad", "--summary", "--recipe"};
+                                      "--skip-bad", "--summary", "--recipe", "--target-accuracy"};
 
 void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     auto* preset = app.add_option("--preset", o.preset, "a built-in network")->check(CLI::IsMember(presetNames()));
@@ -155,6 +156,9 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--resume", o.resume, "continue the run in this folder where it stopped")
         ->check(CLI::ExistingDirectory);
     app.add_option("--events", o.events, "also write the events to - (standard output) or a file");
+    app.add_option("--target-accuracy", o.targetAccuracy,
+                   "validation accuracy whose first reaching is timed and reported (seconds_to_target)")
+        ->check(numberFrom(0.0001, 1.0))->capture_default_str();
     app.add_option("--log-every", o.logEvery, "a step event every N steps")
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
@@ -305,6 +309,7 @@ void applyRecipeSetting(const CLI::App& app, const std::string& key, const nlohm
         else if (key == "early-stop") o.earlyStop = value.get<int>();
         else if (key == "seed") o.seed = value.get<std::uint64_t>();
         else if (key == "log-every") o.logEvery = value.get<int>();
+        else if (key == "target-accuracy") o.targetAccuracy = value.get<double>();
     } catch (const nlohmann::json::exception& error) {
         throw Error("setting '" + key + "' has the wrong type: " + error.what(), "recipe " + recipe);
     }
@@ -369,6 +374,7 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
     trainer.epochs = o.epochs;
     trainer.seed = o.seed;
     trainer.logEvery = o.logEvery;
+    trainer.targetAccuracy = o.targetAccuracy;
     trainer.earlyStopPatience = o.earlyStop;
     trainer.optimizer.kind = o.optimizer;
     trainer.optimizer.learningRate = o.learningRate;

@@ -39,6 +39,7 @@ struct TrainingProgress {
     int bestEpoch = 0;            // 1-based; 0: none
     int epochsWithoutImprovement = 0;
     double wallSeconds = 0;       // training time of every session so far
+    double secondsToTarget = -1;  // training time when validation first reached the target; -1: not yet
     // The part of `epoch` already trained, so its epoch event reports the whole epoch.
     double epochLossSum = 0;
     std::int64_t epochCorrect = 0, epochSeen = 0;

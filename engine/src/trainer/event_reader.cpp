@@ -159,6 +159,8 @@ FinishedEvent parseFinished(const json& object) {
     event.testLoss = optionalNumber(object, "test_loss");
     if (const json& path = member(object, "model_path"); path.is_string()) event.modelPath = path.get<std::string>();
     event.wallSeconds = number(object, "wall_time_s");
+    event.targetAccuracy = optionalNumber(object, "target_accuracy");
+    event.secondsToTarget = optionalNumber(object, "seconds_to_target");
     event.testConfusionMatrix = confusionMatrix(object, "test_confusion_matrix");
     event.testPerClass = perClass(object, "test_per_class");
     return event;
