@@ -33,10 +33,12 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
 #include "cnnstudio/events.h"
+#include "cnnstudio/model_library.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
 #include "train/launcher.h"
 #include "train/interchange_commands.h"
+#include "train/model_card.h"
 #include "train/model_commands.h"
 #include "train/recipe.h"
 #include "train/training_run.h"
@@ -398,6 +400,13 @@ void printBackends(std::FILE* out) {
     }
 }
 
+// `models`: each installed model's name and the folder it is in.
+void printModels(std::FILE* out) {
+    const std::vector<std::string> names = installedModelNames();
+    if (names.empty()) std::fprintf(out, "no installed models\n");
+    for (const std::string& name : names) std::fprintf(out, "%-20s %s\n", name.c_str(), resolveModel(name).c_str());
+}
+
 // `recipes`: each recipe's name, network, data set kind and description.
 void printRecipes(std::FILE* out) {
     for (const std::string& name : app::recipeNames()) {
@@ -427,10 +436,16 @@ int main(int argc, char** argv) {
     app.footer(kExitCodesHelp);
     TrainingOptions training;
     addTrainingOptions(app, training);
+    double cardTtaAccuracy = -1;  // -1: not given
 
     app::EvaluateCommand evaluateCommand;
     CLI::App* evaluate = app.add_subcommand("evaluate", "accuracy, per-class table and confusion matrix of a model");
-    evaluate->add_option("target", evaluateCommand.target, "RUN_DIR or MODEL_DIR")->required()->check(CLI::ExistingDirectory);
+    evaluate->add_option("target", evaluateCommand.target, "RUN_DIR, MODEL_DIR or an installed model's name (`models`)");
+    evaluate->add_option("--model", evaluateCommand.target, "the same as target: a folder or an installed model's name");
+    evaluate->add_option("--tta", evaluateCommand.tta,
+                         "test-time augmentation: none | flip (2 views) | tencrop (corners and centre of the image "
+                         "padded by 4, and their mirrors)")
+        ->check(CLI::IsMember({"none", "flip", "tencrop"}))->capture_default_str();
     std::string evaluateDataset;
     evaluate->add_option("--dataset", evaluateDataset, "default: the data set the model was trained on");
     evaluate->add_option("--split", evaluateCommand.split, "test | validation | train")
@@ -442,8 +457,12 @@ int main(int argc, char** argv) {
 
     app::ExportCommand exportCommand;
     CLI::App* exportModel = app.add_subcommand("export", "write a model in another format (ONNX)");
-    exportModel->add_option("target", exportCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
-    exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)")->required();
+    exportModel->add_option("target", exportCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name")->required();
+    exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)");
+    exportModel->add_option("--model-folder", exportCommand.modelFolder,
+                            "a model folder to write (model.json, spec.json, model.safetensors)");
+    exportModel->add_option("--weights-dtype", exportCommand.weightsDtype, "the model folder's weights: fp32 | bf16 | fp16")
+        ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
 
     app::ImportCommand importCommand;
     CLI::App* importModel = app.add_subcommand("import", "read an ONNX model into a model folder");
@@ -452,11 +471,17 @@ int main(int argc, char** argv) {
 
     CLI::App* backends = app.add_subcommand("backends", "the backends of this build and whether each can run here");
     CLI::App* recipes = app.add_subcommand("recipes", "the named training recipes (--recipe NAME)");
+    CLI::App* models = app.add_subcommand("models", "the installed trained models, usable by name");
+    std::filesystem::path cardRun;
+    CLI::App* card = app.add_subcommand("card", "write MODEL_CARD.md for a finished run from its events and model");
+    card->add_option("run", cardRun, "RUN_DIR of a finished run")->required()->check(CLI::ExistingDirectory);
+    card->add_option("--tta-accuracy", cardTtaAccuracy, "the accuracy with flip test-time augmentation, from evaluate --tta flip")
+        ->check(numberFrom(0.0, 1.0));
 
 #ifdef CNNSTUDIO_HAVE_OPENCV
     app::PredictCommand predictCommand;
     CLI::App* predict = app.add_subcommand("predict", "the most likely classes of image files");
-    predict->add_option("target", predictCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
+    predict->add_option("target", predictCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name (`models`)")->required();
     predict->add_option("images", predictCommand.images, "image files")->required()->check(CLI::ExistingFile);
     predict->add_option("--backend", predictCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
     predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
@@ -480,6 +505,15 @@ int main(int argc, char** argv) {
             printRecipes(stdout);
             return 0;
         }
+        if (*models) {
+            printModels(stdout);
+            return 0;
+        }
+        if (*card) {
+            app::writeModelCard(cardRun, cardTtaAccuracy >= 0 ? std::optional<double>(cardTtaAccuracy) : std::nullopt,
+                                stdout);
+            return 0;
+        }
         if (*exportModel) {
             app::runExport(exportCommand, stdout);
             return 0;
@@ -489,6 +523,8 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (*evaluate) {
+            if (evaluateCommand.target.empty())
+                throw Error("no model given", "evaluate", "give RUN_DIR, MODEL_DIR or --model NAME (`models` lists them)");
             if (!evaluateDataset.empty()) {
                 datasets::parseDatasetSpec(evaluateDataset);
                 evaluateCommand.dataset = evaluateDataset;

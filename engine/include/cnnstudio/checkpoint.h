@@ -95,5 +95,8 @@ struct ModelFolder {
 // Reads and checks a model folder (Error names the file); build a Network from `spec` and pass
 // `weights` to loadNetworkTensors.
 ModelFolder readModelFolder(const std::filesystem::path& folder);
+// A model folder holding `model`, its weights stored as `dtype`: how a trained model becomes a
+// shipped one (bf16 halves its file). Written as saveModel writes (staged, then swapped in).
+void writeModelFolder(const std::filesystem::path& folder, const ModelFolder& model, WeightsDtype dtype);
 
 }  // namespace cnnstudio

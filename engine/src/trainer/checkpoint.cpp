@@ -302,6 +302,15 @@ void saveModel(const std::filesystem::path& folder, Network& network, const Mode
     replaceFolder(staged, folder);
 }
 
+void writeModelFolder(const std::filesystem::path& folder, const ModelFolder& model, WeightsDtype dtype) {
+    const std::filesystem::path staged = createStagingFolder(folder);
+    writeSafetensors(staged / kModelWeightsFile, model.weights,
+                     {{"format", "cnnstudio-model"}, {"network", model.spec.name}}, dtype);
+    model.spec.save(staged / kModelSpecFile);
+    writeJsonFile(staged / kModelInfoFile, model.info.toJson());
+    replaceFolder(staged, folder);
+}
+
 ModelFolder readModelFolder(const std::filesystem::path& folder) {
     const std::filesystem::path source = readableFolder(folder);
     if (!std::filesystem::is_directory(source))

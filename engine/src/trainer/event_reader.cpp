@@ -79,6 +79,7 @@ std::vector<NamedClassMetrics> perClass(const json& object, const char* key) {
         one.className = text(entry, "class");
         one.metrics.precision = number(entry, "precision");
         one.metrics.recall = number(entry, "recall");
+        one.metrics.f1 = number(entry, "f1");  // absent before F1 was reported: 0
         one.metrics.support = integer(entry, "support");
         metrics.push_back(std::move(one));
     }
