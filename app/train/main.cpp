@@ -272,7 +272,9 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
     const std::filesystem::path runDir = std::filesystem::absolute(
         resuming ? std::filesystem::path(o.resume)
                  : !o.runDir.empty() ? std::filesystem::path(o.runDir)
-                                     : app::defaultRunDir(o.preset.empty() ? "file:" + o.specFile : "preset:" + o.preset));
+                                     : app::defaultRunDir(!o.preset.empty()   ? "preset:" + o.preset
+                                                          : !o.specFile.empty() ? "file:" + o.specFile
+                                                                                : app::loadRecipe(o.recipe).network));
     const std::vector<std::string> command =
         mpirunCommand(request, std::filesystem::read_symlink("/proc/self/exe").string(),
                       rankArguments(argc, argv, runDir, resuming));
@@ -330,7 +332,8 @@ void applyRecipe(const CLI::App& app, TrainingOptions& o) {
         throw Error("recipe " + recipe.name + " is for " + recipe.datasetKind + " data, --dataset gives " + kind,
                     "--dataset", "give a " + recipe.datasetKind + " data set or choose another recipe");
     for (const auto& [key, value] : recipe.settings.items()) applyRecipeSetting(app, key, value, recipe.name, o);
-    if (std::find(knownBackends().begin(), knownBackends().end(), o.backend) == knownBackends().end())
+    const std::vector<std::string> backends = knownBackends();
+    if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
         throw Error("recipe " + recipe.name + " names backend '" + o.backend + "', which this build does not know",
                     "recipe " + recipe.name);
     if (o.precision != "fp32" && o.precision != "tf32" && o.precision != "bf16")
