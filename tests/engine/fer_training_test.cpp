@@ -121,17 +121,25 @@ TEST(FerCnnFirstSteps, IssueRecipeNeverBlowsUpAndLearnsTheClasses) {
 
 // ---- test-time augmentation ------------------------------------------------------------------
 
+TestTimeAugmentation ttaOf(const std::string& kind, int padding = 4, std::vector<float> fill = {}) {
+    TestTimeAugmentation tta;
+    tta.kind = kind;
+    tta.padding = padding;
+    tta.fill = std::move(fill);
+    return tta;
+}
+
 TEST(TestTimeAugmentation, ViewsAreOneTwoAndTen) {
-    EXPECT_EQ(TestTimeAugmentation{"none"}.views(), 1);
-    EXPECT_EQ(TestTimeAugmentation{"flip"}.views(), 2);
-    EXPECT_EQ(TestTimeAugmentation{"tencrop"}.views(), 10);
-    EXPECT_THROW(TestTimeAugmentation{"fivecrop"}.views(), Error);
+    EXPECT_EQ(ttaOf("none").views(), 1);
+    EXPECT_EQ(ttaOf("flip").views(), 2);
+    EXPECT_EQ(ttaOf("tencrop").views(), 10);
+    EXPECT_THROW(ttaOf("fivecrop").views(), Error);
 }
 
 // A 1 x 3 x 4 image with values 0..11, padding 1, fill -5: view 1 is the top-left window
 // (out(y, x) = in(y - 1, x - 1)), view 4 the bottom-right (in(y + 1, x + 1)), view 5 the mirror.
 TEST(TestTimeAugmentation, TencropWindowsAreTheCornersAndCentreOfThePaddedImage) {
-    TestTimeAugmentation tta{"tencrop", 1, {-5.0f}};
+    const TestTimeAugmentation tta = ttaOf("tencrop", 1, {-5.0f});
     std::vector<float> image(12);
     std::iota(image.begin(), image.end(), 0.0f);
     const TensorShape shape{1, 1, 3, 4};
@@ -164,7 +172,7 @@ TEST(TestTimeAugmentation, FlipOfMirrorSymmetricImagesEqualsPlainEvaluation) {
                 f.data.images[i * 64 + std::size_t(y * 8 + 7 - x)] = f.data.images[i * 64 + std::size_t(y * 8 + x)];
     InMemoryBatchSource plainSource(f.data, 8, false, kSeed), flipSource(f.data, 8, false, kSeed);
     const EvaluationResult plain = evaluate(f.network, plainSource);
-    const EvaluationResult flipped = evaluate(f.network, flipSource, nullptr, {"flip"});
+    const EvaluationResult flipped = evaluate(f.network, flipSource, nullptr, ttaOf("flip"));
     EXPECT_EQ(flipped.confusion.toJson(), plain.confusion.toJson());
     EXPECT_NEAR(flipped.loss, plain.loss, 1e-5);
 }
@@ -173,7 +181,7 @@ TEST(TestTimeAugmentation, FlipOfMirrorSymmetricImagesEqualsPlainEvaluation) {
 // view by view with plain forward passes.
 TEST(TestTimeAugmentation, TencropAveragesTheProbabilitiesOfTenViews) {
     EvaluationFixture f;
-    const TestTimeAugmentation tta{"tencrop", 2, {-1.0f}};
+    const TestTimeAugmentation tta = ttaOf("tencrop", 2, {-1.0f});
     InMemoryBatchSource source(f.data, 8, false, kSeed);
     const EvaluationResult result = evaluate(f.network, source, nullptr, tta);
 
