@@ -181,7 +181,7 @@ TEST(Trainer, SecondsToTargetAreThoseOfTheFirstEpochThatReachedIt) {
         f.config.targetAccuracy = target;
         const RunFolder folder = RunFolder::create(testing::freshFolder(std::to_string(int(target * 10))));
         Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
-        EventWriter events(false);
+        EventWriter events;
         events.addFile(folder.eventsFile());
         Trainer trainer(network, f.config, events);
         trainer.setRunFolder(&folder);
@@ -189,6 +189,7 @@ TEST(Trainer, SecondsToTargetAreThoseOfTheFirstEpochThatReachedIt) {
         const TrainingResult result = trainer.train(train, &validation, nullptr, f.description);
 
         const auto all = readEvents(folder.eventsFile());
+        ASSERT_FALSE(all.empty()) << "no events written";
         nlohmann::json expected = nullptr;
         for (const auto& epoch : eventsNamed(all, "epoch")) {
             if (expected.is_null() && epoch["validation_accuracy"].get<double>() >= target) {
