@@ -1,7 +1,11 @@
-# Writes OUTPUT, a C++ file defining cnnstudio::embeddedPresets(): name -> JSON text of INPUTS.
-set(body "// Generated from resources/presets by cmake/EmbedPresets.cmake. Do not edit.\n")
+# Writes OUTPUT, a C++ file defining cnnstudio::FUNCTION() (embeddedPresets unless FUNCTION is
+# given): file name without ".json" -> JSON text of INPUTS. Presets and recipes both use it.
+if(NOT FUNCTION)
+  set(FUNCTION embeddedPresets)
+endif()
+set(body "// Generated from resources/ by cmake/EmbedPresets.cmake. Do not edit.\n")
 string(APPEND body "#include <map>\n#include <string>\nnamespace cnnstudio {\n")
-string(APPEND body "const std::map<std::string, std::string>& embeddedPresets() {\n")
+string(APPEND body "const std::map<std::string, std::string>& ${FUNCTION}() {\n")
 string(APPEND body "    static const std::map<std::string, std::string> presets = {\n")
 foreach(file IN LISTS INPUTS)
   get_filename_component(name ${file} NAME_WE)

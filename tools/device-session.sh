@@ -19,6 +19,9 @@
 #           nvidia-h200-x2); report in $OUT/sweep-fer-cnn.json, progress and table in sweep.log
 #   live    cnnstudio-live --benchmark at 640x480, one face, on cudnn and cuda (and cpu at 16
 #           threads for comparison); needs a build with OpenCV packed (.device/live)
+#   fer     the FER2013 recipes in $RECIPES (default: all four) on $FER_CSV (Kaggle's fer2013.csv,
+#           Training and PublicTest), each then evaluated on PublicTest with flip test-time
+#           augmentation and given its MODEL_CARD.md; run folders and logs in $OUT/fer-RECIPE
 set -uo pipefail
 # The plugin folder too: kernels_tests links the GPU plugin directly.
 export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -135,6 +138,15 @@ for step in "$@"; do
           --backend $backend --threads 16 --benchmark --gradcam
       done 2>&1 | tee "$out/live_benchmark.jsonl"
     fi ;;
+  fer)
+    for recipe in ${RECIPES:-fer-cnn mini-xception resnet-fer vgg-wide}; do
+      run="$out/fer-$recipe"
+      "$bin/cnnstudio-train" --recipe "$recipe" --dataset "fer2013:${FER_CSV:?set FER_CSV to the FER2013 CSV}" \
+        --threads 16 --run-dir "$run" --events "$run.events.jsonl" 2>&1 | tail -30 | tee "$run.log"
+      "$bin/cnnstudio-train" evaluate "$run" --split validation --backend cudnn --tta flip 2>&1 | tee "$run.tta.log"
+      tta=$(sed -n 's/^accuracy \([0-9.]*\)%.*/\1/p' "$run.tta.log")
+      "$bin/cnnstudio-train" card "$run" ${tta:+--tta-accuracy $(python3 -c "print($tta / 100)")} 2>&1 | tee -a "$run.log"
+    done ;;
   *) echo "unknown step $step" ;;
   esac
 done

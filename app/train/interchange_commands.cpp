@@ -2,6 +2,8 @@
 
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/checkpoint.h"
+#include "cnnstudio/error.h"
+#include "cnnstudio/safetensors.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/onnx_export.h"
 #include "cnnstudio/onnx_import.h"
@@ -11,9 +13,18 @@ namespace cnnstudio::app {
 
 void runExport(const ExportCommand& command, std::FILE* out) {
     const LocatedModel located = locateModel(command.target);
-    exportOnnx(located.model.spec, located.model.weights, command.onnx);
-    std::fprintf(out, "wrote %s (ONNX opset %d, input \"%s\" (N, C, H, W), output \"%s\")\n",
-                 command.onnx.string().c_str(), kOnnxOpset, kOnnxInputName, kOnnxOutputName);
+    if (command.onnx.empty() && command.modelFolder.empty())
+        throw Error("nothing to write", "export", "give --onnx FILE, --model-folder DIR or both");
+    if (!command.onnx.empty()) {
+        exportOnnx(located.model.spec, located.model.weights, command.onnx);
+        std::fprintf(out, "wrote %s (ONNX opset %d, input \"%s\" (N, C, H, W), output \"%s\")\n",
+                     command.onnx.string().c_str(), kOnnxOpset, kOnnxInputName, kOnnxOutputName);
+    }
+    if (!command.modelFolder.empty()) {
+        writeModelFolder(command.modelFolder, located.model, parseWeightsDtype(command.weightsDtype));
+        std::fprintf(out, "wrote %s (weights as %s)\n", command.modelFolder.string().c_str(),
+                     command.weightsDtype.c_str());
+    }
 }
 
 void runImport(const ImportCommand& command, std::FILE* out) {

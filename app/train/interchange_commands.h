@@ -4,12 +4,15 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 namespace cnnstudio::app {
 
 struct ExportCommand {
-    std::filesystem::path target;  // a model folder, or a run folder holding model/
-    std::filesystem::path onnx;    // the file to write
+    std::string target;                // a model folder, a run folder holding model/, or a model's name
+    std::filesystem::path onnx;        // the ONNX file to write, or
+    std::filesystem::path modelFolder; // the model folder to write, with weights as weightsDtype
+    std::string weightsDtype = "fp32"; // fp32 | bf16 | fp16
 };
 
 struct ImportCommand {
@@ -17,7 +20,8 @@ struct ImportCommand {
     std::filesystem::path folder;  // the model folder to write
 };
 
-// Both throw Error naming the model folder, the file or the ONNX node at fault.
+// Both throw Error naming the model folder, the file or the ONNX node at fault. Export writes
+// the ONNX file, the model folder, or both.
 void runExport(const ExportCommand& command, std::FILE* out);
 // The model folder's model.json names the classes "class 0", "class 1", ... and has no input
 // normalisation (an ONNX file says neither): the network reads pixel / 255.

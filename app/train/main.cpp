@@ -33,11 +33,14 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
 #include "cnnstudio/events.h"
+#include "cnnstudio/model_library.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
 #include "train/launcher.h"
 #include "train/interchange_commands.h"
+#include "train/model_card.h"
 #include "train/model_commands.h"
+#include "train/recipe.h"
 #include "train/training_run.h"
 
 namespace {
@@ -96,12 +99,13 @@ struct TrainingOptions {
     int epochs = 10, batch = 64, warmupEpochs = 0, earlyStop = 0, logEvery = 50, threads = 0;
     std::string optimizer = "adam", schedule = "constant", augment = "none", classWeights = "none";
     float learningRate = 0.001f, momentum = 0.9f, weightDecay = 0.0f, labelSmoothing = 0.0f;
-    std::string runDir, resume, events;
+    double targetAccuracy = 0.66;
+    std::string runDir, resume, events, recipe;
     double predictedEpochSeconds = 0, predictedTotalSeconds = 0;
     std::string predictionBasis;
     std::uint64_t seed = 42;
     std::size_t limit = 0;
-    bool skipBad = false, summary = false, scaleLearningRate = false;
+    bool skipBad = false, summary = false, scaleLearningRate = false, nesterov = false;
     // Distributed: ranks per node (--gpus or --ranks), nodes, hostfile; --dry-run prints mpirun's line.
     int gpus = 0, ranks = 0, nodes = 1;
     std::string hostfile;
@@ -110,13 +114,16 @@ struct TrainingOptions {
 
 // The options that make a run what it is: a resumed run takes them from its config.json.
 const char* const kFixedOnResume[] = {"--preset", "--spec", "--dataset", "--backend", "--precision",
-                                      "--batch", "--optimizer", "--lr", "--momentum", "--weight-decay",
+                                      "--batch", "--optimizer", "--lr", "--momentum", "--nesterov", "--weight-decay",
                                       "--schedule", "--warmup-epochs", "--augment", "--label-smoothing",
                                       "--class-weights", "--early-stop", "--run-dir", "--seed", "--limit",
-                                      "--skip-bad", "--summary"};
+                                      "--skip-bad", "--summary", "--recipe", "--target-accuracy"};
 
 void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     auto* preset = app.add_option("--preset", o.preset, "a built-in network")->check(CLI::IsMember(presetNames()));
+    app.add_option("--recipe", o.recipe,
+                   "a named recipe (network, every trainer option, seed; `recipes` lists them); options given override it")
+        ->check(CLI::IsMember(app::recipeNames()));
     auto* spec = app.add_option("--spec", o.specFile, "a network spec JSON file")->check(CLI::ExistingFile);
     preset->excludes(spec);
     app.add_option("--dataset", o.dataset, "fashion-mnist | fer2013:PATH | idx:DIR | folder:DIR")
@@ -134,10 +141,11 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
         ->check(numberFrom(1e-12, 100.0))->capture_default_str();
     app.add_option("--momentum", o.momentum, "SGD momentum in [0, 1)")
         ->check(numberFrom(0.0, 0.9999))->capture_default_str();
+    app.add_flag("--nesterov", o.nesterov, "SGD with Nesterov momentum");
     app.add_option("--weight-decay", o.weightDecay, "L2 (sgd, adam) or decoupled (adamw) weight decay")
         ->check(numberFrom(0.0, 1.0))->capture_default_str();
-    app.add_option("--schedule", o.schedule, "constant | step | cosine | plateau")
-        ->check(CLI::IsMember({"constant", "step", "cosine", "plateau"}))->capture_default_str();
+    app.add_option("--schedule", o.schedule, "constant | step | cosine | plateau | onecycle (PyTorch's OneCycleLR)")
+        ->check(CLI::IsMember({"constant", "step", "cosine", "plateau", "onecycle"}))->capture_default_str();
     app.add_option("--warmup-epochs", o.warmupEpochs, "linear warm-up from lr/100")
         ->check(CLI::Range(0, 1000))->capture_default_str();
     app.add_option("--augment", o.augment, "none | default | a list such as crop=4,flip,rotate=10")
@@ -152,6 +160,9 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--resume", o.resume, "continue the run in this folder where it stopped")
         ->check(CLI::ExistingDirectory);
     app.add_option("--events", o.events, "also write the events to - (standard output) or a file");
+    app.add_option("--target-accuracy", o.targetAccuracy,
+                   "validation accuracy whose first reaching is timed and reported (seconds_to_target)")
+        ->check(numberFrom(0.0001, 1.0))->capture_default_str();
     app.add_option("--log-every", o.logEvery, "a step event every N steps")
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
@@ -269,7 +280,9 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
     const std::filesystem::path runDir = std::filesystem::absolute(
         resuming ? std::filesystem::path(o.resume)
                  : !o.runDir.empty() ? std::filesystem::path(o.runDir)
-                                     : app::defaultRunDir(o.preset.empty() ? "file:" + o.specFile : "preset:" + o.preset));
+                                     : app::defaultRunDir(!o.preset.empty()   ? "preset:" + o.preset
+                                                          : !o.specFile.empty() ? "file:" + o.specFile
+                                                                                : app::loadRecipe(o.recipe).network));
     const std::vector<std::string> command =
         mpirunCommand(request, std::filesystem::read_symlink("/proc/self/exe").string(),
                       rankArguments(argc, argv, runDir, resuming));
@@ -285,8 +298,60 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
     return endedStopped(runDir) ? kExitStopped : 0;
 }
 
+// One recipe setting into the options, unless the command line gave that option. Throws Error
+// naming the recipe and setting for a value of the wrong type.
+void applyRecipeSetting(const CLI::App& app, const std::string& key, const nlohmann::json& value,
+                        const std::string& recipe, TrainingOptions& o) {
+    if (app.count("--" + key) > 0) return;
+    try {
+        if (key == "backend") o.backend = value.get<std::string>();
+        else if (key == "precision") o.precision = value.get<std::string>();
+        else if (key == "epochs") o.epochs = value.get<int>();
+        else if (key == "batch") o.batch = value.get<int>();
+        else if (key == "optimizer") o.optimizer = value.get<std::string>();
+        else if (key == "lr") o.learningRate = value.get<float>();
+        else if (key == "momentum") o.momentum = value.get<float>();
+        else if (key == "nesterov") o.nesterov = value.get<bool>();
+        else if (key == "weight-decay") o.weightDecay = value.get<float>();
+        else if (key == "schedule") o.schedule = value.get<std::string>();
+        else if (key == "warmup-epochs") o.warmupEpochs = value.get<int>();
+        else if (key == "augment") o.augment = value.get<std::string>();
+        else if (key == "label-smoothing") o.labelSmoothing = value.get<float>();
+        else if (key == "class-weights") o.classWeights = value.get<std::string>();
+        else if (key == "early-stop") o.earlyStop = value.get<int>();
+        else if (key == "seed") o.seed = value.get<std::uint64_t>();
+        else if (key == "log-every") o.logEvery = value.get<int>();
+        else if (key == "target-accuracy") o.targetAccuracy = value.get<double>();
+    } catch (const nlohmann::json::exception& error) {
+        throw Error("setting '" + key + "' has the wrong type: " + error.what(), "recipe " + recipe);
+    }
+}
+
+// --recipe NAME: the recipe's network and settings, where the command line does not give them.
+void applyRecipe(const CLI::App& app, TrainingOptions& o) {
+    const app::Recipe recipe = app::loadRecipe(o.recipe);
+    if (o.preset.empty() && o.specFile.empty()) o.preset = recipe.network.substr(std::string("preset:").size());
+    if (app.count("--dataset") == 0)
+        throw Error("recipe " + recipe.name + " trains on " + recipe.datasetKind + " data: say where it is",
+                    "--dataset", "add --dataset " + recipe.datasetKind + (recipe.datasetKind == "fashion-mnist" ? "" : ":PATH"));
+    const std::string named = datasets::toString(datasets::parseDatasetSpec(o.dataset));
+    const std::string kind = named.substr(0, named.find(':'));  // "fer2013:PATH" -> "fer2013"
+    if (kind != recipe.datasetKind)
+        throw Error("recipe " + recipe.name + " is for " + recipe.datasetKind + " data, --dataset gives " + kind,
+                    "--dataset", "give a " + recipe.datasetKind + " data set or choose another recipe");
+    for (const auto& [key, value] : recipe.settings.items()) applyRecipeSetting(app, key, value, recipe.name, o);
+    const std::vector<std::string> backends = knownBackends();
+    if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
+        throw Error("recipe " + recipe.name + " names backend '" + o.backend + "', which this build does not know",
+                    "recipe " + recipe.name);
+    if (o.precision != "fp32" && o.precision != "tf32" && o.precision != "bf16")
+        throw Error("recipe " + recipe.name + " names precision '" + o.precision + "'", "recipe " + recipe.name,
+                    "use fp32, tf32 or bf16");
+}
+
 // Checks what CLI11 cannot and builds the command; throws Error for bad usage.
-app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o) {
+app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
+    if (!o.recipe.empty() && o.resume.empty()) applyRecipe(app, o);
     app::TrainCommand command;
     command.events = o.events;
     if (!o.resume.empty()) {
@@ -302,9 +367,10 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
         return command;
     }
     if (o.preset.empty() && o.specFile.empty())
-        throw Error("no network given", "options", "choose one with --preset NAME or --spec FILE");
+        throw Error("no network given", "options", "choose one with --preset NAME, --spec FILE or --recipe NAME");
 
     app::RunConfig& config = command.config;
+    config.recipe = o.recipe;
     config.spec = o.preset.empty() ? "file:" + std::filesystem::absolute(o.specFile).string() : "preset:" + o.preset;
     // Throws listing the accepted forms; the run records the data set's absolute path.
     config.dataset = datasets::toString(datasets::withAbsolutePath(datasets::parseDatasetSpec(o.dataset)));
@@ -323,10 +389,12 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
     trainer.epochs = o.epochs;
     trainer.seed = o.seed;
     trainer.logEvery = o.logEvery;
+    trainer.targetAccuracy = o.targetAccuracy;
     trainer.earlyStopPatience = o.earlyStop;
     trainer.optimizer.kind = o.optimizer;
     trainer.optimizer.learningRate = o.learningRate;
     trainer.optimizer.momentum = o.momentum;  // read by sgd only
+    trainer.optimizer.nesterov = o.nesterov;
     trainer.optimizer.weightDecay = o.weightDecay;
     trainer.schedule.kind = o.schedule;
     trainer.schedule.warmupEpochs = o.warmupEpochs;
@@ -342,6 +410,22 @@ void printBackends(std::FILE* out) {
     for (const std::string& name : knownBackends()) {
         const std::string why = backendUnavailableReason(name);
         std::fprintf(out, "%-8s %s\n", name.c_str(), why.empty() ? "available" : ("unavailable: " + why).c_str());
+    }
+}
+
+// `models`: each installed model's name and the folder it is in.
+void printModels(std::FILE* out) {
+    const std::vector<std::string> names = installedModelNames();
+    if (names.empty()) std::fprintf(out, "no installed models\n");
+    for (const std::string& name : names) std::fprintf(out, "%-20s %s\n", name.c_str(), resolveModel(name).c_str());
+}
+
+// `recipes`: each recipe's name, network, data set kind and description.
+void printRecipes(std::FILE* out) {
+    for (const std::string& name : app::recipeNames()) {
+        const app::Recipe recipe = app::loadRecipe(name);
+        std::fprintf(out, "%-16s %-24s %-10s %s\n", name.c_str(), recipe.network.c_str(), recipe.datasetKind.c_str(),
+                     recipe.description.c_str());
     }
 }
 
@@ -365,10 +449,16 @@ int main(int argc, char** argv) {
     app.footer(kExitCodesHelp);
     TrainingOptions training;
     addTrainingOptions(app, training);
+    double cardTtaAccuracy = -1;  // -1: not given
 
     app::EvaluateCommand evaluateCommand;
     CLI::App* evaluate = app.add_subcommand("evaluate", "accuracy, per-class table and confusion matrix of a model");
-    evaluate->add_option("target", evaluateCommand.target, "RUN_DIR or MODEL_DIR")->required()->check(CLI::ExistingDirectory);
+    evaluate->add_option("target", evaluateCommand.target, "RUN_DIR, MODEL_DIR or an installed model's name (`models`)");
+    evaluate->add_option("--model", evaluateCommand.target, "the same as target: a folder or an installed model's name");
+    evaluate->add_option("--tta", evaluateCommand.tta,
+                         "test-time augmentation: none | flip (2 views) | tencrop (corners and centre of the image "
+                         "padded by 4, and their mirrors)")
+        ->check(CLI::IsMember({"none", "flip", "tencrop"}))->capture_default_str();
     std::string evaluateDataset;
     evaluate->add_option("--dataset", evaluateDataset, "default: the data set the model was trained on");
     evaluate->add_option("--split", evaluateCommand.split, "test | validation | train")
@@ -380,8 +470,12 @@ int main(int argc, char** argv) {
 
     app::ExportCommand exportCommand;
     CLI::App* exportModel = app.add_subcommand("export", "write a model in another format (ONNX)");
-    exportModel->add_option("target", exportCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
-    exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)")->required();
+    exportModel->add_option("target", exportCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name")->required();
+    exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)");
+    exportModel->add_option("--model-folder", exportCommand.modelFolder,
+                            "a model folder to write (model.json, spec.json, model.safetensors)");
+    exportModel->add_option("--weights-dtype", exportCommand.weightsDtype, "the model folder's weights: fp32 | bf16 | fp16")
+        ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
 
     app::ImportCommand importCommand;
     CLI::App* importModel = app.add_subcommand("import", "read an ONNX model into a model folder");
@@ -389,11 +483,18 @@ int main(int argc, char** argv) {
     importModel->add_option("--out", importCommand.folder, "the model folder to write")->required();
 
     CLI::App* backends = app.add_subcommand("backends", "the backends of this build and whether each can run here");
+    CLI::App* recipes = app.add_subcommand("recipes", "the named training recipes (--recipe NAME)");
+    CLI::App* models = app.add_subcommand("models", "the installed trained models, usable by name");
+    std::filesystem::path cardRun;
+    CLI::App* card = app.add_subcommand("card", "write MODEL_CARD.md for a finished run from its events and model");
+    card->add_option("run", cardRun, "RUN_DIR of a finished run")->required()->check(CLI::ExistingDirectory);
+    card->add_option("--tta-accuracy", cardTtaAccuracy, "the accuracy with flip test-time augmentation, from evaluate --tta flip")
+        ->check(numberFrom(0.0, 1.0));
 
 #ifdef CNNSTUDIO_HAVE_OPENCV
     app::PredictCommand predictCommand;
     CLI::App* predict = app.add_subcommand("predict", "the most likely classes of image files");
-    predict->add_option("target", predictCommand.target, "MODEL_DIR or RUN_DIR")->required()->check(CLI::ExistingDirectory);
+    predict->add_option("target", predictCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name (`models`)")->required();
     predict->add_option("images", predictCommand.images, "image files")->required()->check(CLI::ExistingFile);
     predict->add_option("--backend", predictCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
     predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
@@ -413,6 +514,19 @@ int main(int argc, char** argv) {
             printBackends(stdout);
             return 0;
         }
+        if (*recipes) {
+            printRecipes(stdout);
+            return 0;
+        }
+        if (*models) {
+            printModels(stdout);
+            return 0;
+        }
+        if (*card) {
+            app::writeModelCard(cardRun, cardTtaAccuracy >= 0 ? std::optional<double>(cardTtaAccuracy) : std::nullopt,
+                                stdout);
+            return 0;
+        }
         if (*exportModel) {
             app::runExport(exportCommand, stdout);
             return 0;
@@ -422,6 +536,8 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (*evaluate) {
+            if (evaluateCommand.target.empty())
+                throw Error("no model given", "evaluate", "give RUN_DIR, MODEL_DIR or --model NAME (`models` lists them)");
             if (!evaluateDataset.empty()) {
                 datasets::parseDatasetSpec(evaluateDataset);
                 evaluateCommand.dataset = evaluateDataset;

@@ -4,6 +4,7 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/model_library.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/trainer.h"
@@ -13,7 +14,8 @@
 
 namespace cnnstudio::app {
 
-LocatedModel locateModel(const std::filesystem::path& target) {
+LocatedModel locateModel(const std::filesystem::path& nameOrPath) {
+    const std::filesystem::path target = resolveModel(nameOrPath.string());
     LocatedModel located;
     if (std::filesystem::exists(target / RunFolder::kModelInfoFileName)) {
         located.folder = target;
@@ -42,6 +44,18 @@ std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backen
                     std::to_string(network->classes()) + " outputs", (located.folder / RunFolder::kModelInfoFileName).string(),
                     "the model folder is damaged");
     return network;
+}
+
+TestTimeAugmentation testTimeAugmentationFor(const std::string& kind, const InputNormalization& normalization,
+                                             int channels) {
+    TestTimeAugmentation tta;
+    tta.kind = kind;
+    tta.views();  // throws for an unknown kind
+    // The padding of tencrop is black, as the crop augmentation's: pixel 0 after normalisation.
+    if (normalization.mean.size() == std::size_t(channels) && normalization.stddev.size() == std::size_t(channels))
+        for (int c = 0; c < channels; ++c)
+            tta.fill.push_back(-normalization.mean[std::size_t(c)] / normalization.stddev[std::size_t(c)]);
+    return tta;
 }
 
 namespace {
@@ -81,9 +95,12 @@ void runEvaluate(const EvaluateCommand& command, std::FILE* out) {
     LoaderBatchSource source(split, evaluationLoaderOptions(command.batch, toDatasetNormalization(
                                                                                located.model.info.normalization,
                                                                                split.channels)));
-    const EvaluationResult result = evaluate(*network, source);
-    std::fprintf(out, "accuracy %.2f%% on %lld %s images (loss %.4f)\n\n", 100.0 * result.accuracy(),
-                 static_cast<long long>(result.confusion.total()), command.split.c_str(), result.loss);
+    const EvaluationResult result = evaluate(*network, source, nullptr,
+                                             testTimeAugmentationFor(command.tta, located.model.info.normalization,
+                                                                     split.channels));
+    std::fprintf(out, "accuracy %.2f%% on %lld %s images (loss %.4f)%s\n\n", 100.0 * result.accuracy(),
+                 static_cast<long long>(result.confusion.total()), command.split.c_str(), result.loss,
+                 command.tta == "none" ? "" : (", test-time augmentation " + command.tta).c_str());
     std::fputs(result.confusion.formatTable(located.model.info.classNames).c_str(), out);
 }
 

@@ -13,6 +13,7 @@
 #include "cnnstudio/backend.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/network.h"
+#include "cnnstudio/trainer.h"
 
 namespace cnnstudio::app {
 
@@ -24,23 +25,25 @@ struct LocatedModel {
     std::uint64_t seed = 0;  // picks the same validation hold-out as training did
 };
 
-// `target` is a model folder or a run folder holding model/; Error says which it is not.
+// `target` is a model folder, a run folder holding model/, or the name of an installed model
+// (model_library.h); Error says which it is not.
 LocatedModel locateModel(const std::filesystem::path& target);
 // The model's network at `batch`, with its trained weights.
 std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backend, int batch);
 
 struct EvaluateCommand {
-    std::filesystem::path target;        // a model folder, or a run folder holding model/
+    std::filesystem::path target;        // a model folder, a run folder holding model/, or a model's name
     std::optional<std::string> dataset;  // default: the data set the model was trained on
     std::string split = "test";          // "test" | "validation" | "train"
     std::string backend = "cpu";
     int batch = 256;
     int threads = 0;
     bool skipBad = false;
+    std::string tta = "none";            // test-time augmentation: none | flip | tencrop (trainer.h)
 };
 
 struct PredictCommand {
-    std::filesystem::path target;  // a model folder, or a run folder holding model/
+    std::filesystem::path target;  // a model folder, a run folder holding model/, or a model's name
     std::vector<std::string> images;
     std::string backend = "cpu";
     int threads = 0;
@@ -49,6 +52,11 @@ struct PredictCommand {
     // the raw network output, for comparing with other readers of the model.
     bool logits = false;
 };
+
+// The test-time augmentation `kind` for a model whose inputs are normalised by `normalization`
+// (tencrop pads with black, pixel 0, as normalised). Throws Error for an unknown kind.
+TestTimeAugmentation testTimeAugmentationFor(const std::string& kind, const InputNormalization& normalization,
+                                             int channels);
 
 // Both throw Error naming the model folder, data set or image at fault. runPredict decodes
 // images with OpenCV and exists in builds with it (CNNSTUDIO_HAVE_OPENCV) only.

@@ -131,6 +131,11 @@ void ProgressDisplay::finished(const FinishedEvent& event) {
     if (event.bestValidationAccuracy)
         std::fprintf(out_, "best validation accuracy %s (epoch %d)\n", percent(event.bestValidationAccuracy).c_str(),
                      event.bestEpoch);
+    if (event.targetAccuracy && event.bestValidationAccuracy)
+        std::fprintf(out_, "%s validation accuracy %s\n", percent(event.targetAccuracy).c_str(),
+                     event.secondsToTarget ? ("first reached after " + formatDuration(*event.secondsToTarget) +
+                                              " of training").c_str()
+                                           : "never reached");
     if (event.testAccuracy)
         std::fprintf(out_, "TEST ACCURACY %s (loss %.4f)\n", percent(event.testAccuracy).c_str(),
                      event.testLoss.value_or(0.0));

@@ -7,6 +7,7 @@ namespace cnnstudio::app {
 nlohmann::json RunConfig::toJson() const {
     nlohmann::json json = {{"format", "cnnstudio-run-config"},
             {"version", 1},
+            {"recipe", recipe},
             {"spec", spec},
             {"dataset", dataset},
             {"backend", backend},
@@ -32,6 +33,7 @@ RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& sou
                     "resume a run folder written by cnnstudio-train");
     RunConfig config;
     try {
+        config.recipe = json.value("recipe", "");  // absent in runs made before recipes
         config.spec = json.at("spec").get<std::string>();
         config.dataset = json.at("dataset").get<std::string>();
         config.backend = json.at("backend").get<std::string>();

@@ -15,6 +15,7 @@
 namespace cnnstudio::app {
 
 struct RunConfig {
+    std::string recipe;                   // the --recipe it started from; empty without one
     std::string spec;                     // "preset:NAME" or "file:PATH" (absolute)
     std::string dataset = "fashion-mnist";  // a datasets spec string
     std::string backend = "cpu";

@@ -37,11 +37,15 @@ TEST(ConfusionMatrix, PrecisionRecallAndSupportPerClass) {
     // class 2: predicted 2 twice (both right); 3 true images
     EXPECT_DOUBLE_EQ(matrix.classMetrics(2).precision, 1.0);
     EXPECT_DOUBLE_EQ(matrix.classMetrics(2).recall, 2.0 / 3.0);
+    // F1 = 2 p r / (p + r): class 1 has p 1/2, r 2/3 -> 4/7; class 2 has p 1, r 2/3 -> 4/5
+    EXPECT_DOUBLE_EQ(matrix.classMetrics(1).f1, 4.0 / 7.0);
+    EXPECT_DOUBLE_EQ(matrix.classMetrics(2).f1, 4.0 / 5.0);
 
     const auto table = matrix.perClassJson({"cat", "dog", "owl"});
     EXPECT_EQ(table[1]["class"], "dog");
     EXPECT_DOUBLE_EQ(table[1]["recall"].get<double>(), 2.0 / 3.0);
     EXPECT_EQ(table[2]["support"], 3);
+    EXPECT_DOUBLE_EQ(table[2]["f1"].get<double>(), 4.0 / 5.0);
 }
 
 TEST(ConfusionMatrix, ClassesNeverPredictedOrAbsentHaveZeroNotNaN) {
@@ -50,6 +54,7 @@ TEST(ConfusionMatrix, ClassesNeverPredictedOrAbsentHaveZeroNotNaN) {
     matrix.add(1, 0);
     EXPECT_EQ(matrix.classMetrics(2).precision, 0.0);  // never predicted
     EXPECT_EQ(matrix.classMetrics(2).recall, 0.0);     // no images
+    EXPECT_EQ(matrix.classMetrics(2).f1, 0.0);
     EXPECT_EQ(ConfusionMatrix(4).accuracy(), 0.0);
 }
 
@@ -61,7 +66,7 @@ TEST(ConfusionMatrix, RejectsClassesOutOfRange) {
 
 TEST(ConfusionMatrix, TableShowsNamesFiguresAndMatrix) {
     const std::string table = handExample().formatTable({"cat", "dog", "owl"});
-    EXPECT_NE(table.find("dog       0.5000  0.6667        3"), std::string::npos) << table;
+    EXPECT_NE(table.find("dog       0.5000  0.6667  0.5714        3"), std::string::npos) << table;
     EXPECT_NE(table.find("accuracy 0.7000 (7 of 10)"), std::string::npos) << table;
     EXPECT_NE(table.find("owl    2  0  1  2"), std::string::npos) << table;
 }

@@ -1,6 +1,8 @@
 // safetensors: what we write reads back exactly, the bytes follow the format (so other tools
 // read our weights), and every kind of damage gives an Error that names the file.
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <random>
 
@@ -112,8 +114,8 @@ TEST(Safetensors, DamagedFilesNameTheFileAndTheProblem) {
     writeBytes(file, handMade("{not json", ""));
     expectErrorMentions(file, "not valid JSON");
 
-    writeBytes(file, handMade(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", std::string(4, '\0')));
-    expectErrorMentions(file, "dtype F16");
+    writeBytes(file, handMade(R"({"w":{"dtype":"I16","shape":[2],"data_offsets":[0,4]}})", std::string(4, '\0')));
+    expectErrorMentions(file, "dtype I16");
 
     writeBytes(file, handMade(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({1.0f, 2.0f})));
     expectErrorMentions(file, "shape [3]");
@@ -167,6 +169,75 @@ TEST(Safetensors, WriterRefusesInconsistentTensors) {
     EXPECT_THROW(writeSafetensors(file, {{"w", {3}, {1.0f, 2.0f}}}), Error);
     EXPECT_THROW(writeSafetensors(file, {{"w", {1}, {1.0f}}, {"w", {1}, {2.0f}}}), Error);
     EXPECT_THROW(writeSafetensors(file, {{"__metadata__", {1}, {1.0f}}}), Error);
+    EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+}  // namespace
+}  // namespace cnnstudio
+
+namespace cnnstudio {
+namespace {
+
+// Bit patterns from the IEEE 754 binary16 and bfloat16 definitions, rounding to nearest even.
+TEST(HalfPrecision, ConversionsRoundToNearestEvenAndKeepSpecialValues) {
+    EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+    EXPECT_EQ(floatToBfloat16(-2.0f), 0xc000);
+    EXPECT_EQ(floatToBfloat16(1.0f + 1.0f / 256), 0x3f80);  // a tie, to the even 1.0
+    EXPECT_EQ(floatToBfloat16(1.0f + 3.0f / 256), 0x3f82);  // a tie, to the even 1 + 2/128
+    EXPECT_FLOAT_EQ(bfloat16ToFloat(0x3fc0), 1.5f);
+    EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(std::numeric_limits<float>::quiet_NaN()))));
+
+    EXPECT_EQ(floatToFloat16(1.0f), 0x3c00);
+    EXPECT_EQ(floatToFloat16(-2.0f), 0xc000);
+    EXPECT_EQ(floatToFloat16(65504.0f), 0x7bff);                 // the largest half
+    EXPECT_EQ(floatToFloat16(65520.0f), 0x7c00);                 // rounds past it: infinity
+    EXPECT_EQ(floatToFloat16(1.0f + 1.0f / 2048), 0x3c00);       // a tie, to even
+    EXPECT_EQ(floatToFloat16(std::ldexp(1.0f, -24)), 0x0001);    // the smallest subnormal
+    EXPECT_EQ(floatToFloat16(std::ldexp(1.0f, -14)), 0x0400);    // the smallest normal
+    EXPECT_FLOAT_EQ(float16ToFloat(0x3555), 0.333251953125f);
+    EXPECT_FLOAT_EQ(float16ToFloat(0x0001), std::ldexp(1.0f, -24));
+    EXPECT_TRUE(std::isinf(float16ToFloat(0x7c00)));
+    EXPECT_TRUE(std::isnan(float16ToFloat(floatToFloat16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+// Shipped models keep half-precision weights: each dtype reads back as its rounding of the
+// values, in half the bytes of float32.
+TEST(Safetensors, Bfloat16AndFloat16WeightsReadBackAsTheirRoundedValues) {
+    const std::vector<NamedTensor> tensors{{"conv.weight", {2, 3}, {0.1f, -0.25f, 3.14159f, 1e-3f, 100.0f, -7.5f}},
+                                           {"conv.bias", {2}, {0.5f, -0.0625f}}};
+    for (const WeightsDtype dtype : {WeightsDtype::BF16, WeightsDtype::F16}) {
+        const bool bf16 = dtype == WeightsDtype::BF16;
+        SCOPED_TRACE(bf16 ? "bf16" : "fp16");
+        const auto file = testing::freshFolder(bf16 ? "bf16" : "fp16") / "half.safetensors";
+        writeSafetensors(file, tensors, {{"format", "test"}}, dtype);
+        const SafetensorsContents read = readSafetensors(file);
+        ASSERT_EQ(read.tensors.size(), 2u);
+        for (const NamedTensor& original : tensors) {
+            const NamedTensor* back = read.find(original.name);
+            ASSERT_NE(back, nullptr);
+            EXPECT_EQ(back->shape, original.shape);
+            for (std::size_t i = 0; i < original.values.size(); ++i) {
+                const float rounded = bf16 ? bfloat16ToFloat(floatToBfloat16(original.values[i]))
+                                           : float16ToFloat(floatToFloat16(original.values[i]));
+                EXPECT_EQ(back->values[i], rounded) << original.name << "[" << i << "]";
+                EXPECT_NEAR(back->values[i], original.values[i], std::fabs(original.values[i]) * (bf16 ? 4e-3 : 5e-4));
+            }
+        }
+        EXPECT_LT(std::filesystem::file_size(file), 8u * 2 + 200u + 8u * 4);  // 8 values of 2 bytes and a header
+    }
+    EXPECT_EQ(parseWeightsDtype("BF16"), WeightsDtype::BF16);
+    EXPECT_EQ(parseWeightsDtype("fp16"), WeightsDtype::F16);
+    EXPECT_THROW(parseWeightsDtype("int8"), Error);
+}
+
+TEST(Safetensors, Float16RefusesValuesBeyondItsRange) {
+    const auto file = testing::freshFolder() / "big.safetensors";
+    try {
+        writeSafetensors(file, {{"dense.weight", {1}, {1e5f}}}, {}, WeightsDtype::F16);
+        FAIL() << "a value beyond 65504 was written as float16";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("dense.weight"), std::string::npos) << error.what();
+    }
     EXPECT_FALSE(std::filesystem::exists(file));
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cnnstudio/error.h"
 #include "cnnstudio/optimizer.h"
 
 namespace cnnstudio {
@@ -44,6 +45,21 @@ TEST(LearningRateSchedule, CosineFallsFromBaseToMinimumOverTheRun) {
     EXPECT_FLOAT_EQ(schedule.at(0), kBase);
     EXPECT_NEAR(schedule.at(20), 0.001f + (kBase - 0.001f) * 0.5f, 1e-7);
     EXPECT_NEAR(schedule.at(40), 0.001f, 1e-7);
+}
+
+// The values PyTorch 1.13's OneCycleLR(max_lr=0.1, total_steps=50) gives at those steps.
+TEST(LearningRateSchedule, OneCycleFollowsPyTorchsOneCycleLR) {
+    const LearningRateSchedule schedule(scheduleOf("onecycle"), kBase, kStepsPerEpoch, 5);
+    EXPECT_NEAR(schedule.at(0), 0.004, 1e-7);
+    EXPECT_NEAR(schedule.at(7), 0.052, 1e-7);
+    EXPECT_NEAR(schedule.at(14), 0.1, 1e-7);
+    EXPECT_NEAR(schedule.at(15), 0.09979871550490317, 1e-7);
+    EXPECT_NEAR(schedule.at(30), 0.05671183644422961, 1e-7);
+    EXPECT_NEAR(schedule.at(49), 4e-07, 1e-9);
+}
+
+TEST(LearningRateSchedule, OneCycleRefusesWarmupEpochsOfItsOwn) {
+    EXPECT_THROW(scheduleOf("onecycle", 2).validate(), Error);
 }
 
 TEST(LearningRateSchedule, PlateauDecaysAfterPatienceEpochsAndItsStateSurvivesACheckpoint) {

@@ -169,15 +169,24 @@ TEST(SpecCatalogue, ListsEveryLayerTypeWithItsInputs) {
     EXPECT_EQ(stride->defaultsTo, "kernel");
 }
 
-TEST(SpecPresets, AreTheFourBuiltInNetworks) {
-    EXPECT_EQ(presetNames(), (std::vector<std::string>{"fer-cnn", "lenet5", "mini-xception", "vgg-fer"}));
+TEST(SpecPresets, AreTheSixBuiltInNetworks) {
+    EXPECT_EQ(presetNames(), (std::vector<std::string>{"fer-cnn", "lenet5", "mini-xception", "resnet-fer", "vgg-fer",
+                                                       "vgg-wide"}));
     try {
         loadPreset("resnet50");
         FAIL() << "expected an Error";
     } catch (const Error& error) {
         EXPECT_NE(error.reason().find("unknown preset 'resnet50'"), std::string::npos);
-        EXPECT_NE(error.hint().find("fer-cnn, lenet5, mini-xception, vgg-fer"), std::string::npos);
+        EXPECT_NE(error.hint().find("fer-cnn, lenet5, mini-xception, resnet-fer, vgg-fer, vgg-wide"), std::string::npos);
     }
+}
+
+// The stronger FER2013 networks stay within 8 MB of bf16 weights (issue #12): under 4 M parameters.
+TEST(SpecPresets, StrongerFerNetworksFitEightMegabytesOfBf16Weights) {
+    EXPECT_EQ(inferShapes(loadPreset("vgg-wide")).totalParameters, 2577511);
+    EXPECT_EQ(inferShapes(loadPreset("resnet-fer")).totalParameters, 2775751);
+    for (const char* name : {"vgg-wide", "resnet-fer", "mini-xception", "fer-cnn"})
+        EXPECT_LE(inferShapes(loadPreset(name)).totalParameters * 2, 8 * 1024 * 1024) << name;
 }
 
 TEST(SpecPresets, EachHasADescriptionAndATopToBottomLayout) {

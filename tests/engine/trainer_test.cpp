@@ -171,6 +171,45 @@ TEST(Trainer, WritesEventsCheckpointsAndAModelThatReproducesTheTestAccuracy) {
     EXPECT_DOUBLE_EQ(evaluate(reloaded, testAgain).accuracy(), result.test->accuracy());
 }
 
+// The time to a target validation accuracy: null in the epoch events until the first epoch whose
+// validation reaches it, then that epoch's training time, and the same in `finished` (null when
+// no epoch reached it). 0.3 is reached on these easy classes; 1.0 may or may not be.
+TEST(Trainer, SecondsToTargetAreThoseOfTheFirstEpochThatReachedIt) {
+    for (const double target : {0.3, 1.0}) {
+        SCOPED_TRACE(target);
+        Fixture f;
+        f.config.targetAccuracy = target;
+        const RunFolder folder = RunFolder::create(testing::freshFolder(std::to_string(int(target * 10))));
+        Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+        EventWriter events;
+        events.addFile(folder.eventsFile());
+        Trainer trainer(network, f.config, events);
+        trainer.setRunFolder(&folder);
+        InMemoryBatchSource train(f.train, 8, true, kSeed), validation(f.validation, 8, false, kSeed);
+        const TrainingResult result = trainer.train(train, &validation, nullptr, f.description);
+
+        const auto all = readEvents(folder.eventsFile());
+        ASSERT_FALSE(all.empty()) << "no events written";
+        nlohmann::json expected = nullptr;
+        for (const auto& epoch : eventsNamed(all, "epoch")) {
+            if (expected.is_null() && epoch["validation_accuracy"].get<double>() >= target) {
+                ASSERT_TRUE(epoch["seconds_to_target"].is_number()) << epoch.dump();
+                expected = epoch["seconds_to_target"];
+                EXPECT_GT(expected.get<double>(), 0.0);
+            }
+            EXPECT_EQ(epoch["seconds_to_target"], expected) << epoch.dump();
+        }
+        const auto finished = all.back();
+        EXPECT_EQ(finished["target_accuracy"], target);
+        EXPECT_EQ(finished["seconds_to_target"], expected);
+        if (target == 0.3) {
+            ASSERT_FALSE(expected.is_null()) << "the synthetic classes are easy to learn";
+            EXPECT_DOUBLE_EQ(result.secondsToTarget, expected.get<double>());
+            EXPECT_LE(result.secondsToTarget, result.wallSeconds);
+        }
+    }
+}
+
 TEST(Trainer, EvaluationPadsTheLastBatchAndCountsOnlyRealImages) {
     Fixture f;
     Network wide(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);

@@ -39,6 +39,7 @@ struct TrainingProgress {
     int bestEpoch = 0;            // 1-based; 0: none
     int epochsWithoutImprovement = 0;
     double wallSeconds = 0;       // training time of every session so far
+    double secondsToTarget = -1;  // training time when validation first reached the target; -1: not yet
     // The part of `epoch` already trained, so its epoch event reports the whole epoch.
     double epochLossSum = 0;
     std::int64_t epochCorrect = 0, epochSeen = 0;
@@ -94,5 +95,8 @@ struct ModelFolder {
 // Reads and checks a model folder (Error names the file); build a Network from `spec` and pass
 // `weights` to loadNetworkTensors.
 ModelFolder readModelFolder(const std::filesystem::path& folder);
+// A model folder holding `model`, its weights stored as `dtype`: how a trained model becomes a
+// shipped one (bf16 halves its file). Written as saveModel writes (staged, then swapped in).
+void writeModelFolder(const std::filesystem::path& folder, const ModelFolder& model, WeightsDtype dtype);
 
 }  // namespace cnnstudio

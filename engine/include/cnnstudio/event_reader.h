@@ -84,6 +84,8 @@ struct FinishedEvent {
     std::optional<double> testAccuracy, testLoss;
     std::optional<std::string> modelPath;  // none after a stop
     double wallSeconds = 0;
+    std::optional<double> targetAccuracy;   // the validation accuracy timed (none before it was recorded)
+    std::optional<double> secondsToTarget;  // training time when first reached; none: never
     ConfusionMatrixCounts testConfusionMatrix;  // empty without a test result
     std::vector<NamedClassMetrics> testPerClass;
 };

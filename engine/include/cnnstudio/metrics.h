@@ -1,5 +1,5 @@
 // Classification metrics: a confusion matrix and what follows from it (accuracy, per-class
-// precision, recall and support), as the `epoch` and `finished` events report them.
+// precision, recall, F1 and support), as the `epoch` and `finished` events report them.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@ namespace cnnstudio {
 struct ClassMetrics {
     double precision = 0;  // of the images predicted as this class, the share that are; 0 when none are
     double recall = 0;     // of the images of this class, the share predicted as it; 0 when there are none
+    double f1 = 0;         // harmonic mean of precision and recall; 0 when both are 0
     std::int64_t support = 0;  // images of this class
 };
 
@@ -33,7 +34,7 @@ public:
 
     // Rows = true class, columns = predicted (docs/architecture.md, "Events").
     nlohmann::json toJson() const;
-    // [{"class": name, "precision", "recall", "support"}]; names may be empty (then "0", "1", ...).
+    // [{"class": name, "precision", "recall", "f1", "support"}]; names may be empty (then "0", "1", ...).
     nlohmann::json perClassJson(const std::vector<std::string>& classNames) const;
     // The matrix and the per-class table as text for the terminal.
     std::string formatTable(const std::vector<std::string>& classNames) const;

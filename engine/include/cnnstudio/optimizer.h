@@ -48,8 +48,8 @@ private:
 };
 
 struct ScheduleConfig {
-    std::string kind = "constant";  // "constant" | "step" | "cosine" | "plateau"
-    int warmupEpochs = 0;           // linear warm-up from lr/100, any kind
+    std::string kind = "constant";  // "constant" | "step" | "cosine" | "plateau" | "onecycle"
+    int warmupEpochs = 0;           // linear warm-up from lr/100, any kind but onecycle (its own)
     int stepEpochs = 10;            // step: multiply by gamma every stepEpochs
     float gamma = 0.1f;             // step and plateau factor
     float minimumLearningRate = 0.0f;  // cosine floor
@@ -70,6 +70,7 @@ public:
     void restore(const nlohmann::json& state);
 
 private:
+    float oneCycleAt(std::int64_t step) const;
     ScheduleConfig config_;
     float base_;
     std::int64_t stepsPerEpoch_;

@@ -1,8 +1,10 @@
-// The safetensors file format (https://github.com/huggingface/safetensors), float32 only:
+// The safetensors file format (https://github.com/huggingface/safetensors) with float32, bfloat16
+// or float16 values (read into float32 in memory):
 //   8 bytes   N, the header length, unsigned little-endian
 //   N bytes   a JSON object: {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
 //             ..., "__metadata__": {"key": "value"}}, offsets relative to the data section
-//   the data  raw little-endian float32, the tensors back to back with no holes
+//   the data  raw little-endian values of each tensor's dtype, the tensors back to back with no holes
+// Shipped models keep bfloat16 or float16 weights to halve their size; training reads and writes F32.
 // Checkpoints and exported models use it, so the weights open in PyTorch, JAX or numpy as well.
 #pragma once
 
@@ -27,10 +29,24 @@ struct SafetensorsContents {
     const NamedTensor* find(const std::string& name) const;
 };
 
+// How values are stored in the file: "F32", "BF16" or "F16" (safetensors' dtype names).
+// BF16 and F16 round to nearest even; F16 turns values beyond its range into infinities, which the
+// readers of a model refuse, so writing refuses them first.
+enum class WeightsDtype { F32, BF16, F16 };
+// "f32"/"fp32", "bf16", "f16"/"fp16" (any case); throws Error listing them for anything else.
+WeightsDtype parseWeightsDtype(const std::string& text);
+
+// float <-> bfloat16 / float16 bits, round to nearest even (NaN stays NaN).
+std::uint16_t floatToBfloat16(float value);
+float bfloat16ToFloat(std::uint16_t bits);
+std::uint16_t floatToFloat16(float value);
+float float16ToFloat(std::uint16_t bits);
+
 // Written atomically (temporary file, fsync, rename). Throws Error naming the file and the tensor
 // when a name repeats or a tensor's values do not match its shape.
 void writeSafetensors(const std::filesystem::path& file, const std::vector<NamedTensor>& tensors,
-                      const std::map<std::string, std::string>& metadata = {});
+                      const std::map<std::string, std::string>& metadata = {},
+                      WeightsDtype dtype = WeightsDtype::F32);
 
 // Validates everything (header length, JSON, dtype, shapes, offsets, sizes) and throws Error
 // naming the file and what is wrong with it.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct TrainerConfig {
     LossOptions loss;
     int earlyStopPatience = 0;  // epochs without a better validation accuracy; 0: never stop early
     int logEvery = 50;          // a `step` event every this many steps
+    // The validation accuracy whose first reaching is timed (`seconds_to_target` in the epoch
+    // and finished events); in (0, 1].
+    double targetAccuracy = 0.66;
     std::uint64_t seed = 42;    // the network and the sources are built from it; kept for resume
 
     void validate() const;  // throws Error naming the bad setting
@@ -87,11 +91,36 @@ struct EvaluationResult {
     double accuracy() const { return confusion.accuracy(); }
 };
 
+// Test-time augmentation: evaluation averages each image's softmax probabilities over views of
+// it and predicts the class of the highest average.
+//   none     the image alone (1 view)
+//   flip     the image and its left-right mirror (2 views)
+//   tencrop  the five windows of the image's size in the image padded by `padding` pixels of
+//            `fill` on every side: the four corners (top-left offsets (0,0), (0,2p), (2p,0),
+//            (2p,2p)) and the centre (p,p), which is the image itself; each also mirrored
+//            (10 views). They are the extremes and the centre of what random crop=p,flip
+//            training shows the network, and keep the image's size, so nothing is resized.
+struct TestTimeAugmentation {
+    std::string kind = "none";  // "none" | "flip" | "tencrop"
+    int padding = 4;            // tencrop
+    std::vector<float> fill;    // tencrop, per channel: a black pixel after normalisation; empty: 0
+
+    int views() const;          // 1, 2 or 10; throws Error for an unknown kind
+};
+
+// View `view` (0 .. tta.views() - 1) of `count` images of `shape` (batch ignored; NCHW floats)
+// from `images` into `out` (the same size). View 0 is the image itself; for tencrop views 0-4
+// are centre, top-left, top-right, bottom-left, bottom-right and views 5-9 their mirrors.
+void makeTestTimeView(const TestTimeAugmentation& tta, int view, std::span<const float> images, int count,
+                      const TensorShape& shape, std::span<float> out);
+
 // Inference over a whole source at the network's batch size: the last partial batch is padded
 // and only its real images are counted. With a communicator of several ranks each rank
 // evaluates its own shard (a batch may be empty on some ranks) and the confusion matrix and
-// loss sum are added up across ranks, so every rank gets the single-process result.
-EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator = nullptr);
+// loss sum are added up across ranks, so every rank gets the single-process result. With test-
+// time augmentation the loss is the mean of -log(averaged probability of the true class).
+EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator = nullptr,
+                          const TestTimeAugmentation& tta = {});
 
 struct TrainingResult {
     std::string reason;            // "completed" | "early_stopped" | "stopped"
@@ -101,6 +130,7 @@ struct TrainingResult {
     int bestEpoch = 0;
     std::optional<EvaluationResult> test;  // on the final model; none when stopped
     double wallSeconds = 0;
+    double secondsToTarget = -1;   // training time when validation first reached the target; -1: never
 };
 
 // Data parallel when given a communicator of several ranks: every rank runs a Trainer on its
@@ -144,6 +174,7 @@ private:
     void uploadBatch(const Batch& batch, const char* split);
     void writeCheckpoint(const std::string& kind, const Session& session);
     void rememberBestWeights();
+    nlohmann::json secondsToTargetJson() const;  // null until the target accuracy is reached
     bool distributed() const { return communicator_ && communicator_->world().size > 1; }
     // Whether the run folder holds the finished run's model/ (true without a folder: nothing to write).
     bool hasFinalModel() const;

@@ -16,7 +16,10 @@
 
 namespace cnnstudio {
 
-enum class Initialisation { He, Glorot, Zeros, Ones };
+// He: weights feeding a ReLU-like activation. Glorot: other hidden weights. ClassScores: the
+// weights producing the class scores, N(0, 0.01^2), so that the first logits are near zero (see
+// Network::build). Zeros, Ones: biases, batch-norm parameters and statistics.
+enum class Initialisation { He, Glorot, ClassScores, Zeros, Ones };
 
 // A parameter or state buffer a layer needs, carved from the network's flat buffers.
 struct BufferRequest {

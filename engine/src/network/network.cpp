@@ -63,6 +63,15 @@ std::size_t alignSlice(std::size_t offset) {
     return (offset + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
 }
 
+// The standard deviation of the weights that produce the class scores, as torchvision's
+// classifiers use: the first logits are then a few tenths at most and the first loss is close to
+// ln(classes). With Glorot there, fer-cnn's logits started with a standard deviation of about 1.8
+// (its dense layer reads 9216 max-pooled ReLU outputs, whose mean square is about 3 times what He
+// initialisation assumes), a first loss of 3.9 instead of ln 7 = 1.95 and gradients that blew the
+// first SGD steps at lr 0.05 up to a loss of 122 and left the network predicting the majority
+// class for many epochs (docs/experiments/fer2013.md, "The stall").
+constexpr float kClassScoreWeightStddev = 0.01f;
+
 void initialise(std::span<float> values, const BufferRequest& request, std::uint64_t seed) {
     std::mt19937_64 random(seed);
     switch (request.initialisation) {
@@ -77,6 +86,11 @@ void initialise(std::span<float> values, const BufferRequest& request, std::uint
         float limit = std::sqrt(6.0f / float(request.fanIn + request.fanOut));
         std::uniform_real_distribution<float> uniform(-limit, limit);
         for (float& v : values) v = uniform(random);
+        return;
+    }
+    case Initialisation::ClassScores: {  // normal, std = kClassScoreWeightStddev
+        std::normal_distribution<float> normal(0.0f, kClassScoreWeightStddev);
+        for (float& v : values) v = normal(random);
         return;
     }
     }
@@ -120,7 +134,7 @@ void Network::build(std::uint64_t seed) {
     }
 
     // He initialisation for weights that feed a ReLU-like activation (through batch norm or
-    // dropout), Glorot for the others.
+    // dropout), small weights for the layer producing the class scores, Glorot for the others.
     auto feedsActivation = [&](int index) {
         for (int at = index;;) {
             const Node& node = *nodes_[at];
@@ -128,6 +142,19 @@ void Network::build(std::uint64_t seed) {
             const LayerTraits& next = nodes_[node.consumers[0]]->type->traits;
             if (next.isActivation) return true;
             if (!next.transparentToInitialisation) return false;
+            at = node.consumers[0];
+        }
+    };
+    // Whether a node's output reaches the network's output (the last node) only through layers
+    // that pass class scores through unchanged in meaning (dropout, pooling, flatten), with no
+    // activation between: then its weights produce the class scores.
+    auto producesClassScores = [&](int index) {
+        for (int at = index;;) {
+            if (at == int(nodes_.size()) - 1) return true;
+            const Node& node = *nodes_[at];
+            if (node.consumers.size() != 1) return false;
+            const LayerTraits& next = nodes_[node.consumers[0]]->type->traits;
+            if (!next.passesClassScoresThrough || next.isActivation) return false;
             at = node.consumers[0];
         }
     };
@@ -140,9 +167,10 @@ void Network::build(std::uint64_t seed) {
             node.io.inputShapes.push_back(nodes_[producer]->io.outputShape);
             node.io.inputs.push_back(nodes_[producer]->output.data());
         }
-        Initialisation init = node.type->traits.hasWeights && feedsActivation(int(i))
-                                  ? Initialisation::He
-                                  : Initialisation::Glorot;
+        const bool hasWeights = node.type->traits.hasWeights;
+        const Initialisation init = hasWeights && feedsActivation(int(i))        ? Initialisation::He
+                                    : hasWeights && producesClassScores(int(i)) ? Initialisation::ClassScores
+                                                                                : Initialisation::Glorot;
         node.layer = createLayer(backend_, nodeSpec, node.io.inputShapes, node.io.outputShape,
                                  init, mixBits(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1))));
         node.output = Tensor::activations(backend_, node.io.outputShape);

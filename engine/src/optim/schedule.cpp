@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -10,9 +11,11 @@ void ScheduleConfig::validate() const {
     auto require = [](bool ok, const std::string& what) {
         if (!ok) throw Error(what, "learning-rate schedule");
     };
-    require(kind == "constant" || kind == "step" || kind == "cosine" || kind == "plateau",
-            "unknown schedule '" + kind + "' (use constant, step, cosine or plateau)");
+    require(kind == "constant" || kind == "step" || kind == "cosine" || kind == "plateau" || kind == "onecycle",
+            "unknown schedule '" + kind + "' (use constant, step, cosine, plateau or onecycle)");
     require(warmupEpochs >= 0, "warm-up epochs must be >= 0");
+    require(kind != "onecycle" || warmupEpochs == 0,
+            "the onecycle schedule warms up by itself (over the first 30% of the steps); give no warm-up epochs");
     require(stepEpochs >= 1, "step schedule needs step epochs >= 1");
     require(gamma > 0.0f && gamma <= 1.0f, "decay factor must be in (0, 1]");
     require(minimumLearningRate >= 0.0f, "minimum learning rate must be >= 0");
@@ -43,7 +46,25 @@ LearningRateSchedule::LearningRateSchedule(const ScheduleConfig& config, float b
     config_.validate();
 }
 
+// One-cycle as PyTorch's OneCycleLR with its defaults (pct_start 0.3, anneal_strategy 'cos',
+// div_factor 25, final_div_factor 1e4; momentum is not cycled): from base/25 up to base over the
+// first 30% of the steps along a half cosine, then down to base/25/1e4 along another.
+float LearningRateSchedule::oneCycleAt(std::int64_t step) const {
+    constexpr double kRisingFraction = 0.3, kInitialDivisor = 25, kFinalDivisor = 1e4;
+    const double total = double(std::int64_t(epochs_) * stepsPerEpoch_);
+    const double initial = base_ / kInitialDivisor, final = initial / kFinalDivisor;
+    // PyTorch's phase ends: step pct_start * total - 1 is the peak, step total - 1 the end.
+    const double peakStep = kRisingFraction * total - 1.0, lastStep = total - 1.0;
+    auto cosineFromTo = [](double from, double to, double progress) {
+        return to + (from - to) * 0.5 * (1.0 + std::cos(std::numbers::pi * std::clamp(progress, 0.0, 1.0)));
+    };
+    const double s = double(step);
+    if (s <= peakStep) return float(cosineFromTo(initial, base_, peakStep > 0 ? s / peakStep : 1.0));
+    return float(cosineFromTo(base_, final, (s - peakStep) / std::max(lastStep - peakStep, 1.0)));
+}
+
 float LearningRateSchedule::at(std::int64_t step) const {
+    if (config_.kind == "onecycle") return oneCycleAt(step);
     const std::int64_t warmupSteps = std::int64_t(config_.warmupEpochs) * stepsPerEpoch_;
     if (step < warmupSteps)  // linear from base/100 up to base
         return base_ * (0.01f + 0.99f * float(step) / float(warmupSteps));

@@ -169,6 +169,7 @@ nlohmann::json TrainingProgress::toJson() const {
             {"best_epoch", bestEpoch},
             {"epochs_without_improvement", epochsWithoutImprovement},
             {"wall_time_s", wallSeconds},
+            {"seconds_to_target", secondsToTarget},
             {"epoch_loss_sum", epochLossSum},
             {"epoch_correct", epochCorrect},
             {"epoch_seen", epochSeen},
@@ -190,6 +191,7 @@ TrainingProgress TrainingProgress::fromJson(const nlohmann::json& json, const st
     progress.bestEpoch = field<int>(json, "best_epoch", source);
     progress.epochsWithoutImprovement = field<int>(json, "epochs_without_improvement", source);
     progress.wallSeconds = field<double>(json, "wall_time_s", source);
+    progress.secondsToTarget = json.value("seconds_to_target", -1.0);  // absent before it was recorded
     progress.epochLossSum = field<double>(json, "epoch_loss_sum", source);
     progress.epochCorrect = field<std::int64_t>(json, "epoch_correct", source);
     progress.epochSeen = field<std::int64_t>(json, "epoch_seen", source);
@@ -331,6 +333,15 @@ void saveModel(const std::filesystem::path& folder, Network& network, const Mode
                      {{"format", "cnnstudio-model"}, {"network", network.spec().name}});
     network.spec().save(staged / kModelSpecFile);
     writeJsonFile(staged / kModelInfoFile, info.toJson());
+    replaceFolder(staged, folder);
+}
+
+void writeModelFolder(const std::filesystem::path& folder, const ModelFolder& model, WeightsDtype dtype) {
+    const std::filesystem::path staged = createStagingFolder(folder);
+    writeSafetensors(staged / kModelWeightsFile, model.weights,
+                     {{"format", "cnnstudio-model"}, {"network", model.spec.name}}, dtype);
+    model.spec.save(staged / kModelSpecFile);
+    writeJsonFile(staged / kModelInfoFile, model.info.toJson());
     replaceFolder(staged, folder);
 }
 

@@ -94,6 +94,7 @@ std::vector<NamedClassMetrics> perClass(const json& object, const char* key) {
         one.className = text(entry, "class");
         one.metrics.precision = number(entry, "precision");
         one.metrics.recall = number(entry, "recall");
+        one.metrics.f1 = number(entry, "f1");  // absent before F1 was reported: 0
         one.metrics.support = integer(entry, "support");
         metrics.push_back(std::move(one));
     }
@@ -177,6 +178,8 @@ FinishedEvent parseFinished(const json& object) {
     event.testLoss = optionalNumber(object, "test_loss");
     if (const json& path = member(object, "model_path"); path.is_string()) event.modelPath = path.get<std::string>();
     event.wallSeconds = number(object, "wall_time_s");
+    event.targetAccuracy = optionalNumber(object, "target_accuracy");
+    event.secondsToTarget = optionalNumber(object, "seconds_to_target");
     event.testConfusionMatrix = confusionMatrix(object, "test_confusion_matrix");
     event.testPerClass = perClass(object, "test_per_class");
     return event;

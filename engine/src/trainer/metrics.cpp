@@ -74,6 +74,8 @@ ClassMetrics ConfusionMatrix::classMetrics(int classIndex) const {
     metrics.precision = predicted == 0 ? 0.0 : double(hits) / double(predicted);
     metrics.recall = actual == 0 ? 0.0 : double(hits) / double(actual);
     metrics.support = actual;
+    const double sum = metrics.precision + metrics.recall;
+    metrics.f1 = sum == 0 ? 0.0 : 2 * metrics.precision * metrics.recall / sum;
     return metrics;
 }
 
@@ -94,6 +96,7 @@ nlohmann::json ConfusionMatrix::perClassJson(const std::vector<std::string>& cla
         table.push_back({{"class", className(classNames, c)},
                          {"precision", metrics.precision},
                          {"recall", metrics.recall},
+                         {"f1", metrics.f1},
                          {"support", metrics.support}});
     }
     return table;
@@ -102,11 +105,11 @@ nlohmann::json ConfusionMatrix::perClassJson(const std::vector<std::string>& cla
 std::string ConfusionMatrix::formatTable(const std::vector<std::string>& classNames) const {
     std::size_t nameWidth = 5;  // "class"
     for (int c = 0; c < classes_; ++c) nameWidth = std::max(nameWidth, className(classNames, c).size());
-    std::string text = padRight("class", nameWidth) + "  precision  recall  support\n";
+    std::string text = padRight("class", nameWidth) + "  precision  recall      F1  support\n";
     for (int c = 0; c < classes_; ++c) {
         ClassMetrics metrics = classMetrics(c);
         text += padRight(className(classNames, c), nameWidth) + "  " + padLeft(fixed(metrics.precision), 9) +
-                "  " + padLeft(fixed(metrics.recall), 6) + "  " +
+                "  " + padLeft(fixed(metrics.recall), 6) + "  " + padLeft(fixed(metrics.f1), 6) + "  " +
                 padLeft(std::to_string(metrics.support), 7) + "\n";
     }
     text += "accuracy " + fixed(accuracy()) + " (" + std::to_string(correct()) + " of " +

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -34,8 +36,11 @@ std::int64_t elementCount(const std::vector<std::int64_t>& shape) {
 
 // The float32 bytes of a tensor of `shape`, or nothing when that is more than `limit` (a
 // damaged shape's product may not even fit in 64 bits).
-std::optional<std::uint64_t> floatBytes(const std::vector<std::int64_t>& shape, std::uint64_t limit) {
-    std::uint64_t bytes = sizeof(float);
+// The bytes of a tensor of `shape` with `valueBytes` per element, or nothing when past `limit`
+// (checked before every multiplication, so no shape can overflow it).
+std::optional<std::uint64_t> tensorBytes(const std::vector<std::int64_t>& shape, std::uint64_t valueBytes,
+                                         std::uint64_t limit) {
+    std::uint64_t bytes = valueBytes;
     for (std::int64_t dimension : shape) {
         if (dimension == 0) return 0;
         if (bytes > limit / std::uint64_t(dimension)) return std::nullopt;
@@ -73,7 +78,64 @@ std::uint64_t nonNegativeInteger(const nlohmann::json& value, const std::filesys
     return value.get<std::uint64_t>();
 }
 
+const char* dtypeName(WeightsDtype dtype) {
+    switch (dtype) {
+    case WeightsDtype::F32: return "F32";
+    case WeightsDtype::BF16: return "BF16";
+    case WeightsDtype::F16: return "F16";
+    }
+    return "F32";
+}
+
+std::size_t bytesPerValue(WeightsDtype dtype) { return dtype == WeightsDtype::F32 ? 4 : 2; }
+
 }  // namespace
+
+WeightsDtype parseWeightsDtype(const std::string& text) {
+    std::string lower = text;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (lower == "f32" || lower == "fp32") return WeightsDtype::F32;
+    if (lower == "bf16") return WeightsDtype::BF16;
+    if (lower == "f16" || lower == "fp16") return WeightsDtype::F16;
+    throw Error("unknown weights dtype '" + text + "'", "weights dtype", "use fp32, bf16 or fp16");
+}
+
+std::uint16_t floatToBfloat16(float value) {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((bits >> 16) | 0x40u);  // quiet NaN
+    return std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+float bfloat16ToFloat(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t(bits) << 16); }
+
+// IEEE 754 binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.
+std::uint16_t floatToFloat16(float value) {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+    const std::uint16_t sign = std::uint16_t((bits >> 16) & 0x8000u);
+    const std::uint32_t magnitude = bits & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) return std::uint16_t(sign | 0x7e00u);  // NaN
+    if (magnitude >= 0x477ff000u) return std::uint16_t(sign | 0x7c00u);  // rounds beyond 65504: infinity
+    if (magnitude < 0x38800000u) {  // below 2^-14: a subnormal half (or zero)
+        // value = mantissa * 2^-24 exactly in float arithmetic, rounded to nearest even by the FPU.
+        const float scaled = std::bit_cast<float>(magnitude) * 16777216.0f;  // * 2^24
+        return std::uint16_t(sign | std::uint16_t(std::nearbyint(scaled)));
+    }
+    // Normal: rebias the exponent (127 -> 15) and round the 23-bit mantissa to 10 bits, to even.
+    const std::uint32_t rebased = magnitude - (112u << 23);
+    const std::uint32_t rounded = rebased + 0xfffu + ((rebased >> 13) & 1u);
+    return std::uint16_t(sign | (rounded >> 13));
+}
+
+float float16ToFloat(std::uint16_t bits) {
+    const std::uint32_t sign = std::uint32_t(bits & 0x8000u) << 16;
+    const std::uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+        const float value = float(mantissa) / 16777216.0f;
+        return sign ? -value : value;
+    }
+    if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+    return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
 
 const NamedTensor* SafetensorsContents::find(const std::string& name) const {
     for (const auto& tensor : tensors)
@@ -82,7 +144,7 @@ const NamedTensor* SafetensorsContents::find(const std::string& name) const {
 }
 
 void writeSafetensors(const std::filesystem::path& file, const std::vector<NamedTensor>& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+                      const std::map<std::string, std::string>& metadata, WeightsDtype dtype) {
     nlohmann::json header = nlohmann::json::object();
     std::uint64_t offset = 0;
     for (const auto& tensor : tensors) {
@@ -98,8 +160,13 @@ void writeSafetensors(const std::filesystem::path& file, const std::vector<Named
         if (std::int64_t(tensor.values.size()) != elementCount(tensor.shape))
             throw Error("tensor '" + tensor.name + "' has " + std::to_string(tensor.values.size()) +
                         " values but shape " + shapeText(tensor.shape), file.string());
-        std::uint64_t bytes = tensor.values.size() * sizeof(float);
-        header[tensor.name] = {{"dtype", "F32"}, {"shape", tensor.shape},
+        if (dtype == WeightsDtype::F16)
+            for (float value : tensor.values)
+                if (std::isfinite(value) && std::isinf(float16ToFloat(floatToFloat16(value))))
+                    throw Error("tensor '" + tensor.name + "' holds " + std::to_string(value) +
+                                ", beyond float16's range of +-65504", file.string(), "write bf16 or fp32 weights");
+        std::uint64_t bytes = tensor.values.size() * bytesPerValue(dtype);
+        header[tensor.name] = {{"dtype", dtypeName(dtype)}, {"shape", tensor.shape},
                                {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
@@ -113,9 +180,16 @@ void writeSafetensors(const std::filesystem::path& file, const std::vector<Named
     contents.reserve(8 + headerText.size() + offset);
     contents.append(reinterpret_cast<const char*>(&headerLength), 8);
     contents += headerText;
-    for (const auto& tensor : tensors)
-        contents.append(reinterpret_cast<const char*>(tensor.values.data()),
-                        tensor.values.size() * sizeof(float));
+    for (const auto& tensor : tensors) {
+        if (dtype == WeightsDtype::F32) {
+            contents.append(reinterpret_cast<const char*>(tensor.values.data()), tensor.values.size() * sizeof(float));
+            continue;
+        }
+        for (float value : tensor.values) {
+            const std::uint16_t half = dtype == WeightsDtype::BF16 ? floatToBfloat16(value) : floatToFloat16(value);
+            contents.append(reinterpret_cast<const char*>(&half), sizeof half);
+        }
+    }
     writeFileAtomically(file, contents);
 }
 
@@ -175,9 +249,10 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
             if (!entry.contains(key)) corrupt(file, where + " has no " + key);
         if (!entry["dtype"].is_string()) corrupt(file, where + " has a dtype that is not a string");
         const std::string dtype = entry["dtype"].get<std::string>();
-        if (dtype != "F32")
-            throw Error(where + " has dtype " + dtype + "; CNN Studio reads float32 (F32) only",
-                        file.string(), "convert the weights to float32 before loading them");
+        if (dtype != "F32" && dtype != "BF16" && dtype != "F16")
+            throw Error(where + " has dtype " + dtype + "; CNN Studio reads F32, BF16 and F16",
+                        file.string(), "convert the weights to one of those before loading them");
+        const std::uint64_t valueBytes = dtype == "F32" ? 4 : 2;
         if (!entry["shape"].is_array()) corrupt(file, where + " has a shape that is not an array");
         NamedTensor tensor;
         tensor.name = name;
@@ -196,7 +271,7 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
             corrupt(file, where + " has data_offsets [" + std::to_string(begin) + ", " +
                               std::to_string(end) + "] outside the " + std::to_string(dataBytes) +
                               " bytes of data");
-        const std::optional<std::uint64_t> bytes = floatBytes(tensor.shape, dataBytes);
+        const std::optional<std::uint64_t> bytes = tensorBytes(tensor.shape, valueBytes, dataBytes);
         if (!bytes)
             corrupt(file, where + " has shape " + shapeText(tensor.shape) + ", more than the " +
                               std::to_string(dataBytes) + " bytes of data hold");
@@ -205,8 +280,16 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
             corrupt(file, where + " has shape " + shapeText(tensor.shape) + " (" +
                               std::to_string(expected) + " bytes) but data_offsets span " +
                               std::to_string(end - begin) + " bytes");
-        tensor.values.resize(std::size_t(expected / sizeof(float)));
-        std::memcpy(tensor.values.data(), data + begin, expected);
+        tensor.values.resize(std::size_t(expected / valueBytes));
+        if (dtype == "F32") {
+            std::memcpy(tensor.values.data(), data + begin, expected);
+        } else {
+            for (std::size_t i = 0; i < tensor.values.size(); ++i) {
+                std::uint16_t bits = 0;
+                std::memcpy(&bits, data + begin + 2 * i, 2);
+                tensor.values[i] = dtype == "BF16" ? bfloat16ToFloat(bits) : float16ToFloat(bits);
+            }
+        }
         extents.push_back({begin, end, result.tensors.size()});
         result.tensors.push_back(std::move(tensor));
     }

@@ -117,6 +117,9 @@ void TrainerConfig::validate() const {
     if (earlyStopPatience < 0)
         throw Error("early-stopping patience is negative", "early-stop", "use 0 to turn it off");
     if (logEvery < 1) throw Error("log-every is " + std::to_string(logEvery) + ", needs at least 1", "log-every");
+    if (!(targetAccuracy > 0.0 && targetAccuracy <= 1.0))
+        throw Error("target accuracy is " + formatFloat(targetAccuracy) + ", needs 0 < value <= 1",
+                    "target-accuracy", "0.66 is FER2013's usual mark");
     if (!(loss.labelSmoothing >= 0.0f && loss.labelSmoothing < 1.0f))
         throw Error("label smoothing is " + formatFloat(loss.labelSmoothing) + ", needs 0 <= value < 1",
                     "label-smoothing", "0.1 is a common choice");
@@ -135,6 +138,7 @@ nlohmann::json TrainerConfig::toJson() const {
             {"class_weights", loss.classWeights},
             {"early_stop_patience", earlyStopPatience},
             {"log_every", logEvery},
+            {"target_accuracy", targetAccuracy},
             {"seed", seed}};
 }
 
@@ -149,6 +153,7 @@ TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
         config.earlyStopPatience = json.at("early_stop_patience").get<int>();
         config.logEvery = json.at("log_every").get<int>();
         config.seed = json.at("seed").get<std::uint64_t>();
+        config.targetAccuracy = json.value("target_accuracy", config.targetAccuracy);  // absent in older runs
     } catch (const nlohmann::json::exception& error) {
         throw Error(std::string("the trainer settings are incomplete: ") + error.what(), "config.json",
                     "the run folder is damaged; start a new run");
@@ -159,13 +164,67 @@ TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
 
 // ---- evaluation ------------------------------------------------------------------------------
 
-EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator) {
+int TestTimeAugmentation::views() const {
+    if (kind == "none") return 1;
+    if (kind == "flip") return 2;
+    if (kind == "tencrop") return 10;
+    throw Error("unknown test-time augmentation '" + kind + "'", "--tta", "use none, flip or tencrop");
+}
+
+namespace {
+
+// out(y, x) = in(y + shiftY, x + shiftX), `fill` where that falls outside; mirrored first
+// (in(y, width - 1 - x)) when `mirror`.
+void shiftedView(const float* in, float* out, int channels, int height, int width, int shiftY, int shiftX,
+                 bool mirror, const std::vector<float>& fill) {
+    for (int c = 0; c < channels; ++c) {
+        const float outside = fill.empty() ? 0.0f : fill[std::size_t(c)];
+        const float* plane = in + std::size_t(c) * height * width;
+        float* target = out + std::size_t(c) * height * width;
+        for (int y = 0; y < height; ++y)
+            for (int x = 0; x < width; ++x) {
+                const int sy = y + shiftY, sx = x + shiftX;
+                const bool inside = sy >= 0 && sy < height && sx >= 0 && sx < width;
+                target[y * width + x] = inside ? plane[sy * width + (mirror ? width - 1 - sx : sx)] : outside;
+            }
+    }
+}
+
+}  // namespace
+
+void makeTestTimeView(const TestTimeAugmentation& tta, int view, std::span<const float> images, int count,
+                      const TensorShape& shape, std::span<float> out) {
+    const int views = tta.views();
+    const std::size_t perImage = std::size_t(shape.countPerImage());
+    if (view < 0 || view >= views || images.size() < perImage * std::size_t(count) || out.size() < images.size())
+        throw Error("view " + std::to_string(view) + " of " + std::to_string(views) + " for " +
+                    std::to_string(count) + " images into buffers too small or out of range", "test-time augmentation");
+    if (!tta.fill.empty() && int(tta.fill.size()) != shape.channels)
+        throw Error(std::to_string(tta.fill.size()) + " fill values for " + std::to_string(shape.channels) + " channels",
+                    "test-time augmentation");
+    // Window offsets relative to the image itself (the centre): centre, top-left, top-right,
+    // bottom-left, bottom-right.
+    const int p = tta.kind == "tencrop" ? tta.padding : 0;
+    const int offsets[5][2] = {{0, 0}, {-p, -p}, {-p, p}, {p, -p}, {p, p}};
+    const int halves = views / 2;  // plain views come first, their mirrors after
+    const bool mirror = views > 1 && view >= halves;
+    const int window = views > 1 ? view % halves : 0;
+    for (int i = 0; i < count; ++i)
+        shiftedView(images.data() + std::size_t(i) * perImage, out.data() + std::size_t(i) * perImage, shape.channels,
+                    shape.height, shape.width, offsets[window][0], offsets[window][1], mirror, tta.fill);
+}
+
+EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator,
+                          const TestTimeAugmentation& tta) {
     const int capacity = network.batch();
     const int classes = network.classes();
-    const std::int64_t valuesPerImage = network.inputShape().countPerImage();
+    const TensorShape shape = network.inputShape();
+    const std::int64_t valuesPerImage = shape.countPerImage();
+    const int views = tta.views();
     EvaluationResult result;
     result.confusion = ConfusionMatrix(classes);
     std::vector<float> padded(std::size_t(capacity * valuesPerImage));
+    std::vector<double> probabilitySums;
     double lossSum = 0;
 
     source.startEpoch(0, 0);
@@ -173,18 +232,44 @@ EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* c
     for (std::int64_t index = 0; source.next(batch); ++index) {
         if (batch.count == 0 && communicator) continue;  // this rank's share of a last, small batch
         checkBatch(batch, capacity, valuesPerImage, classes, "evaluation batch " + std::to_string(index));
-        std::copy(batch.images.begin(), batch.images.end(), padded.begin());
-        std::fill(padded.begin() + std::ptrdiff_t(batch.images.size()), padded.end(), 0.0f);
-        network.input().fromHost(padded);
-        network.forward(Phase::Inference);
-        const std::vector<float> logits = network.logits().toHost();
+        if (views == 1) {
+            std::copy(batch.images.begin(), batch.images.end(), padded.begin());
+            std::fill(padded.begin() + std::ptrdiff_t(batch.images.size()), padded.end(), 0.0f);
+            network.input().fromHost(padded);
+            network.forward(Phase::Inference);
+            const std::vector<float> logits = network.logits().toHost();
+            for (int i = 0; i < batch.count; ++i) {
+                const float* row = logits.data() + std::size_t(i) * classes;
+                const int predicted = argmax(row, classes);
+                double sum = 0;  // log-sum-exp, shifted by the maximum
+                for (int c = 0; c < classes; ++c) sum += std::exp(double(row[c]) - row[predicted]);
+                const int label = batch.labels[std::size_t(i)];
+                lossSum += double(row[predicted]) + std::log(sum) - row[label];
+                result.confusion.add(label, predicted);
+            }
+            continue;
+        }
+        probabilitySums.assign(std::size_t(batch.count) * classes, 0.0);
+        std::fill(padded.begin(), padded.end(), 0.0f);
+        for (int view = 0; view < views; ++view) {
+            makeTestTimeView(tta, view, batch.images, batch.count, shape, padded);
+            network.input().fromHost(padded);
+            network.forward(Phase::Inference);
+            const std::vector<float> logits = network.logits().toHost();
+            for (int i = 0; i < batch.count; ++i) {
+                const float* row = logits.data() + std::size_t(i) * classes;
+                const float largest = row[argmax(row, classes)];
+                double sum = 0;
+                for (int c = 0; c < classes; ++c) sum += std::exp(double(row[c]) - largest);
+                for (int c = 0; c < classes; ++c)
+                    probabilitySums[std::size_t(i) * classes + c] += std::exp(double(row[c]) - largest) / sum;
+            }
+        }
         for (int i = 0; i < batch.count; ++i) {
-            const float* row = logits.data() + std::size_t(i) * classes;
-            const int predicted = argmax(row, classes);
-            double sum = 0;  // log-sum-exp, shifted by the maximum
-            for (int c = 0; c < classes; ++c) sum += std::exp(double(row[c]) - row[predicted]);
+            const double* sums = probabilitySums.data() + std::size_t(i) * classes;
+            const int predicted = int(std::max_element(sums, sums + classes) - sums);
             const int label = batch.labels[std::size_t(i)];
-            lossSum += double(row[predicted]) + std::log(sum) - row[label];
+            lossSum -= std::log(std::max(sums[label] / views, 1e-300));
             result.confusion.add(label, predicted);
         }
     }
@@ -285,6 +370,10 @@ bool Trainer::hasFinalModel() const {
 
 void Trainer::rememberBestWeights() { bestWeights_ = networkTensors(network_); }
 
+nlohmann::json Trainer::secondsToTargetJson() const {
+    return progress_.secondsToTarget < 0 ? nlohmann::json(nullptr) : nlohmann::json(progress_.secondsToTarget);
+}
+
 void Trainer::writeCheckpoint(const std::string& kind, const Session& session) {
     if (!writesFiles()) return;
     progress_.wallSeconds = session.wallSeconds();
@@ -319,11 +408,14 @@ TrainingResult Trainer::finish(const std::string& reason, BatchSource* test,
             if (progress_.bestEpoch > 0)
                 info.trainedOn["validation_accuracy"] = progress_.bestValidationAccuracy;
             if (result.test) info.trainedOn["test_accuracy"] = result.test->accuracy();
+            info.trainedOn["target_accuracy"] = config_.targetAccuracy;
+            info.trainedOn["seconds_to_target"] = secondsToTargetJson();
             saveModel(folder_->modelFolder(), network_, info);
             modelPath = folder_->modelFolder().string();
         }
     }
     result.wallSeconds = session.wallSeconds();
+    result.secondsToTarget = progress_.secondsToTarget;
 
     nlohmann::json finished = {
         {"reason", reason},
@@ -334,6 +426,8 @@ TrainingResult Trainer::finish(const std::string& reason, BatchSource* test,
         {"test_accuracy", result.test ? nlohmann::json(result.test->accuracy()) : nlohmann::json(nullptr)},
         {"test_loss", result.test ? nlohmann::json(result.test->loss) : nlohmann::json(nullptr)},
         {"model_path", modelPath},
+        {"target_accuracy", config_.targetAccuracy},
+        {"seconds_to_target", secondsToTargetJson()},
         {"wall_time_s", result.wallSeconds}};
     if (result.test) {
         finished["test_confusion_matrix"] = result.test->confusion.toJson();
@@ -511,6 +605,8 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
             } else {
                 ++progress_.epochsWithoutImprovement;
             }
+            if (progress_.secondsToTarget < 0 && result.accuracy() >= config_.targetAccuracy)
+                progress_.secondsToTarget = session.wallSeconds();
             epochEvent["validation_loss"] = result.loss;
             epochEvent["validation_accuracy"] = result.accuracy();
             epochEvent["confusion_matrix"] = result.confusion.toJson();
@@ -536,6 +632,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
         epochEvent["images_per_s"] =
             trainSeconds > 0 ? double(session.stepsPerEpoch * globalBatch) / trainSeconds : 0.0;
         epochEvent["best"] = improved;
+        epochEvent["seconds_to_target"] = secondsToTargetJson();
         events_.emit("epoch", std::move(epochEvent));
 
         writeCheckpoint("latest", session);

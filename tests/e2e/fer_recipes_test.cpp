@@ -1,0 +1,138 @@
+// Recipes, installed models and model cards as a user meets them: `recipes` lists them, a
+// recipe's settings reach config.json with the command line's overrides, a trained model exported
+// with bf16 weights into a models folder is found by name by `models`, `evaluate` (with
+// test-time augmentation) and `predict`, and `card` writes its MODEL_CARD.md.
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_process.h"
+#include "train_worker.h"
+
+namespace cnnstudio::e2e {
+namespace {
+
+std::filesystem::path scratchFolder(const std::string& name) {
+    return freshFolder(std::filesystem::path(::testing::TempDir()) / ("cnnstudio-fer-e2e-" + std::to_string(::getpid())),
+                       name);
+}
+
+// A FER2013-format CSV: `training` Training rows and `publicTest` PublicTest rows of random
+// 48x48 faces, labels cycling through the 7 emotions.
+void writeTinyFerCsv(const std::filesystem::path& file, int training, int publicTest) {
+    std::ofstream csv(file);
+    csv << "emotion,pixels,Usage\n";
+    std::mt19937 random(5);
+    for (int row = 0; row < training + publicTest; ++row) {
+        csv << row % 7 << ",";
+        for (int i = 0; i < 48 * 48; ++i) csv << (i ? " " : "") << random() % 256;
+        csv << "," << (row < training ? "Training" : "PublicTest") << "\n";
+    }
+}
+
+nlohmann::json readJson(const std::filesystem::path& file) {
+    std::ifstream stream(file);
+    return nlohmann::json::parse(stream);
+}
+
+TEST(Recipes, ListedWithTheirNetworksAndDataSetKind) {
+    const ProcessResult listed = train({"recipes"}, scratchFolder("list"));
+    ASSERT_EQ(listed.exitCode, 0) << listed.err;
+    for (const char* line : {"fer-cnn          preset:fer-cnn", "mini-xception    preset:mini-xception",
+                             "resnet-fer       preset:resnet-fer", "vgg-wide         preset:vgg-wide"})
+        EXPECT_NE(listed.out.find(line), std::string::npos) << line << "\n" << listed.out;
+    EXPECT_NE(listed.out.find("fer2013"), std::string::npos);
+}
+
+TEST(Recipes, NeedTheirKindOfDataSet) {
+    const auto work = scratchFolder("kind");
+    const ProcessResult noData = train({"--recipe", "fer-cnn"}, work);
+    EXPECT_EQ(noData.exitCode, 2);
+    EXPECT_NE(noData.err.find("--dataset fer2013:PATH"), std::string::npos) << noData.err;
+    const ProcessResult wrongData = train({"--recipe", "fer-cnn", "--dataset", "fashion-mnist"}, work);
+    EXPECT_EQ(wrongData.exitCode, 2);
+    EXPECT_NE(wrongData.err.find("is for fer2013 data"), std::string::npos) << wrongData.err;
+}
+
+// One training run checked four ways (ctest runs each test in its own process).
+TEST(Recipes, ResolvedIntoConfigAndTheModelShipsByName) {
+    const auto work = scratchFolder("ship");
+    const auto csv = work / "fer-tiny.csv";
+    writeTinyFerCsv(csv, 32, 14);
+    const auto runDir = work / "run";
+    const ProcessResult trained =
+        train({"--recipe", "fer-cnn", "--dataset", "fer2013:" + csv.string(), "--backend", "cpu", "--precision", "fp32",
+               "--epochs", "1", "--batch", "8", "--threads", "2", "--target-accuracy", "0.01", "--run-dir",
+               runDir.string()},
+              work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    // The time to --target-accuracy is printed at the end ("first reached after ..." or "never reached").
+    EXPECT_NE(trained.out.find("1.00% validation accuracy "), std::string::npos) << trained.out;
+
+    // The recipe's settings, with the command line's batch, epochs, backend and precision.
+    const nlohmann::json config = readJson(runDir / "config.json");
+    EXPECT_EQ(config["recipe"], "fer-cnn");
+    EXPECT_EQ(config["spec"], "preset:fer-cnn");
+    EXPECT_EQ(config["batch"], 8);
+    EXPECT_EQ(config["backend"], "cpu");
+    EXPECT_EQ(config["precision"], "fp32");
+    EXPECT_EQ(config["augment"], "crop=4,flip");
+    EXPECT_EQ(config["trainer"]["epochs"], 1);
+    EXPECT_EQ(config["trainer"]["optimizer"]["kind"], "sgd");
+    EXPECT_EQ(config["trainer"]["optimizer"]["nesterov"], true);
+    EXPECT_FLOAT_EQ(config["trainer"]["optimizer"]["learning_rate"].get<float>(), 0.05f);
+    EXPECT_FLOAT_EQ(config["trainer"]["optimizer"]["weight_decay"].get<float>(), 5e-4f);
+    EXPECT_EQ(config["trainer"]["schedule"]["kind"], "onecycle");
+    EXPECT_FLOAT_EQ(config["trainer"]["label_smoothing"].get<float>(), 0.1f);
+    EXPECT_DOUBLE_EQ(config["trainer"]["target_accuracy"].get<double>(), 0.01);
+
+    // The model, exported with bf16 weights into a models folder, is found there by name.
+    const auto models = work / "models";
+    const ProcessResult exported = train({"export", runDir.string(), "--model-folder", (models / "tiny-fer").string(),
+                                          "--weights-dtype", "bf16"},
+                                         work);
+    ASSERT_EQ(exported.exitCode, 0) << exported.err;
+    const auto fp32Bytes = std::filesystem::file_size(runDir / "model" / "model.safetensors");
+    const auto bf16Bytes = std::filesystem::file_size(models / "tiny-fer" / "model.safetensors");
+    EXPECT_LT(bf16Bytes, fp32Bytes * 6 / 10);
+
+    std::vector<std::string> environment = kQuietOpenMp;
+    environment.push_back("CNNSTUDIO_MODELS_DIR=" + models.string());
+    auto run = [&](std::vector<std::string> arguments) {
+        arguments.insert(arguments.begin(), kTrainProgram);
+        return runProcess(arguments, work.string(), environment);
+    };
+    const ProcessResult listed = run({"models"});
+    ASSERT_EQ(listed.exitCode, 0) << listed.err;
+    EXPECT_NE(listed.out.find("tiny-fer"), std::string::npos) << listed.out;
+
+    const ProcessResult plain = run({"evaluate", "--model", "tiny-fer", "--split", "validation", "--threads", "2"});
+    ASSERT_EQ(plain.exitCode, 0) << plain.err;
+    EXPECT_NE(plain.out.find("on 14 validation images"), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find("F1"), std::string::npos) << plain.out;
+    for (const char* tta : {"flip", "tencrop"}) {
+        const ProcessResult augmented =
+            run({"evaluate", "tiny-fer", "--split", "validation", "--threads", "2", "--tta", tta});
+        ASSERT_EQ(augmented.exitCode, 0) << augmented.err;
+        EXPECT_NE(augmented.out.find(std::string("test-time augmentation ") + tta), std::string::npos) << augmented.out;
+    }
+    const ProcessResult unknown = run({"evaluate", "--model", "no-such-model"});
+    EXPECT_EQ(unknown.exitCode, 1);
+    EXPECT_NE(unknown.err.find("the models are tiny-fer"), std::string::npos) << unknown.err;
+
+    // The card, from the run's events.
+    const ProcessResult carded = train({"card", runDir.string(), "--tta-accuracy", "0.5"}, work);
+    ASSERT_EQ(carded.exitCode, 0) << carded.err;
+    std::ifstream cardFile(runDir / "model" / "MODEL_CARD.md");
+    const std::string card((std::istreambuf_iterator<char>(cardFile)), std::istreambuf_iterator<char>());
+    for (const char* part : {"# Model card: fer-cnn", "Recipe: `fer-cnn`", "| validation (selection) |", "50.00%",
+                             "Confusion matrix", "| Disgust |", "| class | precision | recall | F1 | images |",
+                             "FER2013: known biases and label noise"})
+        EXPECT_NE(card.find(part), std::string::npos) << part << "\n" << card;
+}
+
+}  // namespace
+}  // namespace cnnstudio::e2e
