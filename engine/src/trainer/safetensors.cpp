@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
@@ -23,6 +25,25 @@ namespace {
 
 constexpr std::uint64_t kMaximumHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
+// Each tensor's CRC32 (of its data bytes, 8 hex digits) is kept in the metadata under this prefix
+// and the tensor's name, so that a byte flipped on disk is caught on reading and the tensor
+// holding it named. Other readers (PyTorch) see plain string metadata and ignore it.
+constexpr const char* kChecksumPrefix = "crc32:";
+
+std::string crc32Hex(const char* data, std::size_t bytes) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    // zlib takes lengths as uInt: feed a large tensor in pieces.
+    for (std::size_t done = 0; done < bytes;) {
+        const std::size_t piece = std::min<std::size_t>(bytes - done, 1u << 30);
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(data + done), uInt(piece));
+        done += piece;
+    }
+    char text[9];
+    std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
+    return text;
+}
+
+bool isChecksumKey(const std::string& key) { return key.rfind(kChecksumPrefix, 0) == 0; }
 
 std::int64_t elementCount(const std::vector<std::int64_t>& shape) {
     std::int64_t count = 1;
@@ -89,7 +110,16 @@ void writeSafetensors(const std::filesystem::path& file, const std::vector<Named
                                {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
-    if (!metadata.empty()) header[kMetadataKey] = metadata;
+    nlohmann::json metadataJson = nlohmann::json::object();
+    for (const auto& [key, value] : metadata) {
+        if (isChecksumKey(key))
+            throw Error("metadata key '" + key + "' is reserved for the tensors' checksums", file.string());
+        metadataJson[key] = value;
+    }
+    for (const auto& tensor : tensors)
+        metadataJson[kChecksumPrefix + tensor.name] =
+            crc32Hex(reinterpret_cast<const char*>(tensor.values.data()), tensor.values.size() * sizeof(float));
+    if (!metadataJson.empty()) header[kMetadataKey] = metadataJson;
 
     std::string headerText = header.dump();
     headerText.append((8 - headerText.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
@@ -132,21 +162,23 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
     const char* data = contents.data() + 8 + headerLength;
 
     SafetensorsContents result;
+    std::map<std::string, std::string> checksums;  // tensor name -> CRC32 recorded when written
     struct Extent {
         std::uint64_t begin, end;
         std::size_t tensor;
     };
     std::vector<Extent> extents;
-    for (const auto& [name, entry] : header.items()) {
-        if (name == kMetadataKey) {
-            if (!entry.is_object()) corrupt(file, "__metadata__ is not a JSON object");
-            for (const auto& [key, value] : entry.items()) {
-                if (!value.is_string())
-                    corrupt(file, "__metadata__ entry '" + key + "' is not a string");
-                result.metadata[key] = value.get<std::string>();
-            }
-            continue;
+    // The metadata first: the checksums in it are needed as each tensor is read.
+    if (const auto entry = header.find(kMetadataKey); entry != header.end()) {
+        if (!entry->is_object()) corrupt(file, "__metadata__ is not a JSON object");
+        for (const auto& [key, value] : entry->items()) {
+            if (!value.is_string()) corrupt(file, "__metadata__ entry '" + key + "' is not a string");
+            if (isChecksumKey(key)) checksums[key.substr(std::strlen(kChecksumPrefix))] = value.get<std::string>();
+            else result.metadata[key] = value.get<std::string>();
         }
+    }
+    for (const auto& [name, entry] : header.items()) {
+        if (name == kMetadataKey) continue;
         const std::string where = "tensor '" + name + "'";
         if (!entry.is_object()) corrupt(file, where + " is not described by a JSON object");
         for (const char* key : {"dtype", "shape", "data_offsets"})
@@ -179,6 +211,13 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
             corrupt(file, where + " has shape " + shapeText(tensor.shape) + " (" +
                               std::to_string(expected) + " bytes) but data_offsets span " +
                               std::to_string(end - begin) + " bytes");
+        // Files written before checksums were kept (or by other writers) have none to compare.
+        if (const auto recorded = checksums.find(name); recorded != checksums.end()) {
+            const std::string actual = crc32Hex(data + begin, expected);
+            if (actual != recorded->second)
+                corrupt(file, where + "'s data has CRC32 " + actual + " but " + recorded->second +
+                                  " was recorded when it was written: bytes changed on disk since");
+        }
         tensor.values.resize(std::size_t(expected / sizeof(float)));
         std::memcpy(tensor.values.data(), data + begin, expected);
         extents.push_back({begin, end, result.tensors.size()});
