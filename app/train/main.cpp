@@ -20,6 +20,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -96,7 +97,7 @@ struct TrainingOptions {
     int epochs = 10, batch = 64, warmupEpochs = 0, earlyStop = 0, logEvery = 50, threads = 0;
     std::string optimizer = "adam", schedule = "constant", augment = "none", classWeights = "none";
     float learningRate = 0.001f, momentum = 0.9f, weightDecay = 0.0f, labelSmoothing = 0.0f;
-    std::string runDir, resume, events;
+    std::string runDir, resume, events, checkpointEvery = "5min";
     std::uint64_t seed = 42;
     std::size_t limit = 0;
     bool skipBad = false, summary = false, scaleLearningRate = false;
@@ -150,6 +151,10 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--resume", o.resume, "continue the run in this folder where it stopped")
         ->check(CLI::ExistingDirectory);
     app.add_option("--events", o.events, "also write the events to - (standard output) or a file");
+    app.add_option("--checkpoint-every", o.checkpointEvery,
+                   "also checkpoint within an epoch every N steps or minutes (200steps, 5min); a killed "
+                   "run resumes from there")
+        ->capture_default_str();
     app.add_option("--log-every", o.logEvery, "a step event every N steps")
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
@@ -285,12 +290,14 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
         for (const char* name : kFixedOnResume)
             if (app.count(name) > 0)
                 throw Error(std::string(name) + " cannot be changed when resuming", "--resume",
-                            "the run's config.json fixes it; only --epochs, --log-every, --threads and "
-                            "--events may be given");
+                            "the run's config.json fixes it; only --epochs, --log-every, --threads, "
+                            "--checkpoint-every and --events may be given");
         command.resume = o.resume;
         if (app.count("--epochs")) command.epochs = o.epochs;
         if (app.count("--log-every")) command.logEvery = o.logEvery;
         if (app.count("--threads")) command.threads = o.threads;
+        if (app.count("--checkpoint-every"))
+            command.checkpointEvery = CheckpointCadence::parse(o.checkpointEvery, "--checkpoint-every");
         return command;
     }
     if (o.preset.empty() && o.specFile.empty())
@@ -301,6 +308,7 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
     // Throws listing the accepted forms; the run records the data set's absolute path.
     config.dataset = datasets::toString(datasets::withAbsolutePath(datasets::parseDatasetSpec(o.dataset)));
     config.backend = o.backend;
+    requirePrecisionOf(o.backend, o.precision);  // cuda with tf32 would fail only once a GPU is touched
     config.precision = o.precision;
     config.threads = o.threads;
     config.batch = o.batch;
@@ -313,6 +321,7 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, const TrainingOptions& o
     trainer.epochs = o.epochs;
     trainer.seed = o.seed;
     trainer.logEvery = o.logEvery;
+    trainer.checkpointEvery = CheckpointCadence::parse(o.checkpointEvery, "--checkpoint-every");
     trainer.earlyStopPatience = o.earlyStop;
     trainer.optimizer.kind = o.optimizer;
     trainer.optimizer.learningRate = o.learningRate;
@@ -333,6 +342,15 @@ void printBackends(std::FILE* out) {
         const std::string why = backendUnavailableReason(name);
         std::fprintf(out, "%-8s %s\n", name.c_str(), why.empty() ? "available" : ("unavailable: " + why).c_str());
     }
+}
+
+// More threads than cores only wait for one another: allowed (a shared machine may be measured
+// that way on purpose), but said, as cnnstudio-bench says it.
+void warnAboutThreadsBeyondCores(int threads) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (cores > 0 && threads > 0 && unsigned(threads) > cores)
+        std::fprintf(stderr, "cnnstudio-train: warning: --threads %d is more than the %u cores of this machine; "
+                             "the extra threads only wait for each other\n", threads, cores);
 }
 
 void printError(const std::exception& error) {
@@ -398,6 +416,15 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : kExitUsage;
     }
 
+    // Once, from the process the user started: ranks under mpirun would repeat it.
+    if (!launchedByMpi())
+        warnAboutThreadsBeyondCores(std::max({training.threads, evaluateCommand.threads,
+#ifdef CNNSTUDIO_HAVE_OPENCV
+                                              predictCommand.threads
+#else
+                                              0
+#endif
+                                             }));
     try {
         if (*backends) {
             printBackends(stdout);

@@ -151,6 +151,9 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     const bool resuming = !command.resume.empty();
     const WorldInfo world = initialiseWorld();
     const bool rankZero = world.rank == 0;
+    // A fresh run's network is checked before its folder is made: a spec that cannot train
+    // leaves no empty run folder behind.
+    if (!resuming) inferShapes(loadSpecSource(command.config.spec));
     const std::optional<RunFolder> folder = openRunFolder(command, world);
     // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
     // the events file is opened, so that a refused trainer writes nothing into another's run.
@@ -168,6 +171,13 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     std::FILE* human = !rankZero && silence ? silence.get() : command.events == "-" ? stderr : stdout;
     ProgressDisplay display(human, ::isatty(::fileno(human)) == 1);
     if (rankZero) events.addListener([&display](const nlohmann::json& event) { display.onEvent(event); });
+    // A resume refused before its session began (the run finished already, its data set is gone)
+    // leaves the run's record as it was: a finished run must not end in `failed` because a
+    // later --resume was turned down. The refusal goes to standard error and the exit code.
+    bool sessionBegan = false;
+    events.addListener([&sessionBegan](const nlohmann::json& event) {
+        if (event.value("event", "") == "run_started") sessionBegan = true;
+    });
 
     // Declared out here, in this order, so that the `failed` event can read the trainer's
     // progress and the trainer is destroyed before the network and backend it uses.
@@ -176,6 +186,7 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     std::unique_ptr<Network> network;
     std::unique_ptr<Trainer> trainer;
     auto reportFailure = [&](const std::string& reason, const std::string& where) {
+        if (resuming && !sessionBegan) return;
         try {
             events.emit("failed", {{"reason", reason}, {"where", where},
                                    {"step", trainer ? trainer->progress().step : 0},
@@ -194,6 +205,7 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
             if (command.epochs) config.trainer.epochs = *command.epochs;
             if (command.logEvery) config.trainer.logEvery = *command.logEvery;
             if (command.threads) config.threads = *command.threads;
+            if (command.checkpointEvery) config.trainer.checkpointEvery = *command.checkpointEvery;
             config.trainer.validate();
             spec = folder->readSpec();
         } else {
