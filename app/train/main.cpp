@@ -44,6 +44,7 @@
 namespace {
 
 using namespace cnnstudio;
+using app::DistributedLayout;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
@@ -216,7 +217,7 @@ std::pair<long long, int> stepAndEpochAt(const Event& event) {
 
 // After a distributed job ended badly without saying so in its events (a rank killed or
 // stalled, mpirun stopped), the run's record must still end in `failed`.
-void recordJobFailure(const std::filesystem::path& runDir, int status, const std::string& eventsOption) {
+void recordJobFailure(const std::filesystem::path& runDir, const MpirunResult& job, const std::string& eventsOption) {
     const std::filesystem::path eventsFile = runDir / RunFolder::kEventsFileName;
     if (!std::filesystem::exists(eventsFile)) return;  // the ranks failed before the run began
     const EventLog log = readEvents(eventsFile);
@@ -226,9 +227,12 @@ void recordJobFailure(const std::filesystem::path& runDir, int status, const std
     EventWriter events;
     events.addFile(eventsFile);
     if (eventsOption == "-") events.addStream(std::cout);
-    events.emit("failed", {{"reason", "the distributed job ended with status " + std::to_string(status) +
-                                          ": a rank died or stalled (the ranks' own messages on standard "
-                                          "error name the rank and host)"},
+    const std::string cause = job.failedRank.empty()
+                                  ? "a rank died or stalled (the ranks' own messages on standard error name the "
+                                    "rank and host)"
+                                  : job.failedRank + ", so mpirun ended every rank";
+    events.emit("failed", {{"reason", "the distributed job ended with status " + std::to_string(job.status) + ": " +
+                                          cause},
                            {"where", "mpirun"},
                            {"step", step},
                            {"epoch", epoch}});
@@ -243,30 +247,68 @@ bool endedStopped(const std::filesystem::path& runDir) {
     return finished && finished->reason == "stopped";
 }
 
-// Runs this program under mpirun, one rank per GPU / CPU rank on each node. Returns the exit code.
-int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
-    const bool resuming = !o.resume.empty();
-    std::string backend = o.backend;
-    if (resuming) {
-        const nlohmann::json config = RunFolder::open(o.resume).readConfig();
-        backend = config.value("backend", backend);
-    }
-    const bool gpuBackend = backend != "cpu" && backend != "cpu-ref";
+bool isGpuBackend(const std::string& backend) { return backend != "cpu" && backend != "cpu-ref"; }
+
+// The layout the options ask for, checked against the backend; one process when they ask for none.
+DistributedLayout layoutFromOptions(const TrainingOptions& o, const std::string& backend) {
+    const bool gpuBackend = isGpuBackend(backend);
     if (o.gpus > 0 && !gpuBackend)
         throw Error("--gpus asks for GPU ranks but the backend is " + backend, "--gpus",
                     "use --ranks N for ranks on CPU backends, or a GPU backend (--backend cuda or cudnn)");
     if (o.ranks > 0 && gpuBackend)
         throw Error("--ranks is for CPU backends, the backend is " + backend, "--ranks",
                     "use --gpus N: one rank per GPU");
+    DistributedLayout layout;
+    layout.ranksPerNode = std::max({o.gpus, o.ranks, 1});
+    layout.nodes = o.nodes;
+    if (!o.hostfile.empty()) layout.hostfile = std::filesystem::absolute(o.hostfile).string();
+    return layout;
+}
+
+bool asksForLayout(const CLI::App& app) {
+    return app.count("--gpus") + app.count("--ranks") + app.count("--nodes") + app.count("--hostfile") > 0;
+}
+
+// A resumed run starts again with the layout it was trained with: its rank count fixes the
+// global batch and each rank's share of the data. Options may repeat it, or point at another
+// hostfile for the same counts (the machines moved); a different count is refused.
+DistributedLayout resumedLayout(const CLI::App& app, const TrainingOptions& o, const app::RunConfig& config,
+                                const std::filesystem::path& configFile) {
+    const DistributedLayout& recorded = config.distributed;
+    if (!asksForLayout(app)) {
+        if (recorded.nodes > 1 && !std::filesystem::exists(recorded.hostfile))
+            throw Error("the run was trained on " + recorded.describe() + " but that hostfile is gone",
+                        configFile.string(),
+                        "give --nodes " + std::to_string(recorded.nodes) + " --hostfile FILE listing the nodes (" +
+                            std::to_string(recorded.ranksPerNode) + " slots each) to resume");
+        return recorded;
+    }
+    DistributedLayout asked = layoutFromOptions(o, config.backend);
+    if (!app.count("--nodes")) asked.nodes = recorded.nodes;
+    if (asked.hostfile.empty()) asked.hostfile = recorded.hostfile;
+    if (asked.ranksPerNode != recorded.ranksPerNode || asked.nodes != recorded.nodes)
+        throw Error("the run was trained on " + recorded.describe() + ", the options ask for " + asked.describe() +
+                        ": the global batch and each rank's share of the data would change",
+                    configFile.string(), "resume with the recorded layout (--resume alone starts it), or start a new run");
+    return asked;
+}
+
+// Runs this program under mpirun with `layout`. Returns the exit code.
+int launchDistributed(int argc, char** argv, const TrainingOptions& o, const std::string& backend,
+                      const DistributedLayout& layout) {
+    const bool resuming = !o.resume.empty();
     DistributedRequest request;
-    request.ranksPerNode = std::max({o.gpus, o.ranks, 1});
-    request.nodes = o.nodes;
-    request.hostfile = o.hostfile;
-    request.gpuBackend = gpuBackend;
+    request.ranksPerNode = layout.ranksPerNode;
+    request.nodes = layout.nodes;
+    request.hostfile = layout.hostfile;
+    request.gpuBackend = isGpuBackend(backend);
     const std::filesystem::path runDir = std::filesystem::absolute(
         resuming ? std::filesystem::path(o.resume)
                  : !o.runDir.empty() ? std::filesystem::path(o.runDir)
                                      : app::defaultRunDir(o.preset.empty() ? "file:" + o.specFile : "preset:" + o.preset));
+    // The ranks cannot see the launcher's options: the layout they record travels in the
+    // environment, which mpirun forwards (-x).
+    setenv(DistributedLayout::kLayoutVariable, layout.toJson().dump().c_str(), 1);
     const std::vector<std::string> command =
         mpirunCommand(request, std::filesystem::read_symlink("/proc/self/exe").string(),
                       rankArguments(argc, argv, runDir, resuming));
@@ -274,12 +316,34 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
         std::printf("%s\n", quoteCommand(command).c_str());
         return 0;
     }
-    const int status = runMpirun(command);
-    if (status != 0) {
-        recordJobFailure(runDir, status, o.events);
+    const MpirunResult job = runMpirun(command);
+    if (job.status != 0) {
+        recordJobFailure(runDir, job, o.events);
         return kExitError;
     }
     return endedStopped(runDir) ? kExitStopped : 0;
+}
+
+// The layout to launch, or none to train in this process: a fresh run's options, or a resumed
+// run's recorded layout.
+std::optional<std::pair<std::string, DistributedLayout>> launchPlan(const CLI::App& app, const TrainingOptions& o) {
+    if (o.resume.empty()) {
+        if (!wantsSeveralRanks(o)) return std::nullopt;
+        return std::pair{o.backend, layoutFromOptions(o, o.backend)};
+    }
+    std::optional<RunFolder> folder;
+    app::RunConfig config;
+    try {
+        folder = RunFolder::open(o.resume);
+        config = app::RunConfig::fromJson(folder->readConfig(), folder->configFile().string());
+    } catch (const Error&) {
+        // A folder without a readable config: training in this process reports it, after
+        // taking the folder's lock, as for any resume.
+        return std::nullopt;
+    }
+    const DistributedLayout layout = resumedLayout(app, o, config, folder->configFile());
+    if (layout.ranks() == 1 && layout.nodes == 1) return std::nullopt;
+    return std::pair{config.backend, layout};
 }
 
 // Checks what CLI11 cannot and builds the command; throws Error for bad usage.
@@ -483,9 +547,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "Run with --help for more information.\n");
         return kExitUsage;
     }
-    if (wantsSeveralRanks(training) && !launchedByMpi()) {
+    if (!launchedByMpi()) {
         try {
-            return launchDistributed(argc, argv, training);
+            if (const auto plan = launchPlan(app, training))
+                return launchDistributed(argc, argv, training, plan->first, plan->second);
         } catch (const std::exception& error) {
             printError(error);
             return kExitError;

@@ -13,6 +13,20 @@
 
 namespace cnnstudio::app {
 
+// How a run's ranks were laid out: what a resumed run must start again, since the rank count
+// fixes the global batch and each rank's share of the data.
+struct DistributedLayout {
+    int ranksPerNode = 1;  // --gpus N / --ranks N
+    int nodes = 1;         // --nodes M
+    std::string hostfile;  // --hostfile F, absolute; empty on one node
+    int ranks() const { return ranksPerNode * nodes; }
+    bool operator==(const DistributedLayout&) const = default;
+    std::string describe() const;  // "4 ranks (2 per node on 2 nodes, hostfile /a/hosts)"
+    nlohmann::json toJson() const;
+    // The layout a launcher hands its ranks in kLayoutVariable (the ranks cannot see its options).
+    static constexpr const char* kLayoutVariable = "CNNSTUDIO_RUN_LAYOUT";
+};
+
 struct RunConfig {
     std::string spec;                     // "preset:NAME" or "file:PATH" (absolute)
     std::string dataset = "fashion-mnist";  // a datasets spec string
@@ -25,6 +39,7 @@ struct RunConfig {
     std::size_t limit = 0;                // first N training images; 0: all
     bool skipBad = false;
     InputNormalization normalization;     // measured on the training split
+    DistributedLayout distributed;        // one process unless started by the launcher
     TrainerConfig trainer;
 
     nlohmann::json toJson() const;

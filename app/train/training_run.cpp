@@ -1,5 +1,6 @@
 #include "train/training_run.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -95,6 +96,28 @@ std::optional<RunFolder> openRunFolder(const TrainCommand& command, const WorldI
                     "every rank reads the run folder to resume: across nodes it must be on a filesystem "
                     "they all share (NFS), at the same path");
     }
+}
+
+// How this process's world was started: the launcher says so in DistributedLayout::kLayoutVariable;
+// a job started with mpirun by hand is taken as its ranks on one node.
+DistributedLayout layoutOf(const WorldInfo& world) {
+    DistributedLayout layout;
+    layout.ranksPerNode = world.size;
+    const char* text = std::getenv(DistributedLayout::kLayoutVariable);
+    if (!text) return layout;
+    try {
+        const nlohmann::json json = nlohmann::json::parse(text);
+        layout.ranksPerNode = json.at("ranks_per_node").get<int>();
+        layout.nodes = json.at("nodes").get<int>();
+        layout.hostfile = json.at("hostfile").get<std::string>();
+    } catch (const nlohmann::json::exception& error) {
+        throw Error(std::string("the launcher's layout is unreadable: ") + error.what(),
+                    DistributedLayout::kLayoutVariable, "start distributed runs with cnnstudio-train --gpus/--ranks");
+    }
+    if (layout.ranks() != world.size)
+        throw Error("the launcher asked for " + layout.describe() + " but mpirun started " +
+                    std::to_string(world.size), DistributedLayout::kLayoutVariable);
+    return layout;
 }
 
 }  // namespace
@@ -207,9 +230,15 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
             if (command.threads) config.threads = *command.threads;
             if (command.checkpointEvery) config.trainer.checkpointEvery = *command.checkpointEvery;
             config.trainer.validate();
+            if (config.distributed.ranks() != world.size)
+                throw Error("the run was trained on " + config.distributed.describe() + " but this resume runs " +
+                                std::to_string(world.size) + " process(es): the global batch and each rank's share "
+                                "of the data would change", folder->configFile().string(),
+                            "resume with cnnstudio-train --resume alone, which starts the recorded layout");
             spec = folder->readSpec();
         } else {
             config = command.config;
+            config.distributed = layoutOf(world);
             spec = loadSpecSource(config.spec);
             if (command.scaleLearningRate && world.size > 1) {
                 config.trainer.optimizer.learningRate *= float(world.size);
