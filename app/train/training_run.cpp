@@ -15,6 +15,7 @@
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
+#include "cnnstudio/memory_estimate.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
@@ -276,6 +277,8 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
         backendOptions.precision = parsePrecision(config.precision);
         backendOptions.device = world.localRank;  // one GPU per rank on each host
         backend = createBackend(config.backend, backendOptions);
+        // A batch too large for the GPU is refused here with one that fits, not deep in the first step.
+        requireBatchFits(analyseSpec(spec), config.batch, *backend, config.trainer.optimizer.kind);
         communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
         network = std::make_unique<Network>(spec, *backend, config.batch, config.trainer.seed);
         trainer = std::make_unique<Trainer>(*network, config.trainer, events, communicator.get());
