@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/shape_inference.h"
@@ -52,8 +53,12 @@ TEST(MemoryEstimate, WhenNotOneImageFitsTheMessageSaysSo) {
 
 TEST(MemoryEstimate, HostBackendsReportNoFreeMemorySoNothingIsRefused) {
     // cpu-ref and cpu allocate from the operating system: no budget to check against.
-    const ShapeReport report = inferShapes(loadPreset("lenet5"));
-    EXPECT_EQ(estimateTrainingMemory(report, 4, "adam").largestBatchWithin(0), 0);
+    const ShapeReport report = inferShapes(loadPreset("vgg-fer"));
+    for (const char* name : {"cpu-ref", "cpu"}) {
+        const auto backend = createBackend(name, {.threads = 1});
+        EXPECT_FALSE(backend->freeMemoryBytes().has_value()) << name;
+        EXPECT_NO_THROW(requireBatchFits(report, 65536, *backend, "adam")) << name;
+    }
 }
 
 }  // namespace
