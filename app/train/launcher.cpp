@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -199,6 +200,9 @@ MpirunResult runMpirun(const std::vector<std::string>& argv) {
         if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took hold
         ::signal(SIGINT, SIG_DFL);
         ::signal(SIGTERM, SIG_DFL);
+        // Its standard error is a pipe to this launcher: once the launcher is gone, mpirun must
+        // still get to end the ranks rather than die of SIGPIPE on its next message.
+        ::signal(SIGPIPE, SIG_IGN);
         ::dup2(errorPipe[1], STDERR_FILENO);
         ::execve(arguments[0], arguments.data(), environ);
         ::_exit(127);

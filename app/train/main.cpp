@@ -222,7 +222,8 @@ void recordJobFailure(const std::filesystem::path& runDir, const MpirunResult& j
     if (!std::filesystem::exists(eventsFile)) return;  // the ranks failed before the run began
     const EventLog log = readEvents(eventsFile);
     const Event* last = log.events.empty() ? nullptr : &log.events.back();
-    if (last && (last->as<FinishedEvent>() || last->as<FailedEvent>())) return;
+    // A rank's own `failed` (rank 0 losing a peer) says less than mpirun's word on which rank died.
+    if (last && (last->as<FinishedEvent>() || (last->as<FailedEvent>() && job.failedRank.empty()))) return;
     const auto [step, epoch] = last ? stepAndEpochAt(*last) : std::pair<long long, int>{0, 0};
     EventWriter events;
     events.addFile(eventsFile);

@@ -123,9 +123,12 @@ TEST_F(Chaos, KillNineMidEpochThenResumeLosesAtMostTheStepsSinceTheLastCheckpoin
 
     const ProcessResult resumed = train({"--resume", runDir.string()}, work);
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
-    const nlohmann::json started = lastEventNamed(runDir, "run_started");
-    EXPECT_EQ(started["resumed_from_step"].get<long long>(), checkpointStep);
-    EXPECT_LE(reached - checkpointStep, 10) << "more than the cadence was lost";
+    // The kill may land after a later checkpoint was put in place but before its event was
+    // written: the resume starts at the last checkpoint event's step or later.
+    const long long resumedFrom = lastEventNamed(runDir, "run_started")["resumed_from_step"].get<long long>();
+    EXPECT_GE(resumedFrom, checkpointStep);
+    EXPECT_LE(resumedFrom, reached);
+    EXPECT_LE(reached - resumedFrom, 10) << "more than the cadence was lost";
     EXPECT_EQ(lastEventNamed(runDir, "finished")["reason"], "completed");
 }
 
@@ -134,6 +137,7 @@ TEST_F(Chaos, DiskFullDuringACheckpointKeepsThePreviousOneAndSaysSo) {
     const auto runDir = work / "run";
     const ProcessResult first = runProcess(smallRun(runDir, 512), work.string(), kQuietOpenMp);
     ASSERT_EQ(first.exitCode, 0) << first.err;
+    const long long stepsPerEpoch = lastEventNamed(runDir, "run_started")["steps_per_epoch"].get<long long>();
 
     // A file-size limit makes write() fail with EFBIG past 150 KiB, as a full disk fails it
     // with ENOSPC: the event log stays under it, the checkpoint's weights do not. SIGXFSZ is
@@ -147,11 +151,12 @@ TEST_F(Chaos, DiskFullDuringACheckpointKeepsThePreviousOneAndSaysSo) {
     EXPECT_NE(full.err.find("the previous checkpoint in " + (runDir / "checkpoints/latest").string() + " is kept"),
               std::string::npos)
         << full.err;
-    EXPECT_EQ(lastEventNamed(runDir, "failed")["step"].get<long long>(), 20) << "16 steps, then 4 more";
+    EXPECT_EQ(lastEventNamed(runDir, "failed")["step"].get<long long>(), stepsPerEpoch + 4)
+        << "the first epoch, then 4 more steps";
 
     const ProcessResult resumed = train({"--resume", runDir.string(), "--epochs", "2"}, work);
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
-    EXPECT_EQ(lastEventNamed(runDir, "run_started")["resumed_from_step"].get<long long>(), 16)
+    EXPECT_EQ(lastEventNamed(runDir, "run_started")["resumed_from_step"].get<long long>(), stepsPerEpoch)
         << "resumed from the checkpoint the full disk left in place";
     EXPECT_EQ(lastEventNamed(runDir, "finished")["reason"], "completed");
 }
@@ -168,7 +173,12 @@ TEST_F(Chaos, ALossThatExplodesStopsTheRunNamingTheStepAndTheLayer) {
     const std::string reason = failed["reason"];
     EXPECT_NE(reason.find("at epoch 1 step " + std::to_string(failed["step"].get<long long>() + 1)), std::string::npos)
         << reason;
-    EXPECT_NE(reason.find("the first layer whose parameters went bad is '"), std::string::npos) << reason;
+    // Adam moves each weight by about the learning rate per step, so after the few steps the loss
+    // takes to explode the weights may still be below the bad-parameter bound: then the message
+    // says so instead of naming a layer (trainer_test pins the layer naming itself).
+    EXPECT_TRUE(reason.find("the first layer whose parameters went bad is '") != std::string::npos ||
+                reason.find("every parameter is still finite") != std::string::npos)
+        << reason;
     EXPECT_FALSE(std::filesystem::exists(runDir / "model")) << "a diverged run saves no model";
 }
 
@@ -176,7 +186,7 @@ TEST_F(Chaos, CtrlCInATerminalOnADistributedRunStopsEveryRankWithACheckpoint) {
     if (!haveMpirun()) GTEST_SKIP() << "mpirun is not installed";
     const auto work = scratchFolder("ctrl-c");
     const auto runDir = work / "run";
-    std::vector<std::string> command = smallRun(runDir, 6400);
+    std::vector<std::string> command = smallRun(runDir, 25600);
     command.insert(command.end(), {"--ranks", "2"});
     // A terminal sends Ctrl-C's SIGINT to its whole foreground process group.
     const pid_t launcher = startProcess(command, work.string(), kMpiEnvironment, /*ownProcessGroup=*/true);
@@ -210,7 +220,7 @@ TEST_F(Chaos, KillingTheLauncherEndsEveryRank) {
     if (!haveMpirun()) GTEST_SKIP() << "mpirun is not installed";
     const auto work = scratchFolder("launcher-killed");
     const auto runDir = work / "run";
-    std::vector<std::string> command = smallRun(runDir, 6400);
+    std::vector<std::string> command = smallRun(runDir, 25600);
     command.insert(command.end(), {"--ranks", "2"});
     const pid_t launcher = startProcess(command, work.string(), kMpiEnvironment);
     const bool training = waitFor([&] { return lastStep(runDir) >= 2; }, 60s);
@@ -225,7 +235,7 @@ TEST_F(Chaos, ARankKilledInAFourRankJobEndsEveryRankAndIsNamed) {
     if (!haveMpirun()) GTEST_SKIP() << "mpirun is not installed";
     const auto work = scratchFolder("rank-killed");
     const auto runDir = work / "run";
-    std::vector<std::string> command = smallRun(runDir, 6400);
+    std::vector<std::string> command = smallRun(runDir, 25600);
     command.insert(command.end(), {"--ranks", "4", "--batch", "8"});
     const pid_t launcher = startProcess(command, work.string(), kMpiEnvironment);
     const bool training = waitFor([&] { return lastStep(runDir) >= 2; }, 90s);
