@@ -52,9 +52,8 @@ void forwardSignal(int signal) {
 }
 
 // OpenMPI's words for a rank that ended the job: "mpirun noticed that process rank 2 with PID
-// 4711 on node a exited on signal 9 (Killed)." or "... process rank 1 with PID 0 on node a
-// exited on signal ..."; a rank that exits non-zero: "... Process name: [[1234,1],3] Exit code: 1"
-// is spread over lines, so the one-line forms are the ones read.
+// 4711 on node a exited on signal 9 (Killed)." (the PID is often 0). A rank that exits non-zero
+// is reported over several lines and names no signal; the ranks' own messages say more there.
 bool isRankFailureLine(const std::string& line) {
     static const std::regex noticed(R"(process rank \d+ with PID \d+ on node \S+ exited on signal \d+)");
     return std::regex_search(line, noticed);
@@ -64,8 +63,10 @@ std::string describeRankFailure(const std::string& line) {
     static const std::regex parts(R"(process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)( \(([^)]*)\))?)");
     std::smatch match;
     if (!std::regex_search(line, match, parts)) return {};
-    std::string text = "rank " + match[1].str() + " (pid " + match[2].str() + " on " + match[3].str() +
-                       ") was killed by signal " + match[4].str();
+    // OpenMPI 4.1 often reports PID 0 for a rank it lost: leave out a pid that says nothing.
+    const std::string pid = match[2].str() == "0" ? "" : "pid " + match[2].str() + " ";
+    std::string text = "rank " + match[1].str() + " (" + pid + "on " + match[3].str() + ") was killed by signal " +
+                       match[4].str();
     if (match[6].matched) text += " (" + match[6].str() + ")";
     return text;
 }

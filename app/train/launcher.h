@@ -36,7 +36,8 @@ std::string quoteCommand(const std::vector<std::string>& argv);
 
 struct MpirunResult {
     int status = 0;          // mpirun's exit status (128 + signal when it was killed)
-    std::string failedRank;  // "rank 2 (pid 4711 on node-a) was killed by signal 9 (Killed)"; empty when mpirun named none
+    // "rank 2 (pid 4711 on node-a) was killed by signal 9 (Killed)"; empty when mpirun named none
+    std::string failedRank;
 };
 
 // Runs argv (no shell) in its own process group, so that a terminal's Ctrl-C reaches only this

@@ -535,7 +535,8 @@ int main(int argc, char** argv) {
         return kExitError;
     }
 
-    if (training.dryRun && !wantsSeveralRanks(training)) {
+    // A resume's layout comes from its config.json, so its --dry-run is judged once that is read.
+    if (training.dryRun && training.resume.empty() && !wantsSeveralRanks(training)) {
         std::fprintf(stderr, "cnnstudio-train: error: --dry-run shows the mpirun command of a distributed run\n"
                              "give --gpus N, --ranks N or --nodes M --hostfile F with it\n");
         return kExitUsage;
@@ -552,6 +553,11 @@ int main(int argc, char** argv) {
         try {
             if (const auto plan = launchPlan(app, training))
                 return launchDistributed(argc, argv, training, plan->first, plan->second);
+            if (training.dryRun) {
+                std::fprintf(stderr, "cnnstudio-train: error: the run in %s trains as one process: there is no "
+                                     "mpirun command to show\n", training.resume.c_str());
+                return kExitUsage;
+            }
         } catch (const std::exception& error) {
             printError(error);
             return kExitError;

@@ -254,7 +254,7 @@ TEST_F(Chaos, ARankKilledInAFourRankJobEndsEveryRankAndIsNamed) {
     const nlohmann::json failed = lastEventNamed(runDir, "failed");
     ASSERT_TRUE(failed.is_object()) << ended.err;
     const std::string reason = failed["reason"];
-    EXPECT_NE(reason.find("rank 2 (pid " + std::to_string(victim)), std::string::npos) << reason;
+    EXPECT_NE(reason.find("rank 2 ("), std::string::npos) << reason;
     EXPECT_NE(reason.find("killed by signal 9"), std::string::npos) << reason;
     EXPECT_EQ(failed["where"], "mpirun");
 }

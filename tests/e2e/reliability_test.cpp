@@ -184,25 +184,25 @@ TEST(Reliability, HostNameThatLooksLikeAnSshOptionIsRefused) {
     EXPECT_NE(result.err.find("host name '-Fevil.conf' begins with '-'"), std::string::npos) << result.err;
 }
 
-// A spec whose node reads an input that does not exist, its name holding a NUL byte and a
-// terminal escape sequence.
-std::string specWithAHostileInputName() {
+// A spec whose second node cannot work (its kernel is larger than the image), its name holding
+// a NUL byte and a terminal escape sequence.
+std::string specWithAHostileNodeName() {
     return R"({"format": "cnnstudio-network", "version": 1, "name": "hostile", "nodes": [)"
            R"({"name": "input", "type": "Input", "params": {"channels": 1, "height": 28, "width": 28}},)"
-           R"({"name": "conv", "type": "Conv2D", "inputs": ["ghost\u0000tail\u001b[2J"],)"
-           R"( "params": {"filters": 4, "kernel": 3}}]})";
+           R"({"name": "conv\u0000tail\u001b[2J", "type": "Conv2D", "inputs": ["input"],)"
+           R"( "params": {"filters": 4, "kernel": 29}}]})";
 }
 
 TEST(Reliability, AFailedSpecCheckLeavesNoRunFolderAndItsMessageIsWholeAndEscaped) {
     const auto work = scratchFolder("hostile-spec");
     const auto spec = work / "hostile.json";
-    std::ofstream(spec) << specWithAHostileInputName();
+    std::ofstream(spec) << specWithAHostileNodeName();
     const auto runDir = work / "run";
     const ProcessResult result =
         train({"--spec", spec.string(), "--epochs", "1", "--run-dir", runDir.string()}, work);
     EXPECT_EQ(result.exitCode, 1) << result.err;
     EXPECT_FALSE(std::filesystem::exists(runDir)) << "a spec that fails its check leaves no run folder";
-    EXPECT_NE(result.err.find("ghost\\x00tail\\x1b[2J"), std::string::npos)
+    EXPECT_NE(result.err.find("node 'conv\\x00tail\\x1b[2J': output would be 0x0"), std::string::npos)
         << "the text after the NUL byte is cut or the bytes reach the terminal raw: " << result.err;
     EXPECT_EQ(result.err.find('\x1b'), std::string::npos) << "a raw escape byte reached standard error";
 }
