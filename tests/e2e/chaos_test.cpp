@@ -31,9 +31,9 @@ std::filesystem::path scratchFolder(const std::string& name) {
 }
 
 // lenet5 on the first `images` training images, one thread, one epoch unless told otherwise.
-std::vector<std::string> smallRun(const std::filesystem::path& runDir, int images) {
+std::vector<std::string> smallRun(const std::filesystem::path& runDir, int images, int batch = 32) {
     return {kTrainProgram, "--preset", "lenet5", "--dataset", "idx:" + kFashionMnist.string(),
-            "--limit", std::to_string(images), "--batch", "32", "--epochs", "1", "--threads", "1",
+            "--limit", std::to_string(images), "--batch", std::to_string(batch), "--epochs", "1", "--threads", "1",
             "--log-every", "1", "--run-dir", runDir.string()};
 }
 
@@ -235,8 +235,8 @@ TEST_F(Chaos, ARankKilledInAFourRankJobEndsEveryRankAndIsNamed) {
     if (!haveMpirun()) GTEST_SKIP() << "mpirun is not installed";
     const auto work = scratchFolder("rank-killed");
     const auto runDir = work / "run";
-    std::vector<std::string> command = smallRun(runDir, 25600);
-    command.insert(command.end(), {"--ranks", "4", "--batch", "8"});
+    std::vector<std::string> command = smallRun(runDir, 25600, 8);
+    command.insert(command.end(), {"--ranks", "4"});
     const pid_t launcher = startProcess(command, work.string(), kMpiEnvironment);
     const bool training = waitFor([&] { return lastStep(runDir) >= 2; }, 90s);
     pid_t victim = 0;
