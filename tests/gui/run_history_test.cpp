@@ -214,7 +214,7 @@ private slots:
     void aResumedRunIsShownAsItIsNow() {
         QTemporaryDir root;
         const QString run = copyRun(root, "20261130-014251-lenet5-sgd");
-        QVERIFY(QDir().mkpath(run + "/checkpoints/latest"));
+        QVERIFY(writeCheckpoint(run + "/checkpoints/latest"));
         QTemporaryDir workerFolder;
         const QString worker = workerFolder.filePath("fake-worker");
         QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath("fake-workers/resume-completes.sh"), worker));
