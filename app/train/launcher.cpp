@@ -4,11 +4,14 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
-#include <spawn.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +19,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/hardware.h"
 
-extern char** environ;
+extern char** environ;  // handed to mpirun as it is
 
 namespace cnnstudio {
 namespace {
@@ -32,8 +35,9 @@ std::string findOnPath(const std::string& program) {
 }
 
 // The NCCL and OpenMPI settings every rank must see; mpirun forwards them with -x.
+// CNNSTUDIO_RUN_LAYOUT tells the ranks how the launcher laid them out (app/train/run_config.h).
 const char* const forwardedVariables[] = {"NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME",
-                                          "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS"};
+                                          "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CNNSTUDIO_RUN_LAYOUT"};
 
 pid_t runningChild = 0;
 std::atomic<int> signalsForwarded{0};  // lock-free: touched by the signal handler
@@ -44,6 +48,26 @@ std::atomic<int> signalsForwarded{0};  // lock-free: touched by the signal handl
 void forwardSignal(int signal) {
     if (runningChild <= 0) return;
     kill(runningChild, signalsForwarded.fetch_add(1) == 0 ? SIGUSR1 : signal);
+}
+
+// OpenMPI's words for a rank that ended the job: "mpirun noticed that process rank 2 with PID
+// 4711 on node a exited on signal 9 (Killed)." (the PID is often 0). A rank that exits non-zero
+// is reported over several lines and names no signal; the ranks' own messages say more there.
+bool isRankFailureLine(const std::string& line) {
+    static const std::regex noticed(R"(process rank \d+ with PID \d+ on node \S+ exited on signal \d+)");
+    return std::regex_search(line, noticed);
+}
+
+std::string describeRankFailure(const std::string& line) {
+    static const std::regex parts(R"(process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)( \(([^)]*)\))?)");
+    std::smatch match;
+    if (!std::regex_search(line, match, parts)) return {};
+    // OpenMPI 4.1 often reports PID 0 for a rank it lost: leave out a pid that says nothing.
+    const std::string pid = match[2].str() == "0" ? "" : "pid " + match[2].str() + " ";
+    std::string text = "rank " + match[1].str() + " (" + pid + "on " + match[3].str() + ") was killed by signal " +
+                       match[4].str();
+    if (match[6].matched) text += " (" + match[6].str() + ")";
+    return text;
 }
 
 }  // namespace
@@ -83,8 +107,10 @@ std::vector<std::string> mpirunCommand(const DistributedRequest& request, const 
         argv.push_back("--oversubscribe");  // CPU ranks may outnumber cores
     }
     // One rank per GPU on each node, no core binding (each rank runs its own threads).
+    // No standard input for the ranks: mpirun runs in its own process group, and reading a
+    // terminal from there would stop it (SIGTTIN).
     argv.insert(argv.end(), {"--map-by", "ppr:" + std::to_string(request.ranksPerNode) + ":node",
-                             "--bind-to", "none"});
+                             "--bind-to", "none", "--stdin", "none"});
     for (const char* variable : forwardedVariables)
         if (std::getenv(variable)) argv.insert(argv.end(), {"-x", variable});
     argv.push_back(worker);
@@ -110,7 +136,7 @@ std::string quoteCommand(const std::vector<std::string>& argv) {
     return text;
 }
 
-int runMpirun(const std::vector<std::string>& argv) {
+MpirunResult runMpirun(const std::vector<std::string>& argv) {
     if (geteuid() == 0) {
         setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
@@ -118,17 +144,54 @@ int runMpirun(const std::vector<std::string>& argv) {
     std::vector<char*> arguments;
     for (const std::string& argument : argv) arguments.push_back(const_cast<char*>(argument.c_str()));
     arguments.push_back(nullptr);
-    pid_t child = 0;
-    if (int error = posix_spawn(&child, argv[0].c_str(), nullptr, nullptr, arguments.data(), environ); error != 0)
-        throw Error("cannot start " + argv[0] + ": " + std::strerror(error));
-    runningChild = child;
+    int errorPipe[2];
+    if (::pipe2(errorPipe, O_CLOEXEC) != 0) throw Error(std::string("cannot make a pipe: ") + std::strerror(errno));
+    // The handlers are in place before mpirun exists, so no signal finds it unattended.
     std::signal(SIGINT, forwardSignal);
     std::signal(SIGTERM, forwardSignal);
+    const pid_t parent = ::getpid();
+    const pid_t child = ::fork();
+    if (child < 0) throw Error("cannot start " + argv[0] + ": " + std::strerror(errno));
+    if (child == 0) {
+        // Only async-signal-safe calls from here to exec.
+        // Its own process group: a terminal's Ctrl-C reaches this launcher alone, which turns
+        // it into the checkpointed stop; mpirun itself would end the job at once.
+        ::setpgid(0, 0);
+        // Whatever ends this launcher (the app's Kill, kill -9) ends the job: mpirun takes
+        // SIGTERM as "kill every rank".
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took hold
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        // Its standard error is a pipe to this launcher: once the launcher is gone, mpirun must
+        // still get to end the ranks rather than die of SIGPIPE on its next message.
+        ::signal(SIGPIPE, SIG_IGN);
+        ::dup2(errorPipe[1], STDERR_FILENO);
+        ::execve(arguments[0], arguments.data(), environ);
+        ::_exit(127);
+    }
+    ::close(errorPipe[1]);
+    runningChild = child;
+    // mpirun's standard error passes through unchanged; the line saying which rank ended the job
+    // is kept for the run's `failed` event.
+    MpirunResult result;
+    FILE* errors = ::fdopen(errorPipe[0], "r");
+    char* line = nullptr;
+    std::size_t capacity = 0;
+    for (ssize_t length; (length = ::getline(&line, &capacity, errors)) >= 0;) {
+        std::fwrite(line, 1, std::size_t(length), stderr);
+        std::fflush(stderr);
+        if (std::string text(line, std::size_t(length)); result.failedRank.empty() && isRankFailureLine(text))
+            result.failedRank = describeRankFailure(text);
+    }
+    std::free(line);
+    std::fclose(errors);
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     runningChild = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
 }
 
 }  // namespace cnnstudio

@@ -26,9 +26,17 @@ std::vector<std::string> mpirunCommand(const DistributedRequest& request, const 
 // Shell-quoted, for --dry-run and logs (the command itself is run without a shell).
 std::string quoteCommand(const std::vector<std::string>& argv);
 
-// Runs argv (no shell), forwarding SIGINT/SIGTERM to it (the first as SIGUSR1, which mpirun
-// passes on to the ranks as a graceful stop), and returns its exit status
-// (128 + signal when it was killed). When running as root, allows OpenMPI to run as root.
-int runMpirun(const std::vector<std::string>& argv);
+struct MpirunResult {
+    int status = 0;          // mpirun's exit status (128 + signal when it was killed)
+    // "rank 2 (pid 4711 on node-a) was killed by signal 9 (Killed)"; empty when mpirun named none
+    std::string failedRank;
+};
+
+// Runs argv (no shell) in its own process group, so that a terminal's Ctrl-C reaches only this
+// launcher, which forwards SIGINT/SIGTERM to it (the first as SIGUSR1, which mpirun passes on to
+// the ranks as a graceful stop). mpirun gets SIGTERM, ending every rank, if this launcher dies
+// first (the app's Kill). Its standard error is passed through and read for the rank that ended
+// the job. When running as root, allows OpenMPI to run as root.
+MpirunResult runMpirun(const std::vector<std::string>& argv);
 
 }  // namespace cnnstudio

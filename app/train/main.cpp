@@ -20,6 +20,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -46,6 +47,7 @@
 namespace {
 
 using namespace cnnstudio;
+using app::DistributedLayout;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
@@ -100,7 +102,7 @@ struct TrainingOptions {
     std::string optimizer = "adam", schedule = "constant", augment = "none", classWeights = "none";
     float learningRate = 0.001f, momentum = 0.9f, weightDecay = 0.0f, labelSmoothing = 0.0f;
     double targetAccuracy = 0.66;
-    std::string runDir, resume, events, recipe;
+    std::string runDir, resume, events, recipe, checkpointEvery = "5min";
     double predictedEpochSeconds = 0, predictedTotalSeconds = 0;
     std::string predictionBasis;
     std::uint64_t seed = 42;
@@ -163,6 +165,10 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--target-accuracy", o.targetAccuracy,
                    "validation accuracy whose first reaching is timed and reported (seconds_to_target)")
         ->check(numberFrom(0.0001, 1.0))->capture_default_str();
+    app.add_option("--checkpoint-every", o.checkpointEvery,
+                   "also checkpoint within an epoch every N steps or minutes (200steps, 5min); a killed "
+                   "run resumes from there")
+        ->capture_default_str();
     app.add_option("--log-every", o.logEvery, "a step event every N steps")
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
@@ -230,19 +236,23 @@ std::pair<long long, int> stepAndEpochAt(const Event& event) {
 
 // After a distributed job ended badly without saying so in its events (a rank killed or
 // stalled, mpirun stopped), the run's record must still end in `failed`.
-void recordJobFailure(const std::filesystem::path& runDir, int status, const std::string& eventsOption) {
+void recordJobFailure(const std::filesystem::path& runDir, const MpirunResult& job, const std::string& eventsOption) {
     const std::filesystem::path eventsFile = runDir / RunFolder::kEventsFileName;
     if (!std::filesystem::exists(eventsFile)) return;  // the ranks failed before the run began
     const EventLog log = readEvents(eventsFile);
     const Event* last = log.events.empty() ? nullptr : &log.events.back();
-    if (last && (last->as<FinishedEvent>() || last->as<FailedEvent>())) return;
+    // A rank's own `failed` (rank 0 losing a peer) says less than mpirun's word on which rank died.
+    if (last && (last->as<FinishedEvent>() || (last->as<FailedEvent>() && job.failedRank.empty()))) return;
     const auto [step, epoch] = last ? stepAndEpochAt(*last) : std::pair<long long, int>{0, 0};
     EventWriter events;
     events.addFile(eventsFile);
     if (eventsOption == "-") events.addStream(std::cout);
-    events.emit("failed", {{"reason", "the distributed job ended with status " + std::to_string(status) +
-                                          ": a rank died or stalled (the ranks' own messages on standard "
-                                          "error name the rank and host)"},
+    const std::string cause = job.failedRank.empty()
+                                  ? "a rank died or stalled (the ranks' own messages on standard error name the "
+                                    "rank and host)"
+                                  : job.failedRank + ", so mpirun ended every rank";
+    events.emit("failed", {{"reason", "the distributed job ended with status " + std::to_string(job.status) + ": " +
+                                          cause},
                            {"where", "mpirun"},
                            {"step", step},
                            {"epoch", epoch}});
@@ -257,32 +267,70 @@ bool endedStopped(const std::filesystem::path& runDir) {
     return finished && finished->reason == "stopped";
 }
 
-// Runs this program under mpirun, one rank per GPU / CPU rank on each node. Returns the exit code.
-int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
-    const bool resuming = !o.resume.empty();
-    std::string backend = o.backend;
-    if (resuming) {
-        const nlohmann::json config = RunFolder::open(o.resume).readConfig();
-        backend = config.value("backend", backend);
-    }
-    const bool gpuBackend = backend != "cpu" && backend != "cpu-ref";
+bool isGpuBackend(const std::string& backend) { return backend != "cpu" && backend != "cpu-ref"; }
+
+// The layout the options ask for, checked against the backend; one process when they ask for none.
+DistributedLayout layoutFromOptions(const TrainingOptions& o, const std::string& backend) {
+    const bool gpuBackend = isGpuBackend(backend);
     if (o.gpus > 0 && !gpuBackend)
         throw Error("--gpus asks for GPU ranks but the backend is " + backend, "--gpus",
                     "use --ranks N for ranks on CPU backends, or a GPU backend (--backend cuda or cudnn)");
     if (o.ranks > 0 && gpuBackend)
         throw Error("--ranks is for CPU backends, the backend is " + backend, "--ranks",
                     "use --gpus N: one rank per GPU");
+    DistributedLayout layout;
+    layout.ranksPerNode = std::max({o.gpus, o.ranks, 1});
+    layout.nodes = o.nodes;
+    if (!o.hostfile.empty()) layout.hostfile = std::filesystem::absolute(o.hostfile).string();
+    return layout;
+}
+
+bool asksForLayout(const CLI::App& app) {
+    return app.count("--gpus") + app.count("--ranks") + app.count("--nodes") + app.count("--hostfile") > 0;
+}
+
+// A resumed run starts again with the layout it was trained with: its rank count fixes the
+// global batch and each rank's share of the data. Options may repeat it, or point at another
+// hostfile for the same counts (the machines moved); a different count is refused.
+DistributedLayout resumedLayout(const CLI::App& app, const TrainingOptions& o, const app::RunConfig& config,
+                                const std::filesystem::path& configFile) {
+    const DistributedLayout& recorded = config.distributed;
+    if (!asksForLayout(app)) {
+        if (recorded.nodes > 1 && !std::filesystem::exists(recorded.hostfile))
+            throw Error("the run was trained on " + recorded.describe() + " but that hostfile is gone",
+                        configFile.string(),
+                        "give --nodes " + std::to_string(recorded.nodes) + " --hostfile FILE listing the nodes (" +
+                            std::to_string(recorded.ranksPerNode) + " slots each) to resume");
+        return recorded;
+    }
+    DistributedLayout asked = layoutFromOptions(o, config.backend);
+    if (!app.count("--nodes")) asked.nodes = recorded.nodes;
+    if (asked.hostfile.empty()) asked.hostfile = recorded.hostfile;
+    if (asked.ranksPerNode != recorded.ranksPerNode || asked.nodes != recorded.nodes)
+        throw Error("the run was trained on " + recorded.describe() + ", the options ask for " + asked.describe() +
+                        ": the global batch and each rank's share of the data would change",
+                    configFile.string(), "resume with the recorded layout (--resume alone starts it), or start a new run");
+    return asked;
+}
+
+// Runs this program under mpirun with `layout`. Returns the exit code.
+int launchDistributed(int argc, char** argv, const TrainingOptions& o, const std::string& backend,
+                      const DistributedLayout& layout) {
+    const bool resuming = !o.resume.empty();
     DistributedRequest request;
-    request.ranksPerNode = std::max({o.gpus, o.ranks, 1});
-    request.nodes = o.nodes;
-    request.hostfile = o.hostfile;
-    request.gpuBackend = gpuBackend;
+    request.ranksPerNode = layout.ranksPerNode;
+    request.nodes = layout.nodes;
+    request.hostfile = layout.hostfile;
+    request.gpuBackend = isGpuBackend(backend);
     const std::filesystem::path runDir = std::filesystem::absolute(
         resuming ? std::filesystem::path(o.resume)
                  : !o.runDir.empty() ? std::filesystem::path(o.runDir)
                                      : app::defaultRunDir(!o.preset.empty()   ? "preset:" + o.preset
                                                           : !o.specFile.empty() ? "file:" + o.specFile
                                                                                 : app::loadRecipe(o.recipe).network));
+    // The ranks cannot see the launcher's options: the layout they record travels in the
+    // environment, which mpirun forwards (-x).
+    setenv(DistributedLayout::kLayoutVariable, layout.toJson().dump().c_str(), 1);
     const std::vector<std::string> command =
         mpirunCommand(request, std::filesystem::read_symlink("/proc/self/exe").string(),
                       rankArguments(argc, argv, runDir, resuming));
@@ -290,9 +338,9 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o) {
         std::printf("%s\n", quoteCommand(command).c_str());
         return 0;
     }
-    const int status = runMpirun(command);
-    if (status != 0) {
-        recordJobFailure(runDir, status, o.events);
+    const MpirunResult job = runMpirun(command);
+    if (job.status != 0) {
+        recordJobFailure(runDir, job, o.events);
         return kExitError;
     }
     return endedStopped(runDir) ? kExitStopped : 0;
@@ -349,6 +397,28 @@ void applyRecipe(const CLI::App& app, TrainingOptions& o) {
                     "use fp32, tf32 or bf16");
 }
 
+// The layout to launch, or none to train in this process: a fresh run's options, or a resumed
+// run's recorded layout.
+std::optional<std::pair<std::string, DistributedLayout>> launchPlan(const CLI::App& app, const TrainingOptions& o) {
+    if (o.resume.empty()) {
+        if (!wantsSeveralRanks(o)) return std::nullopt;
+        return std::pair{o.backend, layoutFromOptions(o, o.backend)};
+    }
+    std::optional<RunFolder> folder;
+    app::RunConfig config;
+    try {
+        folder = RunFolder::open(o.resume);
+        config = app::RunConfig::fromJson(folder->readConfig(), folder->configFile().string());
+    } catch (const Error&) {
+        // A folder without a readable config: training in this process reports it, after
+        // taking the folder's lock, as for any resume.
+        return std::nullopt;
+    }
+    const DistributedLayout layout = resumedLayout(app, o, config, folder->configFile());
+    if (layout.ranks() == 1 && layout.nodes == 1) return std::nullopt;
+    return std::pair{config.backend, layout};
+}
+
 // Checks what CLI11 cannot and builds the command; throws Error for bad usage.
 app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
     if (!o.recipe.empty() && o.resume.empty()) applyRecipe(app, o);
@@ -358,12 +428,14 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
         for (const char* name : kFixedOnResume)
             if (app.count(name) > 0)
                 throw Error(std::string(name) + " cannot be changed when resuming", "--resume",
-                            "the run's config.json fixes it; only --epochs, --log-every, --threads and "
-                            "--events may be given");
+                            "the run's config.json fixes it; only --epochs, --log-every, --threads, "
+                            "--checkpoint-every and --events may be given");
         command.resume = o.resume;
         if (app.count("--epochs")) command.epochs = o.epochs;
         if (app.count("--log-every")) command.logEvery = o.logEvery;
         if (app.count("--threads")) command.threads = o.threads;
+        if (app.count("--checkpoint-every"))
+            command.checkpointEvery = CheckpointCadence::parse(o.checkpointEvery, "--checkpoint-every");
         return command;
     }
     if (o.preset.empty() && o.specFile.empty())
@@ -375,6 +447,7 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
     // Throws listing the accepted forms; the run records the data set's absolute path.
     config.dataset = datasets::toString(datasets::withAbsolutePath(datasets::parseDatasetSpec(o.dataset)));
     config.backend = o.backend;
+    requirePrecisionOf(o.backend, o.precision);  // cuda with tf32 would fail only once a GPU is touched
     config.precision = o.precision;
     config.threads = o.threads;
     config.batch = o.batch;
@@ -390,6 +463,7 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
     trainer.seed = o.seed;
     trainer.logEvery = o.logEvery;
     trainer.targetAccuracy = o.targetAccuracy;
+    trainer.checkpointEvery = CheckpointCadence::parse(o.checkpointEvery, "--checkpoint-every");
     trainer.earlyStopPatience = o.earlyStop;
     trainer.optimizer.kind = o.optimizer;
     trainer.optimizer.learningRate = o.learningRate;
@@ -427,6 +501,15 @@ void printRecipes(std::FILE* out) {
         std::fprintf(out, "%-16s %-24s %-10s %s\n", name.c_str(), recipe.network.c_str(), recipe.datasetKind.c_str(),
                      recipe.description.c_str());
     }
+}
+
+// More threads than cores only wait for one another: allowed (a shared machine may be measured
+// that way on purpose), but said, as cnnstudio-bench says it.
+void warnAboutThreadsBeyondCores(int threads) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (cores > 0 && threads > 0 && unsigned(threads) > cores)
+        std::fprintf(stderr, "cnnstudio-train: warning: --threads %d is more than the %u cores of this machine; "
+                             "the extra threads only wait for each other\n", threads, cores);
 }
 
 void printError(const std::exception& error) {
@@ -509,6 +592,15 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : kExitUsage;
     }
 
+    // Once, from the process the user started: ranks under mpirun would repeat it.
+    if (!launchedByMpi())
+        warnAboutThreadsBeyondCores(std::max({training.threads, evaluateCommand.threads,
+#ifdef CNNSTUDIO_HAVE_OPENCV
+                                              predictCommand.threads
+#else
+                                              0
+#endif
+                                             }));
     try {
         if (*backends) {
             printBackends(stdout);
@@ -569,7 +661,8 @@ int main(int argc, char** argv) {
         return kExitError;
     }
 
-    if (training.dryRun && !wantsSeveralRanks(training)) {
+    // A resume's layout comes from its config.json, so its --dry-run is judged once that is read.
+    if (training.dryRun && training.resume.empty() && !wantsSeveralRanks(training)) {
         std::fprintf(stderr, "cnnstudio-train: error: --dry-run shows the mpirun command of a distributed run\n"
                              "give --gpus N, --ranks N or --nodes M --hostfile F with it\n");
         return kExitUsage;
@@ -582,9 +675,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "Run with --help for more information.\n");
         return kExitUsage;
     }
-    if (wantsSeveralRanks(training) && !launchedByMpi()) {
+    if (!launchedByMpi()) {
         try {
-            return launchDistributed(argc, argv, training);
+            if (const auto plan = launchPlan(app, training))
+                return launchDistributed(argc, argv, training, plan->first, plan->second);
+            if (training.dryRun) {
+                std::fprintf(stderr, "cnnstudio-train: error: the run in %s trains as one process: there is no "
+                                     "mpirun command to show\n", training.resume.c_str());
+                return kExitUsage;
+            }
         } catch (const std::exception& error) {
             printError(error);
             return kExitError;

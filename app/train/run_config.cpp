@@ -4,6 +4,17 @@
 
 namespace cnnstudio::app {
 
+std::string DistributedLayout::describe() const {
+    if (ranks() == 1) return "one process";
+    std::string text = std::to_string(ranks()) + " ranks";
+    if (nodes > 1) text += " (" + std::to_string(ranksPerNode) + " per node on " + std::to_string(nodes) + " nodes, hostfile " + hostfile + ")";
+    return text;
+}
+
+nlohmann::json DistributedLayout::toJson() const {
+    return {{"ranks_per_node", ranksPerNode}, {"nodes", nodes}, {"hostfile", hostfile}};
+}
+
 nlohmann::json RunConfig::toJson() const {
     nlohmann::json json = {{"format", "cnnstudio-run-config"},
             {"version", 1},
@@ -19,6 +30,7 @@ nlohmann::json RunConfig::toJson() const {
             {"limit", limit},
             {"skip_bad", skipBad},
             {"normalization", {{"mean", normalization.mean}, {"stddev", normalization.stddev}}},
+            {"distributed", distributed.toJson()},
             {"trainer", trainer.toJson()}};
     if (prediction)
         json["prediction"] = {{"epoch_s", prediction->epochSeconds},
@@ -51,10 +63,21 @@ RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& sou
             config.prediction = Prediction{prediction.at("epoch_s").get<double>(), prediction.at("total_s").get<double>(),
                                            prediction.at("basis").get<std::string>()};
         }
+        // Runs recorded before the layout was kept ran as one process or did not say.
+        if (json.contains("distributed")) {
+            const nlohmann::json& layout = json.at("distributed");
+            config.distributed.ranksPerNode = layout.at("ranks_per_node").get<int>();
+            config.distributed.nodes = layout.at("nodes").get<int>();
+            config.distributed.hostfile = layout.at("hostfile").get<std::string>();
+        }
     } catch (const nlohmann::json::exception& error) {
         throw Error(std::string("the configuration is incomplete: ") + error.what(), source,
                     "the run folder is damaged; start a new run");
     }
+    if (config.distributed.ranksPerNode < 1 || config.distributed.nodes < 1)
+        throw Error("the distributed layout asks for " + std::to_string(config.distributed.ranksPerNode) +
+                        " ranks per node on " + std::to_string(config.distributed.nodes) + " nodes",
+                    source, "the run folder is damaged; start a new run");
     if (!json.contains("trainer")) throw Error("the configuration has no trainer settings", source);
     config.trainer = TrainerConfig::fromJson(json.at("trainer"));
     return config;

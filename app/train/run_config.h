@@ -14,6 +14,20 @@
 
 namespace cnnstudio::app {
 
+// How a run's ranks were laid out: what a resumed run must start again, since the rank count
+// fixes the global batch and each rank's share of the data.
+struct DistributedLayout {
+    int ranksPerNode = 1;  // --gpus N / --ranks N
+    int nodes = 1;         // --nodes M
+    std::string hostfile;  // --hostfile F, absolute; empty on one node
+    int ranks() const { return ranksPerNode * nodes; }
+    bool operator==(const DistributedLayout&) const = default;
+    std::string describe() const;  // "4 ranks (2 per node on 2 nodes, hostfile /a/hosts)"
+    nlohmann::json toJson() const;
+    // The layout a launcher hands its ranks in kLayoutVariable (the ranks cannot see its options).
+    static constexpr const char* kLayoutVariable = "CNNSTUDIO_RUN_LAYOUT";
+};
+
 struct RunConfig {
     std::string recipe;                   // the --recipe it started from; empty without one
     std::string spec;                     // "preset:NAME" or "file:PATH" (absolute)
@@ -27,6 +41,7 @@ struct RunConfig {
     std::size_t limit = 0;                // first N training images; 0: all
     bool skipBad = false;
     InputNormalization normalization;     // measured on the training split
+    DistributedLayout distributed;        // one process unless started by the launcher
     TrainerConfig trainer;
     // What the Train page predicted before the run (--predicted-epoch-s, --predicted-total-s,
     // --prediction-basis), kept so the finished run can be shown beside it; none: not predicted.

@@ -1,5 +1,6 @@
 #include "train/training_run.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
+#include "cnnstudio/memory_estimate.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
@@ -97,6 +99,28 @@ std::optional<RunFolder> openRunFolder(const TrainCommand& command, const WorldI
     }
 }
 
+// How this process's world was started: the launcher says so in DistributedLayout::kLayoutVariable;
+// a job started with mpirun by hand is taken as its ranks on one node.
+DistributedLayout layoutOf(const WorldInfo& world) {
+    DistributedLayout layout;
+    layout.ranksPerNode = world.size;
+    const char* text = std::getenv(DistributedLayout::kLayoutVariable);
+    if (!text) return layout;
+    try {
+        const nlohmann::json json = nlohmann::json::parse(text);
+        layout.ranksPerNode = json.at("ranks_per_node").get<int>();
+        layout.nodes = json.at("nodes").get<int>();
+        layout.hostfile = json.at("hostfile").get<std::string>();
+    } catch (const nlohmann::json::exception& error) {
+        throw Error(std::string("the launcher's layout is unreadable: ") + error.what(),
+                    DistributedLayout::kLayoutVariable, "start distributed runs with cnnstudio-train --gpus/--ranks");
+    }
+    if (layout.ranks() != world.size)
+        throw Error("the launcher asked for " + layout.describe() + " but mpirun started " +
+                    std::to_string(world.size), DistributedLayout::kLayoutVariable);
+    return layout;
+}
+
 }  // namespace
 
 std::filesystem::path defaultRunDir(const std::string& specSource) {
@@ -151,6 +175,9 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     const bool resuming = !command.resume.empty();
     const WorldInfo world = initialiseWorld();
     const bool rankZero = world.rank == 0;
+    // A fresh run's network is checked before its folder is made: a spec that cannot train
+    // leaves no empty run folder behind.
+    if (!resuming) inferShapes(loadSpecSource(command.config.spec));
     const std::optional<RunFolder> folder = openRunFolder(command, world);
     // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
     // the events file is opened, so that a refused trainer writes nothing into another's run.
@@ -168,6 +195,13 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     std::FILE* human = !rankZero && silence ? silence.get() : command.events == "-" ? stderr : stdout;
     ProgressDisplay display(human, ::isatty(::fileno(human)) == 1);
     if (rankZero) events.addListener([&display](const nlohmann::json& event) { display.onEvent(event); });
+    // A resume refused before its session began (the run finished already, its data set is gone)
+    // leaves the run's record as it was: a finished run must not end in `failed` because a
+    // later --resume was turned down. The refusal goes to standard error and the exit code.
+    bool sessionBegan = false;
+    events.addListener([&sessionBegan](const nlohmann::json& event) {
+        if (event.value("event", "") == "run_started") sessionBegan = true;
+    });
 
     // Declared out here, in this order, so that the `failed` event can read the trainer's
     // progress and the trainer is destroyed before the network and backend it uses.
@@ -176,6 +210,7 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     std::unique_ptr<Network> network;
     std::unique_ptr<Trainer> trainer;
     auto reportFailure = [&](const std::string& reason, const std::string& where) {
+        if (resuming && !sessionBegan) return;
         try {
             events.emit("failed", {{"reason", reason}, {"where", where},
                                    {"step", trainer ? trainer->progress().step : 0},
@@ -194,10 +229,17 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
             if (command.epochs) config.trainer.epochs = *command.epochs;
             if (command.logEvery) config.trainer.logEvery = *command.logEvery;
             if (command.threads) config.threads = *command.threads;
+            if (command.checkpointEvery) config.trainer.checkpointEvery = *command.checkpointEvery;
             config.trainer.validate();
+            if (config.distributed.ranks() != world.size)
+                throw Error("the run was trained on " + config.distributed.describe() + " but this resume runs " +
+                                std::to_string(world.size) + " process(es): the global batch and each rank's share "
+                                "of the data would change", folder->configFile().string(),
+                            "resume with cnnstudio-train --resume alone, which starts the recorded layout");
             spec = folder->readSpec();
         } else {
             config = command.config;
+            config.distributed = layoutOf(world);
             spec = loadSpecSource(config.spec);
             if (command.scaleLearningRate && world.size > 1) {
                 config.trainer.optimizer.learningRate *= float(world.size);
@@ -235,6 +277,8 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
         backendOptions.precision = parsePrecision(config.precision);
         backendOptions.device = world.localRank;  // one GPU per rank on each host
         backend = createBackend(config.backend, backendOptions);
+        // A batch too large for the GPU is refused here with one that fits, not deep in the first step.
+        requireBatchFits(analyseSpec(spec), config.batch, *backend, config.trainer.optimizer.kind);
         communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
         network = std::make_unique<Network>(spec, *backend, config.batch, config.trainer.seed);
         trainer = std::make_unique<Trainer>(*network, config.trainer, events, communicator.get());

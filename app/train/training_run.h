@@ -21,6 +21,7 @@ struct TrainCommand {
     std::filesystem::path resume;     // non-empty: continue this run; config is read from it
     // The settings a resumed run may change; anything else comes from its config.json.
     std::optional<int> epochs, logEvery, threads;
+    std::optional<CheckpointCadence> checkpointEvery;
     std::string events;               // "-": also to standard output; a path: also to that file
     // Linear learning-rate scaling for data-parallel runs: lr x ranks, reached by a linear
     // warm-up (1 epoch unless --warmup-epochs asks for more). Applied to a fresh run only.

@@ -49,6 +49,24 @@ std::vector<std::string> sortedSubfolders(const fs::path& folder) {
     return names;
 }
 
+// The image files anywhere under a class folder, sorted. Sub-folders belong to the class, as
+// in torchvision's ImageFolder and Keras's image_dataset_from_directory, which users come
+// from: a class split into batches (happy/2019/, happy/2020/) is still one class. Hidden
+// folders (.thumbnails) are left out, and folder links are not followed (no cycles).
+std::vector<fs::path> imagesUnder(const fs::path& classFolder) {
+    std::vector<fs::path> images;
+    for (auto entry = fs::recursive_directory_iterator(classFolder); entry != fs::recursive_directory_iterator();
+         ++entry) {
+        if (entry->is_directory() && entry->path().filename().string().front() == '.') {
+            entry.disable_recursion_pending();
+            continue;
+        }
+        if (entry->is_regular_file() && isImageFile(entry->path())) images.push_back(entry->path());
+    }
+    std::sort(images.begin(), images.end());
+    return images;
+}
+
 // The image files of root/<class>/ for every class folder under root, labelled by classNames.
 std::vector<ImageFile> listClassFolders(const fs::path& root, const std::vector<std::string>& classNames) {
     std::vector<ImageFile> files;
@@ -58,15 +76,11 @@ std::vector<ImageFile> listClassFolders(const fs::path& root, const std::vector<
             throw Error("class folder '" + folder + "' is not among the training classes",
                         (root / folder).string(),
                         "every class folder of val/ and test/ must also exist under train/");
-        std::vector<fs::path> images;
-        for (const fs::directory_entry& entry : fs::directory_iterator(root / folder))
-            if (entry.is_regular_file() && isImageFile(entry.path())) images.push_back(entry.path());
+        const std::vector<fs::path> images = imagesUnder(root / folder);
         if (images.empty())
             throw Error("empty class folder: no image files", (root / folder).string(),
                         "add images to it or remove the folder");
-        std::sort(images.begin(), images.end());
-        for (fs::path& image : images)
-            files.push_back({std::move(image), std::int32_t(known - classNames.begin())});
+        for (const fs::path& image : images) files.push_back({image, std::int32_t(known - classNames.begin())});
     }
     return files;
 }

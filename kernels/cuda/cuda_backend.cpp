@@ -108,6 +108,13 @@ CudaBackend::~CudaBackend() {
 
 std::string CudaBackend::name() const { return "cuda"; }
 
+std::optional<std::size_t> CudaBackend::freeMemoryBytes() const {
+    CNNSTUDIO_CUDA_CHECK(cudaSetDevice(device_));
+    std::size_t freeBytes = 0, totalBytes = 0;
+    CNNSTUDIO_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    return freeBytes;
+}
+
 std::string CudaBackend::description() const {
     return std::string(properties_.name) + " (device " + std::to_string(device_) +
            "), own CUDA kernels, " + toString(precision_);

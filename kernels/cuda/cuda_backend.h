@@ -48,6 +48,7 @@ public:
     std::string description() const override;  // "NVIDIA H200 (device 0), own kernels, fp32"
     bool isDevice() const override { return true; }
     Precision precision() const override { return precision_; }
+    std::optional<std::size_t> freeMemoryBytes() const override;  // cudaMemGetInfo on this device
 
     // ---- memory --------------------------------------------------------------------------
     void* allocateBytes(std::size_t bytes) override;

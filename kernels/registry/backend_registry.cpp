@@ -2,6 +2,8 @@
 // NCCL) when its plugin loads (gpu_plugin_loader.h).
 #include "cnnstudio/backend_registry.h"
 
+#include <algorithm>
+
 #include "cnnstudio/error.h"
 #include "cnnstudio/kernels/cpu_backends.h"
 #include "gpu_plugin_loader.h"
@@ -33,6 +35,20 @@ std::string backendUnavailableReason(const std::string& name) {
         return gpu.plugin ? gpu.plugin->gpuUnavailableReason() : gpu.problem;
     }
     return "unknown backend '" + name + "'";
+}
+
+std::vector<std::string> backendPrecisions(const std::string& name) {
+    // cudnn alone has tensor-core modes; our own cuda kernels are fp32 (cuda_backend.cpp refuses
+    // the others), and so are the CPU backends.
+    if (name == "cudnn") return {"fp32", "tf32", "bf16"};
+    return {"fp32"};
+}
+
+void requirePrecisionOf(const std::string& name, const std::string& precision) {
+    const std::vector<std::string> precisions = backendPrecisions(name);
+    if (std::find(precisions.begin(), precisions.end(), precision) != precisions.end()) return;
+    throw Error("the " + name + " backend trains in fp32 only, " + precision + " was asked for",
+                "backend '" + name + "'", "pick fp32, or the cudnn backend for tf32 or bf16");
 }
 
 std::vector<std::string> availableBackends() {

@@ -138,6 +138,20 @@ TEST(ImageFolder, EmptyClassFolderIsNamed) {
     EXPECT_NE(error.reason().find("empty class folder"), std::string::npos) << error.what();
 }
 
+// A class split into sub-folders is still one class (as torchvision's ImageFolder reads it);
+// hidden folders are left out.
+TEST(ImageFolder, ImagesInSubFoldersOfAClassBelongToIt) {
+    TempDir dir;
+    writeSolidImage(dir / "cat/1.png", 8, 8, {0, 0, 255});
+    writeSolidImage(dir / "cat/2019/2.png", 8, 8, {0, 0, 255});
+    writeSolidImage(dir / "cat/2019/march/3.png", 8, 8, {0, 0, 255});
+    writeSolidImage(dir / "cat/.thumbnails/4.png", 8, 8, {0, 0, 255});
+    writeSolidImage(dir / "dog/only-in-a-sub-folder/1.png", 8, 8, {0, 255, 0});
+    const DatasetSplits splits = loadImageFolder(dir.path(), rgb8x8());
+    EXPECT_EQ(splits.classNames, (std::vector<std::string>{"cat", "dog"}));
+    EXPECT_EQ(splits.train.labels, (std::vector<std::int32_t>{0, 0, 0, 1}));
+}
+
 TEST(ImageFolder, ValidationClassMissingFromTrainIsNamed) {
     TempDir dir;
     writeSolidImage(dir / "train/a/1.png", 8, 8, {1, 2, 3});

@@ -25,22 +25,6 @@ std::filesystem::path scratchFolder(const std::string& name) {
                            ("cnnstudio-reliability-" + std::to_string(::getpid())), name);
 }
 
-std::vector<std::string> eventLines(const std::filesystem::path& runDir) {
-    std::vector<std::string> lines;
-    std::ifstream stream(runDir / "events.jsonl");
-    for (std::string line; std::getline(stream, line);) lines.push_back(line);
-    return lines;
-}
-
-nlohmann::json lastEventNamed(const std::filesystem::path& runDir, const std::string& name) {
-    nlohmann::json found;
-    for (const auto& line : eventLines(runDir)) {
-        const nlohmann::json event = nlohmann::json::parse(line);
-        if (event["event"] == name) found = event;
-    }
-    return found;
-}
-
 // A valid small network with `nested` (1 MB of lists inside lists) put where `place` says.
 std::string specWithNestedValue(const std::string& place) {
     const std::string nested = std::string(500000, '[') + std::string(500000, ']');
@@ -117,6 +101,8 @@ TEST(Reliability, ResumeOfARunKilledBeforeItsModelWasWrittenFinishesIt) {
     const ProcessResult again = train({"--resume", runDir.string()}, work);
     EXPECT_EQ(again.exitCode, 1);
     EXPECT_NE(again.err.find("finished its 1 epochs already"), std::string::npos) << again.err;
+    EXPECT_EQ(nlohmann::json::parse(eventLines(runDir).back())["event"], "finished")
+        << "a refused --resume must leave the finished run's record as it was";
 }
 
 // Holds the run folder's lock the way a running trainer does: flock plus its pid in the file.
@@ -196,6 +182,50 @@ TEST(Reliability, HostNameThatLooksLikeAnSshOptionIsRefused) {
     EXPECT_EQ(result.exitCode, 1) << result.err;
     EXPECT_NE(result.err.find(hostfile.string() + ":2"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("host name '-Fevil.conf' begins with '-'"), std::string::npos) << result.err;
+}
+
+// A spec whose second node cannot work (its kernel is larger than the image), its name holding
+// a NUL byte and a terminal escape sequence.
+std::string specWithAHostileNodeName() {
+    return R"({"format": "cnnstudio-network", "version": 1, "name": "hostile", "nodes": [)"
+           R"({"name": "input", "type": "Input", "params": {"channels": 1, "height": 28, "width": 28}},)"
+           R"({"name": "conv\u0000tail\u001b[2J", "type": "Conv2D", "inputs": ["input"],)"
+           R"( "params": {"filters": 4, "kernel": 29}}]})";
+}
+
+TEST(Reliability, AFailedSpecCheckLeavesNoRunFolderAndItsMessageIsWholeAndEscaped) {
+    const auto work = scratchFolder("hostile-spec");
+    const auto spec = work / "hostile.json";
+    std::ofstream(spec) << specWithAHostileNodeName();
+    const auto runDir = work / "run";
+    const ProcessResult result =
+        train({"--spec", spec.string(), "--epochs", "1", "--run-dir", runDir.string()}, work);
+    EXPECT_EQ(result.exitCode, 1) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(runDir)) << "a spec that fails its check leaves no run folder";
+    EXPECT_NE(result.err.find("node 'conv\\x00tail\\x1b[2J': output would be 0x0"), std::string::npos)
+        << "the text after the NUL byte is cut or the bytes reach the terminal raw: " << result.err;
+    EXPECT_EQ(result.err.find('\x1b'), std::string::npos) << "a raw escape byte reached standard error";
+}
+
+TEST(Reliability, CudaWithTf32IsRefusedBeforeARunFolderIsMade) {
+    const auto work = scratchFolder("cuda-tf32");
+    const auto runDir = work / "run";
+    const ProcessResult result = train({"--preset", "lenet5", "--backend", "cuda", "--precision", "tf32",
+                                        "--run-dir", runDir.string()},
+                                       work);
+    EXPECT_EQ(result.exitCode, 2) << result.err;
+    EXPECT_NE(result.err.find("the cuda backend trains in fp32 only, tf32 was asked for"), std::string::npos)
+        << result.err;
+    EXPECT_FALSE(std::filesystem::exists(runDir));
+}
+
+TEST(Reliability, ThreadsBeyondTheCoresAreWarnedAbout) {
+    const auto work = scratchFolder("train-threads");
+    const ProcessResult result = train({"--preset", "lenet5", "--threads", "4096", "--summary"}, work);
+    EXPECT_EQ(result.exitCode, 0) << result.err;
+    EXPECT_NE(result.err.find("warning: --threads 4096 is more than the"), std::string::npos) << result.err;
+    const ProcessResult fits = train({"--preset", "lenet5", "--threads", "1", "--summary"}, work);
+    EXPECT_EQ(fits.err.find("warning"), std::string::npos) << fits.err;
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ std::string readFile(const std::string& path) {
 }  // namespace
 
 pid_t startProcess(const std::vector<std::string>& argv, const std::string& workFolder,
-                   const std::vector<std::string>& environment) {
+                   const std::vector<std::string>& environment, bool ownProcessGroup) {
     std::vector<char*> arguments;
     for (const auto& argument : argv) arguments.push_back(const_cast<char*>(argument.c_str()));
     arguments.push_back(nullptr);
@@ -51,8 +51,16 @@ pid_t startProcess(const std::vector<std::string>& argv, const std::string& work
     const std::string out = workFolder + "/stdout.txt", err = workFolder + "/stderr.txt";
     posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    if (ownProcessGroup) {
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attributes, 0);
+    }
     pid_t pid = 0;
-    const int failed = posix_spawn(&pid, arguments[0], &actions, nullptr, arguments.data(), environmentPointers.data());
+    const int failed =
+        posix_spawn(&pid, arguments[0], &actions, &attributes, arguments.data(), environmentPointers.data());
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     if (failed) throw std::runtime_error("cannot start " + argv[0]);
     return pid;

@@ -19,9 +19,10 @@ struct ProcessResult {
 ProcessResult runProcess(const std::vector<std::string>& argv, const std::string& workFolder,
                          const std::vector<std::string>& environment = {});
 
-// Starts the program and returns at once; finish with waitProcess.
+// Starts the program and returns at once; finish with waitProcess. With ownProcessGroup it leads
+// a process group of its own, as a terminal's foreground job does (its pid is the group's id).
 pid_t startProcess(const std::vector<std::string>& argv, const std::string& workFolder,
-                   const std::vector<std::string>& environment = {});
+                   const std::vector<std::string>& environment = {}, bool ownProcessGroup = false);
 ProcessResult waitProcess(pid_t pid, const std::string& workFolder);
 
 }  // namespace cnnstudio::e2e

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "run_process.h"
 
@@ -25,6 +28,32 @@ inline std::filesystem::path freshFolder(const std::filesystem::path& root, cons
 inline ProcessResult train(std::vector<std::string> arguments, const std::filesystem::path& work) {
     arguments.insert(arguments.begin(), kTrainProgram);
     return runProcess(arguments, work.string(), kQuietOpenMp);
+}
+
+// The lines of RUN_DIR/events.jsonl.
+inline std::vector<std::string> eventLines(const std::filesystem::path& runDir) {
+    std::vector<std::string> lines;
+    std::ifstream stream(runDir / "events.jsonl");
+    for (std::string line; std::getline(stream, line);) lines.push_back(line);
+    return lines;
+}
+
+// The run's events that parse (a line cut by a kill does not), in order.
+inline std::vector<nlohmann::json> readEventObjects(const std::filesystem::path& runDir) {
+    std::vector<nlohmann::json> events;
+    for (const auto& line : eventLines(runDir)) {
+        nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+        if (event.is_object()) events.push_back(std::move(event));
+    }
+    return events;
+}
+
+// The last event called `name`; null when there is none.
+inline nlohmann::json lastEventNamed(const std::filesystem::path& runDir, const std::string& name) {
+    nlohmann::json found;
+    for (const auto& event : readEventObjects(runDir))
+        if (event.value("event", "") == name) found = event;
+    return found;
 }
 
 }  // namespace cnnstudio::e2e

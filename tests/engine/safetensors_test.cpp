@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -162,6 +163,24 @@ TEST(Safetensors, ShapesPastTheDataOrNestedDeepAreErrors) {
     // reader did not catch, so a resume aborted.
     writeBytes(folder / "number.safetensors", handMade(R"({"t":{"dtype":"F32","shape":[1e300777],"data_offsets":[0,0]}})", ""));
     expectErrorMentions(folder / "number.safetensors", "the header is not valid JSON");
+}
+
+TEST(Safetensors, AFlippedByteIsCaughtNamingTheFileAndTheTensor) {
+    const auto file = testing::freshFolder() / "flipped.safetensors";
+    writeSafetensors(file, {{"conv.weight", {3}, {1.0f, 2.0f, 3.0f}}, {"conv.bias", {1}, {0.5f}}}, {{"format", "test"}});
+    const SafetensorsContents intact = readSafetensors(file);
+    EXPECT_EQ(intact.metadata, (std::map<std::string, std::string>{{"format", "test"}}))
+        << "the checksums stay inside the file";
+    std::string bytes = readBytes(file);
+    bytes[bytes.size() - 5] ^= 0x01;  // in conv.weight's last value: 3.0 becomes 12.0, still finite
+    writeBytes(file, bytes);
+    expectErrorMentions(file, "tensor 'conv.weight''s data has CRC32");
+    expectErrorMentions(file, "bytes changed on disk since");
+}
+
+TEST(Safetensors, WriterKeepsTheChecksumKeysForItself) {
+    const auto file = testing::freshFolder() / "reserved.safetensors";
+    EXPECT_THROW(writeSafetensors(file, {{"w", {1}, {1.0f}}}, {{"crc32:w", "00000000"}}), Error);
 }
 
 TEST(Safetensors, WriterRefusesInconsistentTensors) {

@@ -12,6 +12,7 @@
 #include <QTreeWidget>
 #include <qcustomplot.h>
 
+#include "cnnstudio/safetensors.h"
 #include "cnnstudio/ui/history/image_classifier.h"
 #include "cnnstudio/ui/history/run_catalogue.h"
 #include "cnnstudio/ui/history/run_history_area.h"
@@ -35,6 +36,15 @@ QString copyRun(const QTemporaryDir& root, const QString& recorded, const QStrin
         if (!QFile::copy(cnnstudio::ui::tests::testDataPath("runs/" + recorded + "/" + file), run + "/" + file))
             return {};
     return run;
+}
+
+// A checkpoint folder the catalogue can verify: a progress record and checksummed weights.
+bool writeCheckpoint(const QString& folder) {
+    if (!QDir().mkpath(folder)) return false;
+    QFile progress(folder + "/progress.json");
+    if (!progress.open(QIODevice::WriteOnly) || progress.write("{}") != 2) return false;
+    cnnstudio::writeSafetensors((folder + "/weights.safetensors").toStdString(), {{"conv.weight", {2}, {1.0f, 2.0f}}});
+    return true;
 }
 
 }  // namespace
@@ -73,11 +83,50 @@ private slots:
     void aStoppedRunWithACheckpointCanBeResumed() {
         QTemporaryDir root;
         const QString run = root.filePath("20261130-014251-lenet5-sgd");
-        QVERIFY(QDir().mkpath(run + "/checkpoints/latest"));
+        QVERIFY(writeCheckpoint(run + "/checkpoints/latest"));
         for (const char* file : {"events.jsonl", "config.json"})
             QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath(QString("runs/20261130-014251-lenet5-sgd/") + file),
                                 run + "/" + file));
         QVERIFY(cnnstudio::ui::readRunRecord(run).resumable);
+    }
+
+    // A truncated event log, a missing config and a checkpoint with a flipped byte: each run is
+    // listed as damaged, with the reason, and cannot be resumed.
+    void damagedRunFoldersShowAsDamagedWithTheReason() {
+        QTemporaryDir root;
+        const QString recorded = "20261130-014251-lenet5-sgd";
+        const QString truncated = copyRun(root, recorded, "truncated");
+        QFile events(truncated + "/events.jsonl");
+        QVERIFY(events.open(QIODevice::Append));
+        events.write("{\"schema\": 1, \"event\": \"ep");
+        events.close();
+
+        const QString withoutConfig = copyRun(root, recorded, "without-config");
+        QVERIFY(QFile::remove(withoutConfig + "/config.json"));
+
+        const QString corrupt = copyRun(root, recorded, "corrupt-checkpoint");
+        const QString weights = corrupt + "/checkpoints/latest/weights.safetensors";
+        QVERIFY(writeCheckpoint(corrupt + "/checkpoints/latest"));
+        QFile file(weights);
+        QVERIFY(file.open(QIODevice::ReadWrite));
+        QByteArray bytes = file.readAll();
+        bytes[bytes.size() - 1] = char(bytes[bytes.size() - 1] ^ 0x01);
+        QVERIFY(file.seek(0));
+        QCOMPARE(file.write(bytes), bytes.size());
+        file.close();
+
+        const QList<QPair<QString, QString>> expected = {
+            {truncated, "1 line(s) of events.jsonl could not be read"},
+            {withoutConfig, "config.json is missing"},
+            {corrupt, "the latest checkpoint is unreadable: " + weights + ": tensor 'conv.weight''s data has CRC32"}};
+        for (const auto& [folder, reason] : expected) {
+            const RunRecord record = cnnstudio::ui::readRunRecord(folder);
+            QCOMPARE(record.status, QString("damaged"));
+            QVERIFY(record.damaged);
+            QVERIFY2(record.problem.contains(reason), qPrintable(record.problem));
+            QVERIFY(!record.resumable);
+        }
+        QCOMPARE(cnnstudio::ui::readRunRecord(copyRun(root, recorded, "intact")).status, QString("stopped"));
     }
 
     void aFolderWithoutEventsSaysSo() {
@@ -165,7 +214,7 @@ private slots:
     void aResumedRunIsShownAsItIsNow() {
         QTemporaryDir root;
         const QString run = copyRun(root, "20261130-014251-lenet5-sgd");
-        QVERIFY(QDir().mkpath(run + "/checkpoints/latest"));
+        QVERIFY(writeCheckpoint(run + "/checkpoints/latest"));
         QTemporaryDir workerFolder;
         const QString worker = workerFolder.filePath("fake-worker");
         QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath("fake-workers/resume-completes.sh"), worker));

@@ -121,6 +121,22 @@ private slots:
         }
     }
 
+    // Our own cuda kernels are fp32 only: the worker would fail on tf32 or bf16, so the settings
+    // refuse them before a run starts; cudnn takes all three.
+    void cudaWithTf32OrBf16IsRefusedBeforeTheWorkerRuns() {
+        for (const char* precision : {"tf32", "bf16"}) {
+            RunSettings settings;
+            settings.backend = "cuda";
+            settings.precision = precision;
+            const QString problems = settings.problems().join('\n');
+            QVERIFY2(problems.contains(QString("The cuda backend trains in fp32 only, so the worker would refuse %1")
+                                           .arg(precision)),
+                     qPrintable(problems));
+            settings.backend = "cudnn";
+            QVERIFY2(!settings.problems().join('\n').contains("fp32 only"), qPrintable(settings.problems().join('\n')));
+        }
+    }
+
     void everyAugmentationThePanelOffersIsAccepted() {
         cnnstudio::ui::RunSettingsPanel panel;
         auto* augmentation = panel.findChild<QComboBox*>("augmentation");

@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sys/types.h>
+
 #include "cnnstudio/error.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
@@ -40,6 +42,15 @@ QStringList recordedArguments(const QTemporaryDir& folder) {
 }
 
 cnnstudio::NetworkSpec smallSpec() { return cnnstudio::loadPreset("lenet5"); }
+
+// Whether `pid` is a live process (not gone, not a zombie).
+bool processRuns(pid_t pid) {
+    QFile status(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!status.open(QIODevice::ReadOnly)) return false;
+    const QByteArray line = status.readAll();
+    const qsizetype afterName = line.lastIndexOf(')');
+    return afterName >= 0 && line.size() > afterName + 2 && line.at(afterName + 2) != 'Z';
+}
 
 }  // namespace
 
@@ -135,6 +146,26 @@ private slots:
         controller.kill();
         QVERIFY(failed.wait(workerWaitMs));
         QVERIFY2(failed.at(0).at(0).toString().contains("killed"), qPrintable(failed.at(0).at(0).toString()));
+    }
+
+    // A launcher's Kill must end its job too (mpirun and the ranks): the worker runs in its own
+    // process group and Kill signals the whole group.
+    void killEndsTheWorkersChildrenToo() {
+        QTemporaryDir folder;
+        TrainingController controller;
+        controller.setWorkerProgram(copyWorker(folder, "launches-a-job.sh"));
+        QSignalSpy output(&controller, &TrainingController::outputLine);
+        QSignalSpy failed(&controller, &TrainingController::runFailed);
+        controller.start(RunSettings{}, smallSpec(), folder.filePath("run"));
+        QVERIFY(output.wait(workerWaitMs));
+        QFile pidFile(folder.filePath("job.pid"));
+        QVERIFY(pidFile.open(QIODevice::ReadOnly));
+        const pid_t job = pid_t(pidFile.readAll().trimmed().toInt());
+        QVERIFY(job > 0);
+        controller.kill();
+        QVERIFY(failed.wait(workerWaitMs));
+        // Gone, or a zombie waiting for init: either way it no longer runs.
+        QTRY_VERIFY_WITH_TIMEOUT(!processRuns(job), 5000);
     }
 
     void aMissingWorkerSaysHowToBuildIt() {

@@ -8,6 +8,26 @@
 
 namespace cnnstudio {
 
+// Messages quote user text (node names, file names, CSV cells): a NUL byte would cut the message
+// where C strings end, and escape sequences would reach the terminal raw. Every control byte but
+// the newline becomes \xNN.
+inline std::string escapeControlBytes(const std::string& text) {
+    static constexpr char kHexDigits[] = "0123456789abcdef";
+    std::string escaped;
+    escaped.reserve(text.size());
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if ((byte >= 0x20 && byte != 0x7f) || c == '\n') {
+            escaped += c;
+        } else {
+            escaped += "\\x";
+            escaped += kHexDigits[byte >> 4];
+            escaped += kHexDigits[byte & 0xf];
+        }
+    }
+    return escaped;
+}
+
 class Error : public std::runtime_error {
 public:
     // what:  what failed ("pixel count is 2303, expected 2304")
@@ -26,7 +46,7 @@ private:
                                const std::string& hint) {
         std::string text = where.empty() ? what : where + ": " + what;
         if (!hint.empty()) text += " (" + hint + ")";
-        return text;
+        return escapeControlBytes(text);
     }
     std::string what_, where_, hint_;
 };

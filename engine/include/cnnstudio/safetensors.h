@@ -42,14 +42,16 @@ float bfloat16ToFloat(std::uint16_t bits);
 std::uint16_t floatToFloat16(float value);
 float float16ToFloat(std::uint16_t bits);
 
-// Written atomically (temporary file, fsync, rename). Throws Error naming the file and the tensor
+// Written atomically (temporary file, fsync, rename), with each tensor's CRC32 in the metadata
+// ("crc32:<tensor>", reserved). Throws Error naming the file and the tensor
 // when a name repeats or a tensor's values do not match its shape.
 void writeSafetensors(const std::filesystem::path& file, const std::vector<NamedTensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {},
                       WeightsDtype dtype = WeightsDtype::F32);
 
-// Validates everything (header length, JSON, dtype, shapes, offsets, sizes) and throws Error
-// naming the file and what is wrong with it.
+// Validates everything (header length, JSON, dtype, shapes, offsets, sizes, the recorded CRC32
+// of each tensor) and throws Error naming the file, the tensor and what is wrong with it. The
+// checksums are not returned in `metadata`.
 SafetensorsContents readSafetensors(const std::filesystem::path& file);
 
 }  // namespace cnnstudio

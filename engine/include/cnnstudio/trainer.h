@@ -52,6 +52,17 @@ public:
     virtual bool next(Batch& batch) = 0;
 };
 
+// How often the trainer writes checkpoints/latest within an epoch, besides at every epoch's end
+// and on a stop: a run killed with kill -9 or a power cut loses at most this much training.
+// Text form "200steps" or "5min" (whole or decimal minutes) on the command line and in config.json.
+struct CheckpointCadence {
+    std::int64_t steps = 0;  // every N optimiser steps; 0: not by steps
+    double minutes = 5;      // every N minutes of training; 0: not by time
+    std::string toString() const;
+    // Throws Error naming `where` for anything but "<N>steps" or "<N>min" with N > 0.
+    static CheckpointCadence parse(const std::string& text, const std::string& where);
+};
+
 struct TrainerConfig {
     int epochs = 10;
     OptimizerConfig optimizer;
@@ -63,6 +74,7 @@ struct TrainerConfig {
     // and finished events); in (0, 1].
     double targetAccuracy = 0.66;
     std::uint64_t seed = 42;    // the network and the sources are built from it; kept for resume
+    CheckpointCadence checkpointEvery;
 
     void validate() const;  // throws Error naming the bad setting
     nlohmann::json toJson() const;
@@ -172,7 +184,9 @@ public:
 private:
     struct Session;
     void uploadBatch(const Batch& batch, const char* split);
-    void writeCheckpoint(const std::string& kind, const Session& session);
+    void writeCheckpoint(const std::string& kind, Session& session);
+    // Whether the cadence asks for a checkpoint now, in the middle of an epoch.
+    bool checkpointDue(const Session& session) const;
     void rememberBestWeights();
     nlohmann::json secondsToTargetJson() const;  // null until the target accuracy is reached
     bool distributed() const { return communicator_ && communicator_->world().size > 1; }

@@ -255,9 +255,21 @@ void saveCheckpoint(const std::filesystem::path& folder, Network& network, Optim
                      network.parameterInfo(), name + "/");
 
     const std::filesystem::path staged = createStagingFolder(folder);
-    writeSafetensors(staged / kWeightsFile, networkTensors(network), metadata);
-    writeSafetensors(staged / kOptimizerFile, optimizerTensors, metadata);
-    writeJsonFile(staged / kProgressFile, progress.toJson());
+    try {
+        writeSafetensors(staged / kWeightsFile, networkTensors(network), metadata);
+        writeSafetensors(staged / kOptimizerFile, optimizerTensors, metadata);
+        writeJsonFile(staged / kProgressFile, progress.toJson());
+    } catch (const Error& error) {
+        // A full disk (or a file-size limit) mid-write: the new checkpoint is dropped and the
+        // one in place stays whole, so the run can still be resumed from it.
+        std::error_code ignored;
+        std::filesystem::remove_all(staged, ignored);
+        const bool previousKept = checkpointExists(folder);
+        throw Error(error.reason(), error.where(),
+                    previousKept ? "the previous checkpoint in " + folder.string() +
+                                       " is kept; free some space and --resume from it"
+                                 : "no earlier checkpoint exists; free some space and train again");
+    }
     replaceFolder(staged, folder);
 }
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
@@ -27,6 +29,25 @@ namespace {
 
 constexpr std::uint64_t kMaximumHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
+// Each tensor's CRC32 (of its data bytes, 8 hex digits) is kept in the metadata under this prefix
+// and the tensor's name, so that a byte flipped on disk is caught on reading and the tensor
+// holding it named. Other readers (PyTorch) see plain string metadata and ignore it.
+constexpr const char* kChecksumPrefix = "crc32:";
+
+std::string crc32Hex(const char* data, std::size_t bytes) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    // zlib takes lengths as uInt: feed a large tensor in pieces.
+    for (std::size_t done = 0; done < bytes;) {
+        const std::size_t piece = std::min<std::size_t>(bytes - done, 1u << 30);
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(data + done), uInt(piece));
+        done += piece;
+    }
+    char text[9];
+    std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
+    return text;
+}
+
+bool isChecksumKey(const std::string& key) { return key.rfind(kChecksumPrefix, 0) == 0; }
 
 std::int64_t elementCount(const std::vector<std::int64_t>& shape) {
     std::int64_t count = 1;
@@ -143,6 +164,23 @@ const NamedTensor* SafetensorsContents::find(const std::string& name) const {
     return nullptr;
 }
 
+namespace {
+
+// A tensor's values as the file stores them: little-endian float32, or bfloat16/float16 bits.
+std::string storedBytes(const std::vector<float>& values, WeightsDtype dtype) {
+    if (dtype == WeightsDtype::F32)
+        return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    std::string bytes;
+    bytes.reserve(values.size() * 2);
+    for (float value : values) {
+        const std::uint16_t half = dtype == WeightsDtype::BF16 ? floatToBfloat16(value) : floatToFloat16(value);
+        bytes.append(reinterpret_cast<const char*>(&half), sizeof half);
+    }
+    return bytes;
+}
+
+}  // namespace
+
 void writeSafetensors(const std::filesystem::path& file, const std::vector<NamedTensor>& tensors,
                       const std::map<std::string, std::string>& metadata, WeightsDtype dtype) {
     nlohmann::json header = nlohmann::json::object();
@@ -170,7 +208,19 @@ void writeSafetensors(const std::filesystem::path& file, const std::vector<Named
                                {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
-    if (!metadata.empty()) header[kMetadataKey] = metadata;
+    nlohmann::json metadataJson = nlohmann::json::object();
+    for (const auto& [key, value] : metadata) {
+        if (isChecksumKey(key))
+            throw Error("metadata key '" + key + "' is reserved for the tensors' checksums", file.string());
+        metadataJson[key] = value;
+    }
+    // The checksum covers the bytes as stored (bf16/fp16 included), which is what the reader sees.
+    std::vector<std::string> stored;
+    for (const auto& tensor : tensors) {
+        stored.push_back(storedBytes(tensor.values, dtype));
+        metadataJson[kChecksumPrefix + tensor.name] = crc32Hex(stored.back().data(), stored.back().size());
+    }
+    if (!metadataJson.empty()) header[kMetadataKey] = metadataJson;
 
     std::string headerText = header.dump();
     headerText.append((8 - headerText.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
@@ -180,16 +230,7 @@ void writeSafetensors(const std::filesystem::path& file, const std::vector<Named
     contents.reserve(8 + headerText.size() + offset);
     contents.append(reinterpret_cast<const char*>(&headerLength), 8);
     contents += headerText;
-    for (const auto& tensor : tensors) {
-        if (dtype == WeightsDtype::F32) {
-            contents.append(reinterpret_cast<const char*>(tensor.values.data()), tensor.values.size() * sizeof(float));
-            continue;
-        }
-        for (float value : tensor.values) {
-            const std::uint16_t half = dtype == WeightsDtype::BF16 ? floatToBfloat16(value) : floatToFloat16(value);
-            contents.append(reinterpret_cast<const char*>(&half), sizeof half);
-        }
-    }
+    for (const std::string& bytes : stored) contents += bytes;
     writeFileAtomically(file, contents);
 }
 
@@ -228,21 +269,23 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
     const char* data = contents.data() + 8 + headerLength;
 
     SafetensorsContents result;
+    std::map<std::string, std::string> checksums;  // tensor name -> CRC32 recorded when written
     struct Extent {
         std::uint64_t begin, end;
         std::size_t tensor;
     };
     std::vector<Extent> extents;
-    for (const auto& [name, entry] : header.items()) {
-        if (name == kMetadataKey) {
-            if (!entry.is_object()) corrupt(file, "__metadata__ is not a JSON object");
-            for (const auto& [key, value] : entry.items()) {
-                if (!value.is_string())
-                    corrupt(file, "__metadata__ entry '" + key + "' is not a string");
-                result.metadata[key] = value.get<std::string>();
-            }
-            continue;
+    // The metadata first: the checksums in it are needed as each tensor is read.
+    if (const auto entry = header.find(kMetadataKey); entry != header.end()) {
+        if (!entry->is_object()) corrupt(file, "__metadata__ is not a JSON object");
+        for (const auto& [key, value] : entry->items()) {
+            if (!value.is_string()) corrupt(file, "__metadata__ entry '" + key + "' is not a string");
+            if (isChecksumKey(key)) checksums[key.substr(std::strlen(kChecksumPrefix))] = value.get<std::string>();
+            else result.metadata[key] = value.get<std::string>();
         }
+    }
+    for (const auto& [name, entry] : header.items()) {
+        if (name == kMetadataKey) continue;
         const std::string where = "tensor '" + name + "'";
         if (!entry.is_object()) corrupt(file, where + " is not described by a JSON object");
         for (const char* key : {"dtype", "shape", "data_offsets"})
@@ -280,6 +323,13 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
             corrupt(file, where + " has shape " + shapeText(tensor.shape) + " (" +
                               std::to_string(expected) + " bytes) but data_offsets span " +
                               std::to_string(end - begin) + " bytes");
+        // Files written before checksums were kept (or by other writers) have none to compare.
+        if (const auto recorded = checksums.find(name); recorded != checksums.end()) {
+            const std::string actual = crc32Hex(data + begin, expected);
+            if (actual != recorded->second)
+                corrupt(file, where + "'s data has CRC32 " + actual + " but " + recorded->second +
+                                  " was recorded when it was written: bytes changed on disk since");
+        }
         tensor.values.resize(std::size_t(expected / valueBytes));
         if (dtype == "F32") {
             std::memcpy(tensor.values.data(), data + begin, expected);

@@ -110,6 +110,42 @@ int argmax(const float* values, int count) {
 
 }  // namespace
 
+// ---- CheckpointCadence ------------------------------------------------------------------------
+
+std::string CheckpointCadence::toString() const {
+    if (steps > 0) return std::to_string(steps) + "steps";
+    return formatFloat(float(minutes)) + "min";
+}
+
+CheckpointCadence CheckpointCadence::parse(const std::string& text, const std::string& where) {
+    const auto refuse = [&] {
+        return Error("'" + text + "' is not a checkpoint cadence", where,
+                     "give a number of steps or minutes above zero, such as 200steps or 5min");
+    };
+    CheckpointCadence cadence;
+    for (const auto& [unit, bySteps] : {std::pair{std::string("steps"), true}, std::pair{std::string("min"), false}}) {
+        if (text.size() <= unit.size() || text.compare(text.size() - unit.size(), unit.size(), unit) != 0) continue;
+        const std::string number = text.substr(0, text.size() - unit.size());
+        std::size_t used = 0;
+        try {
+            if (bySteps) {
+                const long long steps = std::stoll(number, &used);
+                if (used != number.size() || steps < 1) throw refuse();
+                cadence.steps = steps;
+                cadence.minutes = 0;
+            } else {
+                const double minutes = std::stod(number, &used);
+                if (used != number.size() || !(minutes > 0) || !std::isfinite(minutes)) throw refuse();
+                cadence.minutes = minutes;
+            }
+        } catch (const std::logic_error&) {  // stoll/stod: no number, or out of range
+            throw refuse();
+        }
+        return cadence;
+    }
+    throw refuse();
+}
+
 // ---- TrainerConfig ---------------------------------------------------------------------------
 
 void TrainerConfig::validate() const {
@@ -139,7 +175,8 @@ nlohmann::json TrainerConfig::toJson() const {
             {"early_stop_patience", earlyStopPatience},
             {"log_every", logEvery},
             {"target_accuracy", targetAccuracy},
-            {"seed", seed}};
+            {"seed", seed},
+            {"checkpoint_every", checkpointEvery.toString()}};
 }
 
 TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
@@ -154,6 +191,10 @@ TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
         config.logEvery = json.at("log_every").get<int>();
         config.seed = json.at("seed").get<std::uint64_t>();
         config.targetAccuracy = json.value("target_accuracy", config.targetAccuracy);  // absent in older runs
+        // Runs recorded before the cadence existed checkpoint at the default one.
+        if (json.contains("checkpoint_every"))
+            config.checkpointEvery = CheckpointCadence::parse(json.at("checkpoint_every").get<std::string>(),
+                                                              "config.json: trainer.checkpoint_every");
     } catch (const nlohmann::json::exception& error) {
         throw Error(std::string("the trainer settings are incomplete: ") + error.what(), "config.json",
                     "the run folder is damaged; start a new run");
@@ -300,6 +341,8 @@ struct Trainer::Session {
     Clock::time_point epochStart = Clock::now();
     double epochSecondsAtStart = 0;  // of the current epoch, from earlier sessions
     Clock::time_point lastLog = Clock::now();
+    Clock::time_point lastCheckpoint = Clock::now();
+    std::int64_t lastCheckpointStep = 0;
     std::int64_t lastLogStep = 0;
     double completedEpochSeconds = 0;  // this session's whole epochs, for the ETA
     int completedEpochs = 0;
@@ -374,7 +417,15 @@ nlohmann::json Trainer::secondsToTargetJson() const {
     return progress_.secondsToTarget < 0 ? nlohmann::json(nullptr) : nlohmann::json(progress_.secondsToTarget);
 }
 
-void Trainer::writeCheckpoint(const std::string& kind, const Session& session) {
+bool Trainer::checkpointDue(const Session& session) const {
+    const CheckpointCadence& every = config_.checkpointEvery;
+    if (every.steps > 0) return progress_.step - session.lastCheckpointStep >= every.steps;
+    return every.minutes > 0 && secondsSince(session.lastCheckpoint) >= every.minutes * 60.0;
+}
+
+void Trainer::writeCheckpoint(const std::string& kind, Session& session) {
+    session.lastCheckpoint = Clock::now();
+    session.lastCheckpointStep = progress_.step;
     if (!writesFiles()) return;
     progress_.wallSeconds = session.wallSeconds();
     progress_.schedule = schedule_->state();
@@ -511,6 +562,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
     const int globalBatch = batchSize * ranks;
     std::vector<float> probabilities;
     session.lastLogStep = progress_.step;
+    session.lastCheckpointStep = progress_.step;
     // With several ranks a stop is decided from the flags of all ranks after each step, so that
     // every rank leaves at the same step; one rank leaving alone would hang the others.
     bool stopNow = false;
@@ -574,6 +626,12 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                                       {"elapsed_s", session.wallSeconds()}});
                 session.lastLog = Clock::now();
                 session.lastLogStep = progress_.step;
+            }
+            // Within the epoch only: its end writes the checkpoint anyway. With several ranks
+            // only rank 0 writes, and nothing here waits for the others.
+            if (progress_.epochStep < session.stepsPerEpoch && checkpointDue(session)) {
+                progress_.epochSeconds = session.epochSeconds();
+                writeCheckpoint("latest", session);
             }
         }
 

@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 
+#include "cnnstudio/checkpoint.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
 #include "cnnstudio/run_folder.h"
@@ -44,6 +45,20 @@ QString specName(const QDir& folder) {
     return QJsonDocument::fromJson(file.readAll()).object().value("name").toString();
 }
 
+// Why the latest checkpoint cannot be resumed from, or empty (also when there is none).
+QString checkpointDamage(const QDir& folder) {
+    const QString latest = latestCheckpointFolder(folder);
+    if (!QFileInfo(latest).isDir()) return {};
+    if (!checkpointExists(latest.toStdString()))
+        return QObject::tr("the latest checkpoint has no progress record");
+    try {
+        readCheckpointWeights(latest.toStdString());
+    } catch (const Error& error) {
+        return QObject::tr("the latest checkpoint is unreadable: %1").arg(QString::fromStdString(error.what()));
+    }
+    return {};
+}
+
 }  // namespace
 
 RunRecord readRunRecord(const QString& directory) {
@@ -53,6 +68,7 @@ RunRecord readRunRecord(const QString& directory) {
     record.name = folder.dirName();
     record.started = QFileInfo(directory).lastModified();
     record.problem = readConfig(folder, record.config);
+    record.damaged = !record.problem.isEmpty();
 
     TrainingRun run;
     const QString eventsFile = runFile(folder, RunFolder::kEventsFileName);
@@ -65,11 +81,22 @@ RunRecord readRunRecord(const QString& directory) {
                 if (time.isValid()) record.started = time.toLocalTime();
             }
             for (const cnnstudio::Event& event : log.events) run.addEvent(event);
-            if (log.malformedLines > 0 && record.problem.isEmpty())
-                record.problem = QObject::tr("%n line(s) of %1 could not be read", nullptr, log.malformedLines)
-                                     .arg(RunFolder::kEventsFileName);
+            if (log.malformedLines > 0) {
+                record.damaged = true;
+                if (record.problem.isEmpty())
+                    record.problem = QObject::tr("%n line(s) of %1 could not be read (cut short or garbled)", nullptr,
+                                                 log.malformedLines)
+                                         .arg(RunFolder::kEventsFileName);
+            }
         } catch (const Error& error) {
+            record.damaged = true;
             if (record.problem.isEmpty()) record.problem = QString::fromStdString(error.what());
+        }
+        if (!QFileInfo::exists(runFile(folder, RunFolder::kConfigFileName))) {
+            record.damaged = true;
+            if (record.problem.isEmpty())
+                record.problem = QObject::tr("%1 is missing: the run cannot be resumed or evaluated")
+                                     .arg(RunFolder::kConfigFileName);
         }
     } else if (record.problem.isEmpty()) {
         record.problem = QObject::tr("no %1: the run never started").arg(RunFolder::kEventsFileName);
@@ -109,7 +136,13 @@ RunRecord readRunRecord(const QString& directory) {
         record.resumable = true;
         break;
     }
-    record.resumable = record.resumable && !record.config.isEmpty() && QFileInfo(latestCheckpointFolder(folder)).isDir();
+    if (const QString checkpoint = checkpointDamage(folder); !checkpoint.isEmpty()) {
+        record.damaged = true;
+        if (record.problem.isEmpty()) record.problem = checkpoint;
+    }
+    if (record.damaged) record.status = QObject::tr("damaged");
+    record.resumable = record.resumable && !record.damaged && !record.config.isEmpty() &&
+                       QFileInfo(latestCheckpointFolder(folder)).isDir();
     return record;
 }
 

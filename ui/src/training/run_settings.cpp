@@ -22,6 +22,10 @@ QStringList RunSettings::problems() const {
         found << QObject::tr("Unknown precision '%1': use fp32, tf32 or bf16.").arg(precision);
     else if (!usesGpu() && precision != "fp32")
         found << QObject::tr("The CPU backends train in fp32 only: pick fp32 or a GPU backend.");
+    else if (const auto precisions = backendPrecisions(backend.toStdString());
+             std::find(precisions.begin(), precisions.end(), precision.toStdString()) == precisions.end())
+        found << QObject::tr("The %1 backend trains in fp32 only, so the worker would refuse %2: pick fp32, or "
+                             "the cudnn backend for tf32 or bf16.").arg(backend, precision);
     if (!QStringList{"sgd", "adam", "adamw"}.contains(optimizer))
         found << QObject::tr("Unknown optimiser '%1': use sgd, adam or adamw.").arg(optimizer);
     if (!QStringList{"constant", "step", "cosine", "plateau"}.contains(schedule))

@@ -9,6 +9,10 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
+#include <csignal>
+#include <sys/types.h>
+#include <unistd.h>
+
 #include "cnnstudio/error.h"
 #include "cnnstudio/run_folder.h"
 
@@ -17,10 +21,21 @@ namespace cnnstudio::ui {
 TrainingController::TrainingController(QObject* parent)
     : QObject(parent), workerProgram_(defaultWorkerProgram()) {}
 
+namespace {
+
+// The worker leads its own process group (see launch), so its mpirun and ranks are signalled with it.
+void killWorkerGroup(QProcess& process) {
+    const qint64 pid = process.processId();
+    if (pid > 0) ::kill(-pid_t(pid), SIGKILL);
+    process.kill();
+}
+
+}  // namespace
+
 TrainingController::~TrainingController() {
     if (process_ && process_->state() != QProcess::NotRunning) {
         process_->disconnect(this);
-        process_->kill();
+        killWorkerGroup(*process_);
         process_->waitForFinished(3000);
     }
 }
@@ -84,6 +99,9 @@ void TrainingController::launch(const QStringList& arguments, const QString& run
         environment.insert("CUDA_VISIBLE_DEVICES", visibleDevices);
         process_->setProcessEnvironment(environment);
     }
+    // Its own process group: Kill ends the worker and everything it started (a distributed run's
+    // mpirun and ranks, which also end when the launcher dies), not the launcher alone.
+    process_->setChildProcessModifier([] { ::setpgid(0, 0); });
     connect(process_, &QProcess::readyReadStandardOutput, this, &TrainingController::readStandardOutput);
     connect(process_, &QProcess::readyReadStandardError, this, &TrainingController::readStandardError);
     connect(process_, &QProcess::finished, this, &TrainingController::handleExit);
@@ -111,7 +129,7 @@ void TrainingController::stop() {
 void TrainingController::kill() {
     if (!process_ || process_->state() == QProcess::NotRunning) return;
     killRequested_ = true;
-    process_->kill();
+    killWorkerGroup(*process_);
 }
 
 void TrainingController::readStandardOutput() {

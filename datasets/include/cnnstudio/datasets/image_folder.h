@@ -1,5 +1,7 @@
 // Image folders: one sub-folder per class, its name the class name (sorted), holding images in
 // any format OpenCV reads (png, jpg, bmp, pgm/ppm, tiff, webp, ...; other files are ignored).
+// Images in sub-folders of a class folder belong to that class (root/cat/2019/001.png is a cat),
+// as in torchvision's ImageFolder; hidden folders are skipped and folder links not followed.
 //
 //   root/cat/001.png, root/dog/002.jpg, ...           split by options.testFraction and
 //                                                     options.validationFraction (seeded)

@@ -19,6 +19,11 @@ std::vector<std::string> knownBackends();
 // need the CUDA 13 runtime, cuDNN 9 and NCCL: libcudart.so.13: cannot open shared object file…").
 std::string backendUnavailableReason(const std::string& name);
 std::vector<std::string> availableBackends();
+// The precisions `name` trains in: "fp32" everywhere, "tf32" and "bf16" on cudnn only.
+std::vector<std::string> backendPrecisions(const std::string& name);
+// Throws Error naming the backend and the precisions it has when it does not train in `precision`,
+// before a run folder is made or a GPU touched.
+void requirePrecisionOf(const std::string& name, const std::string& precision);
 // Throws Error naming the backend and the reason when it cannot be created.
 std::unique_ptr<Backend> createBackend(const std::string& name, const BackendOptions& options = {});
 

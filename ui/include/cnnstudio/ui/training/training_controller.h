@@ -3,8 +3,9 @@
 // worker's JSON Lines events from standard output as they come (partial lines wait for the rest),
 // parses them with the engine's event reader (cnnstudio/event_reader.h) and emits one signal per
 // event; it keeps the last 50 lines of standard error to show with a failure. Stop asks the
-// worker to finish its step and checkpoint (SIGTERM); Kill ends it at once. Several GPUs or
-// nodes are the worker's business (--gpus N, --nodes M --hostfile F).
+// worker to finish its step and checkpoint (SIGTERM); Kill ends it at once, with everything it
+// started (the worker leads its own process group). Several GPUs or nodes are the worker's
+// business (--gpus N, --nodes M --hostfile F).
 #pragma once
 
 #include <memory>
