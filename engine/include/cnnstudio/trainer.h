@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/events.h"
@@ -26,12 +27,18 @@
 
 namespace cnnstudio {
 
-// A batch ready for the network: `count` images, each (C, H, W) float32 already normalised and
-// augmented, back to back, and their labels.
+// A batch ready for the network: `count` images, each (C, H, W) float32 already normalised,
+// back to back, and their labels. A training batch may carry its device augmentation: one
+// ImageAugmentation per image, which the trainer applies on the backend after the upload
+// (Backend::augmentImages), and, when images are mixed (mixup, cutmix), each image's second label
+// and the weight of its first (Backend's LabelMix). Evaluation batches are never augmented.
 struct Batch {
     std::vector<float> images;
     std::vector<std::int32_t> labels;
     int count = 0;
+    std::vector<ImageAugmentation> augmentations;  // empty, or count
+    std::vector<std::int32_t> secondLabels;        // empty, or count (with labelWeights)
+    std::vector<float> labelWeights;
 };
 
 class BatchSource {
@@ -142,6 +149,7 @@ public:
 private:
     struct Session;
     void uploadBatch(const Batch& batch, const char* split);
+    void augmentOnDevice(const Batch& batch);
     void writeCheckpoint(const std::string& kind, const Session& session);
     void rememberBestWeights();
     bool distributed() const { return communicator_ && communicator_->world().size > 1; }
@@ -165,6 +173,7 @@ private:
     TrainingProgress progress_;
     bool resumed_ = false;
     std::vector<NamedTensor> bestWeights_;  // host copy; empty until a validation improves
+    BackendBuffer<ImageAugmentation> augmentations_;  // the batch's, on the backend; made on first use
 };
 
 // Fits a spec to a data set: the Input node takes the images' channels, height and width, and
