@@ -83,11 +83,11 @@ int main(int argc, char** argv) {
         for (float& value : host) value = std::normal_distribution<float>(0.0f, 1.0f)(rng);
         Tensor images = Tensor::activations(*backend, shape);
         images.fromHost(host);
-        std::vector<std::int32_t> labels(std::size_t(batch));
+        std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
         for (auto& label : labels) label = std::int32_t(rng() % 7);
 
         // One batch's parameters per step, as the loader draws them.
-        std::vector<ImageAugmentation> augmentations(std::size_t(batch));
+        std::vector<ImageAugmentation> augmentations(static_cast<std::size_t>(batch));
         auto draw = [&](int step) {
             for (int i = 0; i < batch; ++i)
                 augmentations[std::size_t(i)] = datasets::imageAugmentation(
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
                     backend->name().c_str(), backend->description().c_str(), batch, channels, height, width,
                     megabytes, datasets::toString(config).c_str());
         std::printf("  draws on the host     %9.4f ms per batch\n", drawMs);
-        std::printf("  augmentImages         %9.4f ms per batch (%.1f GB/s of batch read + written)\n", augmentMs,
+        std::printf("  augmentImages         %9.4f ms per batch (%.3g GB/s of batch read + written)\n", augmentMs,
                     2.0 * megabytes / augmentMs);  // MB per ms = GB/s
         return 0;
     } catch (const Error& error) {
