@@ -16,6 +16,8 @@
 namespace cnnstudio::ui {
 
 AugmentationEditor::AugmentationEditor(QWidget* parent) : QWidget(parent) {
+    // Controls emit while they are set up (a new minimum moves a value), before all exist.
+    updating_ = true;
     text_ = new QComboBox(this);
     text_->setObjectName("augmentation");
     text_->setEditable(true);
@@ -95,6 +97,7 @@ AugmentationEditor::AugmentationEditor(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Contrast"), contrast_);
 
     connect(text_, &QComboBox::currentTextChanged, this, &AugmentationEditor::textEdited);
+    updating_ = false;
     setText(QStringLiteral("none"));
 }
 
