@@ -22,6 +22,8 @@
 #   fer     the FER2013 recipes in $RECIPES (default: all four) on $FER_CSV (Kaggle's fer2013.csv,
 #           Training and PublicTest), each then evaluated on PublicTest with flip test-time
 #           augmentation and given its MODEL_CARD.md; run folders and logs in $OUT/fer-RECIPE
+#   augment  augment_bench (Backend::augmentImages per batch of 256 fer images, every transform)
+#            beside cnnstudio-bench's step at the same batch, cudnn bf16 and fp32 and cuda fp32
 set -uo pipefail
 # The plugin folder too: kernels_tests links the GPU plugin directly.
 export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -119,6 +121,14 @@ for step in "$@"; do
       mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
         "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
     } 2>&1 | grep -v Warning | tee "$out/scaling_ours.jsonl" ;;
+  augment)
+    { for mode in bf16 fp32; do
+        "$bin/augment_bench" --backend cudnn --mode $mode --batch 256 --steps 200
+        "$bin/cnnstudio-bench" --backend cudnn --mode $mode --batch 256
+      done
+      "$bin/augment_bench" --backend cuda --mode fp32 --batch 256 --steps 200
+      "$bin/augment_bench" --backend cpu --threads 16 --batch 256
+    } 2>&1 | tee "$out/augment_gpu.log" ;;
   reference)
     python3 "$reference" --batch 256 --modes fp32 bf16-cl 2>&1 | grep -v Warning | tee "$out/reference.jsonl" ;;
   sweep)

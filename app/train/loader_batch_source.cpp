@@ -20,6 +20,9 @@ bool LoaderBatchSource::next(Batch& batch) {
     batch.count = int(lease->size);
     batch.images.assign(lease->images, lease->images + values);
     batch.labels.assign(lease->labels, lease->labels + lease->size);
+    batch.augmentations.assign(lease->augmentations.begin(), lease->augmentations.end());
+    batch.secondLabels.assign(lease->secondLabels.begin(), lease->secondLabels.end());
+    batch.labelWeights.assign(lease->labelWeights.begin(), lease->labelWeights.end());
     return true;
 }
 

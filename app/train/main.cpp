@@ -150,7 +150,11 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
         ->check(CLI::IsMember({"constant", "step", "cosine", "plateau", "onecycle"}))->capture_default_str();
     app.add_option("--warmup-epochs", o.warmupEpochs, "linear warm-up from lr/100")
         ->check(CLI::Range(0, 1000))->capture_default_str();
-    app.add_option("--augment", o.augment, "none | default | a list such as crop=4,flip,rotate=10")
+    app.add_option("--augment", o.augment,
+                   "none | default | a comma list of crop=P, flip, rotate=DEG, scale=LO-HI, shift=FRACTION, "
+                   "erase=P, erase-fill=zero|noise, border=constant|replicate, mixup=ALPHA, cutmix=ALPHA, "
+                   "brightness=B, contrast=C; done on the training backend after upload (validation and "
+                   "test images are never augmented)")
         ->capture_default_str();
     app.add_option("--label-smoothing", o.labelSmoothing, "in [0, 1)")
         ->check(numberFrom(0.0, 0.999))->capture_default_str();

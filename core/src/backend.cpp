@@ -286,22 +286,34 @@ void Backend::copyChannels(int batch, int spatial, int channels, const float* sr
 
 void Backend::softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                          const std::int32_t* labels, const float* classWeights,
-                                         float* probabilities, float* loss) {
+                                         float* probabilities, float* loss, const LabelMix& mix) {
     const OpLabel op = opLabel("softmaxCrossEntropyForward");
     ops::checkLossGeometry(g, op);
+    ops::checkLabelMix(mix, op);
     requirePointers({{logits, "logits"}, {labels, "labels"}, {probabilities, "probabilities"},
                      {loss, "loss"}}, op);
-    doSoftmaxCrossEntropyForward(g, logits, labels, classWeights, probabilities, loss);
+    doSoftmaxCrossEntropyForward(g, logits, labels, classWeights, probabilities, loss, mix);
 }
 
 void Backend::softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                           const std::int32_t* labels, const float* classWeights,
-                                          float* dlogits) {
+                                          float* dlogits, const LabelMix& mix) {
     const OpLabel op = opLabel("softmaxCrossEntropyBackward");
     ops::checkLossGeometry(g, op);
+    ops::checkLabelMix(mix, op);
     requirePointers({{probabilities, "probabilities"}, {labels, "labels"}, {dlogits, "dlogits"}},
                     op);
-    doSoftmaxCrossEntropyBackward(g, probabilities, labels, classWeights, dlogits);
+    doSoftmaxCrossEntropyBackward(g, probabilities, labels, classWeights, dlogits, mix);
+}
+
+// ---- augmentation -----------------------------------------------------------------------------
+
+void Backend::augmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
+                            float* images) {
+    const OpLabel op = opLabel("augmentImages");
+    ops::checkAugmentGeometry(g, op);
+    requirePointers({{augmentations, "augmentations"}, {images, "images"}}, op);
+    doAugmentImages(g, augmentations, images);
 }
 
 // ---- optimisers -------------------------------------------------------------------------------

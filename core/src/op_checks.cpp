@@ -141,17 +141,65 @@ void checkLabel(std::int32_t label, int sample, int classes, const OpLabel& op) 
 }
 
 double checkLabelsAndTotalWeight(const LossGeometry& g, const std::int32_t* labels,
-                                 const float* classWeights, const OpLabel& op) {
+                                 const float* classWeights, const OpLabel& op, const LabelMix& mix) {
+    auto weightOf = [&](std::int32_t label) { return classWeights ? double(classWeights[label]) : 1.0; };
     double total = 0.0;
     for (int i = 0; i < g.batch; ++i) {
         checkLabel(labels[i], i, g.classes, op);
-        total += classWeights ? double(classWeights[labels[i]]) : 1.0;
+        if (mix.secondLabels == nullptr) {
+            total += weightOf(labels[i]);
+            continue;
+        }
+        checkLabel(mix.secondLabels[i], i, g.classes, op);
+        const double share = mix.labelWeights[i];
+        if (!(share >= 0.0 && share <= 1.0))
+            fail("label weight " + std::to_string(share) + " of sample " + std::to_string(i) +
+                     " is outside [0, 1]", op, "the mixing weight lambda is a fraction");
+        total += share * weightOf(labels[i]) + (1.0 - share) * weightOf(mix.secondLabels[i]);
     }
     if (!(total > 0.0))
         fail("the class weights of this batch's labels sum to " + std::to_string(total) +
                  ", so the weighted mean loss is undefined",
              op, "give every class a positive weight");
     return total;
+}
+
+void checkLabelMix(const LabelMix& mix, const OpLabel& op) {
+    if ((mix.secondLabels == nullptr) != (mix.labelWeights == nullptr))
+        fail(std::string("the label mix has ") + (mix.secondLabels ? "second labels but no label weights"
+                                                                   : "label weights but no second labels"),
+             op, "give both, or neither for plain labels");
+}
+
+void checkAugmentGeometry(const AugmentGeometry& g, const OpLabel& op) {
+    requirePositive(g.batch, "batch", op);
+    requirePositive(g.channels, "channels", op);
+    requirePositive(g.height, "height", op);
+    requirePositive(g.width, "width", op);
+}
+
+void checkAugmentations(const AugmentGeometry& g, const ImageAugmentation* augmentations,
+                        const OpLabel& op) {
+    for (int i = 0; i < g.batch; ++i) {
+        const ImageAugmentation& a = augmentations[i];
+        const std::string image = "image " + std::to_string(i) + "'s augmentation";
+        for (float entry : a.sourceFromOutput)
+            if (!std::isfinite(entry))
+                fail(image + " has a non-finite sampling matrix entry", op,
+                     "draw the augmentation with datasets::imageAugmentation");
+        if (a.border != AugmentBorder::Constant && a.border != AugmentBorder::Replicate)
+            fail(image + " has an unknown border " + std::to_string(int(a.border)), op,
+                 "use AugmentBorder::Constant or Replicate");
+        if (a.eraseFill != EraseFill::Zero && a.eraseFill != EraseFill::Noise)
+            fail(image + " has an unknown erase fill " + std::to_string(int(a.eraseFill)), op,
+                 "use EraseFill::Zero or Noise");
+        if (a.partner < -1 || a.partner >= g.batch)
+            fail(image + " mixes with image " + std::to_string(a.partner) + ", outside [0, " +
+                     std::to_string(g.batch) + ")", op, "partners are images of the same batch; -1 for none");
+        if (!(a.mixKeep >= 0.0f && a.mixKeep <= 1.0f))
+            fail(image + " keeps " + std::to_string(a.mixKeep) + " of itself, outside [0, 1]", op,
+                 "mixKeep is mixup's lambda");
+    }
 }
 
 void checkCopyChannels(int batch, int spatial, int channels, int srcChannels, int srcOffset,

@@ -1,29 +1,27 @@
-// Augmentation: the config's text form, the per-sample draws, and the image operations,
-// written once as templates over the pixel type (uint8 or float in [0, maxValue]).
+// Augmentation: the config's text form, the per-sample and per-batch draws that become the
+// device op's ImageAugmentation array, and the host's photometric share (brightness, contrast).
 #include "cnnstudio/datasets/augmentation.h"
 
 #include "cnnstudio/error.h"
 #include "random.h"
 
-#ifdef CNNSTUDIO_HAVE_OPENCV
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
-#endif
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <type_traits>
-#include <vector>
+#include <numbers>
 
 namespace cnnstudio::datasets {
 
 namespace {
 
 constexpr const char* kAugmentationHint =
-    "write none, default, or a comma list such as crop=4,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2";
+    "write none, default, or a comma list such as crop=4,flip,rotate=10,scale=0.9-1.1,shift=0.1,"
+    "erase=0.25,erase-fill=noise,border=replicate,mixup=0.2,cutmix=1,brightness=0.2,contrast=0.2";
+
+// torchvision's RandomErasing defaults: the share of the area and the aspect ratio.
+constexpr double kEraseAreaLow = 0.02, kEraseAreaHigh = 0.33;
+constexpr double kEraseAspectLow = 0.3, kEraseAspectHigh = 3.3;
 
 std::string_view trimmed(std::string_view text) {
     while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
@@ -31,16 +29,32 @@ std::string_view trimmed(std::string_view text) {
     return text;
 }
 
+[[noreturn]] void failItem(std::string_view item, const std::string& what) {
+    throw Error(what, "augmentation item '" + std::string(item) + "'", kAugmentationHint);
+}
+
 double parseNumber(std::string_view item, std::string_view value, double low, double high) {
     double number = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
     if (value.empty() || error != std::errc() || end != value.data() + value.size())
-        throw Error("'" + std::string(value) + "' is not a number", "augmentation item '" + std::string(item) + "'",
-                    kAugmentationHint);
+        failItem(item, "'" + std::string(value) + "' is not a number");
     if (!(number >= low && number <= high))
-        throw Error(std::string(value) + " is outside " + std::to_string(low) + ".." + std::to_string(high),
-                    "augmentation item '" + std::string(item) + "'", kAugmentationHint);
+        failItem(item, std::string(value) + " is outside " + std::to_string(low) + ".." + std::to_string(high));
     return number;
+}
+
+// "0.8-1.2" (a range of zooms) or "0.1" (the older form: 0.9-1.1).
+void parseScale(std::string_view item, std::string_view value, AugmentationConfig& config) {
+    const std::size_t dash = value.find('-');
+    if (dash == std::string_view::npos) {
+        const double spread = parseNumber(item, value, 0, 0.9);
+        config.scaleLow = float(1 - spread);
+        config.scaleHigh = float(1 + spread);
+        return;
+    }
+    config.scaleLow = float(parseNumber(item, trimmed(value.substr(0, dash)), 0.1, 10));
+    config.scaleHigh = float(parseNumber(item, trimmed(value.substr(dash + 1)), 0.1, 10));
+    if (config.scaleLow > config.scaleHigh) failItem(item, "the lower zoom is above the upper one");
 }
 
 std::string formatNumber(double value) {
@@ -49,124 +63,52 @@ std::string formatNumber(double value) {
     return text;
 }
 
-// Scratch for one plane, one per thread (worker threads augment concurrently).
-template <typename T>
-std::vector<T>& planeScratch(std::size_t count) {
-    thread_local std::vector<T> scratch;
-    if (scratch.size() < count) scratch.resize(count);
-    return scratch;
-}
+// Uniform in [low, high).
+double uniform(SplitMix64& rng, double low, double high) { return low + (high - low) * rng.unit(); }
 
-template <typename T>
-void flipPlanes(T* image, int channels, int height, int width) {
-    for (int row = 0; row < channels * height; ++row) std::reverse(image + std::size_t(row) * width, image + std::size_t(row + 1) * width);
-}
-
-template <typename T>
-void padAndCropPlanes(T* image, int channels, int height, int width, int padding, int offsetY, int offsetX) {
-    const int shiftY = offsetY - padding, shiftX = offsetX - padding;  // out(y, x) = in(y + shiftY, x + shiftX)
-    if (shiftY == 0 && shiftX == 0) return;
-    const std::size_t planeSize = std::size_t(height) * width;
-    std::vector<T>& source = planeScratch<T>(planeSize);
-    for (int c = 0; c < channels; ++c) {
-        T* plane = image + std::size_t(c) * planeSize;
-        std::copy(plane, plane + planeSize, source.begin());
-        std::fill(plane, plane + planeSize, T(0));
-        const int firstX = std::max(0, -shiftX), lastX = std::min(width, width - shiftX);  // [first, last)
-        if (firstX >= lastX) continue;
-        for (int y = std::max(0, -shiftY); y < std::min(height, height - shiftY); ++y)
-            std::copy(source.begin() + std::ptrdiff_t((y + shiftY) * width + firstX + shiftX),
-                      source.begin() + std::ptrdiff_t((y + shiftY) * width + lastX + shiftX),
-                      plane + std::size_t(y) * width + firstX);
+// Gamma(shape, 1) by Marsaglia and Tsang, with our own generator so that a seed gives the same
+// value with every standard library. Shape < 1 boosts Gamma(shape + 1) by U^(1/shape).
+double gammaSample(SplitMix64& rng, double shape) {
+    if (shape < 1) {
+        const double boost = std::pow(1.0 - rng.unit(), 1.0 / shape);  // U in (0, 1]
+        return gammaSample(rng, shape + 1) * boost;
+    }
+    const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9 * d);
+    for (;;) {
+        // A standard normal by Box-Muller.
+        const double u1 = 1.0 - rng.unit(), u2 = rng.unit();
+        const double normal = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+        const double v = std::pow(1 + c * normal, 3);
+        if (v <= 0) continue;
+        const double u = 1.0 - rng.unit();
+        if (std::log(u) < 0.5 * normal * normal + d - d * v + d * std::log(v)) return d * v;
     }
 }
 
-#ifdef CNNSTUDIO_HAVE_OPENCV
-constexpr bool geometricWarpsAvailable = true;
-#else
-constexpr bool geometricWarpsAvailable = false;
-#endif
-
-template <typename T>
-void warpPlanes(T* image, int channels, int height, int width, float angleDegrees, float zoom) {
-#ifdef CNNSTUDIO_HAVE_OPENCV
-    constexpr int type = std::is_same_v<T, float> ? CV_32FC1 : CV_8UC1;
-    const cv::Mat transform = cv::getRotationMatrix2D(
-        cv::Point2f(0.5f * float(width - 1), 0.5f * float(height - 1)), angleDegrees, zoom);
-    const std::size_t planeSize = std::size_t(height) * width;
-    std::vector<T>& scratch = planeScratch<T>(planeSize);
-    cv::Mat warped(height, width, type, scratch.data());
-    for (int c = 0; c < channels; ++c) {
-        cv::Mat plane(height, width, type, image + std::size_t(c) * planeSize);
-        cv::warpAffine(plane, warped, transform, plane.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
-                       cv::Scalar(0));
-        warped.copyTo(plane);
-    }
-#else
-    // parseAugmentation refuses rotate and scale in a build without OpenCV.
-    throw Error("rotate and scale augmentation need OpenCV, which this build lacks");
-#endif
-}
-
-template <typename T>
-void adjustBrightnessContrast(T* image, std::size_t count, float shift, float factor, float maxValue) {
-    double sum = 0;
-    for (std::size_t i = 0; i < count; ++i) sum += double(image[i]);
-    const float mean = count ? float(sum / double(count)) : 0.0f;
-    const float offset = mean + shift * maxValue - factor * mean;  // x' = (x - mean) * factor + mean + shift
-    for (std::size_t i = 0; i < count; ++i) {
-        const float value = std::clamp(float(image[i]) * factor + offset, 0.0f, maxValue);
-        if constexpr (std::is_same_v<T, float>) image[i] = value;
-        else image[i] = T(std::lround(value));
-    }
-}
-
-template <typename T>
-void augmentPlanes(T* image, int channels, int height, int width, const AugmentationConfig& config,
-                   std::uint64_t sampleSeed, float maxValue) {
-    if (!config.enabled()) return;
-    const AugmentationDraw draw = drawAugmentation(config, sampleSeed);
-    if (draw.angleDegrees != 0.0f || draw.zoom != 1.0f)
-        warpPlanes(image, channels, height, width, draw.angleDegrees, draw.zoom);
-    if (config.cropPadding > 0)
-        padAndCropPlanes(image, channels, height, width, config.cropPadding, draw.cropOffsetY, draw.cropOffsetX);
-    if (draw.flip) flipPlanes(image, channels, height, width);
-    if (draw.brightnessShift != 0.0f || draw.contrastFactor != 1.0f)
-        adjustBrightnessContrast(image, std::size_t(channels) * height * width, draw.brightnessShift,
-                                 draw.contrastFactor, maxValue);
-}
-
-void checkCropWindow(int padding, int offsetY, int offsetX) {
-    if (padding < 0 || offsetY < 0 || offsetX < 0 || offsetY > 2 * padding || offsetX > 2 * padding)
-        throw Error("crop offset (" + std::to_string(offsetY) + ", " + std::to_string(offsetX) +
-                        ") is outside 0.." + std::to_string(2 * padding) + " for padding " + std::to_string(padding),
-                    "padAndCrop");
-}
-
-template <typename T>
-void checkImageSpan(std::span<T> image, int channels, int height, int width) {
-    if (channels < 1 || height < 1 || width < 1 ||
-        image.size() != std::size_t(channels) * std::size_t(height) * std::size_t(width))
-        throw Error("image of " + std::to_string(image.size()) + " values does not match shape " +
-                        std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width),
-                    "augmentation");
+// Beta(alpha, alpha), the mixing weight of mixup and cutmix.
+double betaSample(SplitMix64& rng, double alpha) {
+    const double x = gammaSample(rng, alpha), y = gammaSample(rng, alpha);
+    return x + y > 0 ? x / (x + y) : 0.5;
 }
 
 }  // namespace
 
-bool AugmentationConfig::enabled() const {
-    return cropPadding > 0 || horizontalFlip || rotationDegrees > 0 || scale > 0 || brightness > 0 ||
-           contrast > 0;
+bool AugmentationConfig::enabled() const { return onHost() || onDevice(); }
+
+bool AugmentationConfig::onHost() const { return brightness > 0 || contrast > 0; }
+
+bool AugmentationConfig::onDevice() const {
+    return cropPadding > 0 || horizontalFlip || rotationDegrees > 0 || scaleLow != 1 || scaleHigh != 1 ||
+           shift > 0 || eraseProbability > 0 || mixes();
 }
+
+bool AugmentationConfig::mixes() const { return mixupAlpha > 0 || cutmixAlpha > 0; }
 
 AugmentationConfig parseAugmentation(std::string_view text) {
     text = trimmed(text);
     AugmentationConfig config;
     if (text.empty() || text == "none") return config;
-    // Without OpenCV (a headless GPU node, say) the default keeps what the build can do.
-    if (text == "default")
-        return geometricWarpsAvailable ? AugmentationConfig{4, true, 10.0f, 0.1f, 0.0f, 0.0f}
-                                       : AugmentationConfig{4, true, 0.0f, 0.0f, 0.0f, 0.0f};
+    if (text == "default") return parseAugmentation("crop=4,flip,rotate=10,scale=0.9-1.1");
     for (std::size_t start = 0; start <= text.size();) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
         const std::string_view item = trimmed(text.substr(start, comma - start));
@@ -177,21 +119,24 @@ AugmentationConfig parseAugmentation(std::string_view text) {
         if (name == "flip" && equals == std::string_view::npos) config.horizontalFlip = true;
         else if (name == "crop") {
             const double pixels = parseNumber(item, value, 0, 64);
-            if (pixels != std::floor(pixels))
-                throw Error("crop padding must be a whole number of pixels",
-                            "augmentation item '" + std::string(item) + "'", kAugmentationHint);
+            if (pixels != std::floor(pixels)) failItem(item, "crop padding must be a whole number of pixels");
             config.cropPadding = int(pixels);
         }
         else if (name == "rotate") config.rotationDegrees = float(parseNumber(item, value, 0, 180));
-        else if (name == "scale") config.scale = float(parseNumber(item, value, 0, 0.9));
+        else if (name == "scale") parseScale(item, value, config);
+        else if (name == "shift") config.shift = float(parseNumber(item, value, 0, 0.5));
+        else if (name == "erase") config.eraseProbability = float(parseNumber(item, value, 0, 1));
+        else if (name == "erase-fill" && (value == "zero" || value == "noise"))
+            config.eraseFill = value == "noise" ? EraseFill::Noise : EraseFill::Zero;
+        else if (name == "border" && (value == "constant" || value == "replicate"))
+            config.border = value == "replicate" ? AugmentBorder::Replicate : AugmentBorder::Constant;
+        else if (name == "mixup") config.mixupAlpha = float(parseNumber(item, value, 0, 10));
+        else if (name == "cutmix") config.cutmixAlpha = float(parseNumber(item, value, 0, 10));
         else if (name == "brightness") config.brightness = float(parseNumber(item, value, 0, 1));
         else if (name == "contrast") config.contrast = float(parseNumber(item, value, 0, 1));
         else
             throw Error("unknown augmentation '" + std::string(item) + "'",
                         "augmentation '" + std::string(text) + "'", kAugmentationHint);
-        if (!geometricWarpsAvailable && (config.rotationDegrees > 0 || config.scale > 0))
-            throw Error("rotate and scale need OpenCV, which this build of CNN Studio lacks", "'" + std::string(item) + "'",
-                        "use crop, flip, brightness and contrast, or rebuild with libopencv-dev");
     }
     return config;
 }
@@ -202,7 +147,16 @@ std::string toString(const AugmentationConfig& config) {
     if (config.cropPadding > 0) add("crop=" + std::to_string(config.cropPadding));
     if (config.horizontalFlip) add("flip");
     if (config.rotationDegrees > 0) add("rotate=" + formatNumber(config.rotationDegrees));
-    if (config.scale > 0) add("scale=" + formatNumber(config.scale));
+    if (config.scaleLow != 1 || config.scaleHigh != 1)
+        add("scale=" + formatNumber(config.scaleLow) + "-" + formatNumber(config.scaleHigh));
+    if (config.shift > 0) add("shift=" + formatNumber(config.shift));
+    if (config.eraseProbability > 0) {
+        add("erase=" + formatNumber(config.eraseProbability));
+        if (config.eraseFill == EraseFill::Noise) add("erase-fill=noise");
+    }
+    if (config.border == AugmentBorder::Replicate) add("border=replicate");
+    if (config.mixupAlpha > 0) add("mixup=" + formatNumber(config.mixupAlpha));
+    if (config.cutmixAlpha > 0) add("cutmix=" + formatNumber(config.cutmixAlpha));
     if (config.brightness > 0) add("brightness=" + formatNumber(config.brightness));
     if (config.contrast > 0) add("contrast=" + formatNumber(config.contrast));
     return text.empty() ? "none" : text;
@@ -212,58 +166,120 @@ std::uint64_t augmentationSeed(std::uint64_t seed, std::uint64_t epoch, std::uin
     return mixSeed(seed ^ 0xA0761D6478BD642Full, epoch, sampleIndex);
 }
 
-AugmentationDraw drawAugmentation(const AugmentationConfig& config, std::uint64_t sampleSeed) {
+std::uint64_t mixingSeed(std::uint64_t seed, std::uint64_t epoch, std::uint64_t firstSampleIndex) {
+    return mixSeed(seed ^ 0xE7037ED1A0B428DBull, epoch, firstSampleIndex);
+}
+
+void sourceFromOutput(const AffineDraw& affine, int height, int width, float matrix[6]) {
+    // Inverse of: mirror (x -> W-1-x), then about the centre c rotate by +angle and zoom, then
+    // shift by t. For output p: u = mirror(p) - c - t; source = c + R(-angle) u / zoom, with
+    // R(-a) = [cos -sin; sin cos] in image coordinates (y down), as getRotationMatrix2D inverts.
+    const double radians = double(affine.angleDegrees) * std::numbers::pi / 180.0;
+    const double cosine = std::cos(radians) / affine.zoom, sine = std::sin(radians) / affine.zoom;
+    const double cx = 0.5 * (width - 1), cy = 0.5 * (height - 1);
+    const double mirror = affine.flip ? -1.0 : 1.0;            // d mirror(x) / dx
+    const double ux0 = (affine.flip ? width - 1 : 0) - cx - affine.shiftX;  // u_x at x = 0
+    const double uy0 = -cy - affine.shiftY;                                  // u_y at y = 0
+    matrix[0] = float(cosine * mirror);
+    matrix[1] = float(-sine);
+    matrix[2] = float(cx + cosine * ux0 - sine * uy0);
+    matrix[3] = float(sine * mirror);
+    matrix[4] = float(cosine);
+    matrix[5] = float(cy + sine * ux0 + cosine * uy0);
+}
+
+ImageAugmentation imageAugmentation(const AugmentationConfig& config, std::uint64_t sampleSeed,
+                                    int height, int width) {
     SplitMix64 rng(sampleSeed);
     // Always draw every value, in this order, so each choice is independent of the config.
-    const float angle = rng.symmetric(), zoom = rng.symmetric();
+    const float angle = rng.symmetric(), zoom = rng.unit();
     const std::uint64_t cropY = rng.next(), cropX = rng.next(), flip = rng.next();
-    const float brightness = rng.symmetric(), contrast = rng.symmetric();
+    const float shiftY = rng.symmetric(), shiftX = rng.symmetric();
+    const float erase = rng.unit(), eraseArea = rng.unit(), eraseAspect = rng.unit();
+    const float eraseTop = rng.unit(), eraseLeft = rng.unit();
+    const std::uint64_t noiseSeed = rng.next();
+
     const std::uint64_t cropChoices = std::uint64_t(2 * config.cropPadding + 1);
-    AugmentationDraw draw;
-    draw.angleDegrees = angle * config.rotationDegrees;
-    draw.zoom = 1.0f + zoom * config.scale;
-    draw.cropOffsetY = int(cropY % cropChoices);
-    draw.cropOffsetX = int(cropX % cropChoices);
-    draw.flip = config.horizontalFlip && (flip >> 63) != 0;
-    draw.brightnessShift = brightness * config.brightness;
-    draw.contrastFactor = 1.0f + contrast * config.contrast;
-    return draw;
+    AffineDraw affine;
+    affine.angleDegrees = angle * config.rotationDegrees;
+    affine.zoom = config.scaleLow + zoom * (config.scaleHigh - config.scaleLow);
+    affine.shiftY = float(std::int64_t(cropY % cropChoices) - config.cropPadding) + shiftY * config.shift * float(height);
+    affine.shiftX = float(std::int64_t(cropX % cropChoices) - config.cropPadding) + shiftX * config.shift * float(width);
+    affine.flip = config.horizontalFlip && (flip >> 63) != 0;
+
+    ImageAugmentation result;
+    sourceFromOutput(affine, height, width, result.sourceFromOutput);
+    result.border = config.border;
+    result.eraseFill = config.eraseFill;
+    result.noiseSeed = std::uint32_t(noiseSeed);
+    if (erase < config.eraseProbability) {
+        const double area = (kEraseAreaLow + eraseArea * (kEraseAreaHigh - kEraseAreaLow)) * height * width;
+        const double aspect = std::exp(std::log(kEraseAspectLow) +
+                                       eraseAspect * (std::log(kEraseAspectHigh) - std::log(kEraseAspectLow)));
+        const int eraseHeight = std::clamp(int(std::lround(std::sqrt(area * aspect))), 1, height);
+        const int eraseWidth = std::clamp(int(std::lround(std::sqrt(area / aspect))), 1, width);
+        result.eraseHeight = eraseHeight;
+        result.eraseWidth = eraseWidth;
+        result.eraseTop = std::min(int(eraseTop * float(height - eraseHeight + 1)), height - eraseHeight);
+        result.eraseLeft = std::min(int(eraseLeft * float(width - eraseWidth + 1)), width - eraseWidth);
+    }
+    return result;
 }
 
-void augmentImage(std::span<float> image, int channels, int height, int width,
-                  const AugmentationConfig& config, std::uint64_t sampleSeed, float maxValue) {
-    checkImageSpan(image, channels, height, width);
-    augmentPlanes(image.data(), channels, height, width, config, sampleSeed, maxValue);
+MixedLabels mixBatch(const AugmentationConfig& config, std::uint64_t batchSeed,
+                     std::span<const std::int32_t> labels, std::span<ImageAugmentation> augmentations,
+                     int height, int width) {
+    if (labels.size() != augmentations.size())
+        throw Error(std::to_string(labels.size()) + " labels for " + std::to_string(augmentations.size()) +
+                        " augmentations", "mixBatch");
+    MixedLabels mixed;
+    mixed.secondLabels.assign(labels.begin(), labels.end());
+    mixed.labelWeights.assign(labels.size(), 1.0f);
+    if (!config.mixes()) return mixed;
+    const std::vector<std::size_t> partners = seededPermutation(labels.size(), batchSeed);
+    SplitMix64 rng(mixSeed(batchSeed, 1));
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        const bool useCutmix = config.mixupAlpha <= 0 || (config.cutmixAlpha > 0 && (rng.next() >> 63) != 0);
+        const double lambda = betaSample(rng, useCutmix ? config.cutmixAlpha : config.mixupAlpha);
+        const double centreY = rng.unit() * height, centreX = rng.unit() * width;
+        ImageAugmentation& a = augmentations[i];
+        a.partner = std::int32_t(partners[i]);
+        mixed.secondLabels[i] = labels[partners[i]];
+        if (!useCutmix) {
+            a.mixKeep = float(lambda);
+            mixed.labelWeights[i] = a.mixKeep;
+            continue;
+        }
+        // A box of 1 - lambda of the area around a uniform centre, clipped; lambda then
+        // becomes the share of the image left outside the clipped box (as in CutMix).
+        const double side = std::sqrt(1.0 - lambda);
+        const int boxHeight = int(std::lround(side * height)), boxWidth = int(std::lround(side * width));
+        const int top = std::clamp(int(std::lround(centreY - 0.5 * boxHeight)), 0, height);
+        const int bottom = std::clamp(int(std::lround(centreY + 0.5 * boxHeight)), 0, height);
+        const int left = std::clamp(int(std::lround(centreX - 0.5 * boxWidth)), 0, width);
+        const int right = std::clamp(int(std::lround(centreX + 0.5 * boxWidth)), 0, width);
+        a.mixKeep = 1.0f;
+        a.pasteTop = top;
+        a.pasteLeft = left;
+        a.pasteHeight = bottom - top;
+        a.pasteWidth = right - left;
+        mixed.labelWeights[i] = float(1.0 - double(a.pasteHeight) * a.pasteWidth / (double(height) * width));
+    }
+    return mixed;
 }
 
-void augmentImage(std::span<std::uint8_t> image, int channels, int height, int width,
-                  const AugmentationConfig& config, std::uint64_t sampleSeed) {
-    checkImageSpan(image, channels, height, width);
-    augmentPlanes(image.data(), channels, height, width, config, sampleSeed, 255.0f);
-}
-
-void flipHorizontal(std::span<float> image, int channels, int height, int width) {
-    checkImageSpan(image, channels, height, width);
-    flipPlanes(image.data(), channels, height, width);
-}
-
-void flipHorizontal(std::span<std::uint8_t> image, int channels, int height, int width) {
-    checkImageSpan(image, channels, height, width);
-    flipPlanes(image.data(), channels, height, width);
-}
-
-void padAndCrop(std::span<float> image, int channels, int height, int width, int padding, int offsetY,
-                int offsetX) {
-    checkImageSpan(image, channels, height, width);
-    checkCropWindow(padding, offsetY, offsetX);
-    padAndCropPlanes(image.data(), channels, height, width, padding, offsetY, offsetX);
-}
-
-void padAndCrop(std::span<std::uint8_t> image, int channels, int height, int width, int padding,
-                int offsetY, int offsetX) {
-    checkImageSpan(image, channels, height, width);
-    checkCropWindow(padding, offsetY, offsetX);
-    padAndCropPlanes(image.data(), channels, height, width, padding, offsetY, offsetX);
+void adjustImage(std::span<float> image, const AugmentationConfig& config, std::uint64_t sampleSeed,
+                 float maxValue) {
+    if (!config.onHost() || image.empty()) return;
+    // Its own stream of the sample's seed, so the device draws do not move when these are on.
+    SplitMix64 rng(mixSeed(sampleSeed, 2));
+    const float shift = rng.symmetric() * config.brightness;
+    const float factor = 1.0f + rng.symmetric() * config.contrast;
+    double sum = 0;
+    for (float value : image) sum += double(value);
+    const float mean = float(sum / double(image.size()));
+    const float offset = mean + shift * maxValue - factor * mean;  // x' = (x - mean) * factor + mean + shift
+    for (float& value : image) value = std::clamp(value * factor + offset, 0.0f, maxValue);
 }
 
 }  // namespace cnnstudio::datasets

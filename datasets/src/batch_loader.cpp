@@ -62,6 +62,8 @@ struct BatchLease::Pool {
     struct Slot {
         Batch batch;
         std::vector<std::size_t> indices;
+        std::vector<ImageAugmentation> augmentations;
+        MixedLabels mixedLabels;
         std::size_t imageBytes = 0, labelBytes = 0;
     };
     struct Prepared {
@@ -253,7 +255,7 @@ void BatchLoader::workerLoop() {
 
         std::exception_ptr failure;
         try {
-            fillBatch(pool.slots[slot].batch, pool.slots[slot].indices, epoch, index);
+            fillBatch(slot, epoch, index);
         } catch (...) {
             failure = std::current_exception();
         }
@@ -266,8 +268,10 @@ void BatchLoader::workerLoop() {
     }
 }
 
-void BatchLoader::fillBatch(Batch& batch, std::vector<std::size_t>& indices, std::uint64_t epoch,
-                            std::size_t index) {
+void BatchLoader::fillBatch(std::size_t slotIndex, std::uint64_t epoch, std::size_t index) {
+    BatchLease::Pool::Slot& slot = pool_->slots[slotIndex];
+    Batch& batch = slot.batch;
+    std::vector<std::size_t>& indices = slot.indices;
     schedule_.batchIndices(pool_->order, index, indices);
     batch.epoch = epoch;
     batch.index = index;
@@ -276,21 +280,35 @@ void BatchLoader::fillBatch(Batch& batch, std::vector<std::size_t>& indices, std
     batch.height = dataset_.height;
     batch.width = dataset_.width;
     batch.sampleIndices = indices;
+    const AugmentationConfig& augmentation = options_.augmentation;
     const std::size_t sampleFloats = dataset_.sampleBytes();
-    const bool augment = options_.augmentation.enabled();
     for (std::size_t i = 0; i < indices.size(); ++i) {
         const std::span<const std::uint8_t> source = dataset_.image(indices[i]);
         const std::span<float> target(batch.images + i * sampleFloats, sampleFloats);
-        if (augment) {
+        if (augmentation.onHost()) {
             for (std::size_t j = 0; j < sampleFloats; ++j) target[j] = float(source[j]) * (1.0f / 255.0f);
-            augmentImage(target, dataset_.channels, dataset_.height, dataset_.width, options_.augmentation,
-                         augmentationSeed(options_.seed, epoch, indices[i]));
+            adjustImage(target, augmentation, augmentationSeed(options_.seed, epoch, indices[i]));
             normalizeImage(target, dataset_.channels, options_.normalization);
         } else {
             normalizeImage(source, dataset_.channels, options_.normalization, target);
         }
         batch.labels[i] = dataset_.labels[indices[i]];
     }
+    // The device share: one ImageAugmentation per image, and the batch's mixing.
+    slot.augmentations.clear();
+    slot.mixedLabels = {};
+    if (augmentation.onDevice() && batch.size > 0) {
+        for (std::size_t sample : indices)
+            slot.augmentations.push_back(imageAugmentation(
+                augmentation, augmentationSeed(options_.seed, epoch, sample), batch.height, batch.width));
+        if (augmentation.mixes())
+            slot.mixedLabels = mixBatch(augmentation, mixingSeed(options_.seed, epoch, indices.front()),
+                                        std::span<const std::int32_t>(batch.labels, batch.size),
+                                        slot.augmentations, batch.height, batch.width);
+    }
+    batch.augmentations = slot.augmentations;
+    batch.secondLabels = slot.mixedLabels.secondLabels;
+    batch.labelWeights = slot.mixedLabels.labelWeights;
 }
 
 }  // namespace cnnstudio::datasets

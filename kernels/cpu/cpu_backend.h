@@ -4,10 +4,12 @@
 // loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
 // Each op family lives in its own file of this folder, named as in every backend folder
 // (elementwise.cpp, conv.cpp, pool.cpp, batchnorm.cpp, activation.cpp, dropout.cpp, dense.cpp,
-// concat.cpp, loss.cpp, optimizer.cpp); memory and the factory in cpu_backend.cpp.
+// concat.cpp, loss.cpp, optimizer.cpp, augment.cpp); memory and the factory in cpu_backend.cpp.
 // Ops share the plan caches and work buffers, so one thread at a time drives a backend;
 // allocate, free, upload, download and copy touch no shared state and may run beside them.
 #pragma once
+
+#include <vector>
 
 #include "cnnstudio/backend.h"
 #include "cpu/dnnl_support.h"
@@ -154,10 +156,14 @@ protected:
 
     void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                       const std::int32_t* labels, const float* classWeights,
-                                      float* probabilities, float* loss) override;
+                                      float* probabilities, float* loss,
+                                      const LabelMix& mix) override;
     void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                        const std::int32_t* labels, const float* classWeights,
-                                       float* dlogits) override;
+                                       float* dlogits, const LabelMix& mix) override;
+
+    void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
+                         float* images) override;  // augment.cpp
 
     void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
                      float* velocity, std::size_t count) override;
@@ -181,6 +187,7 @@ private:
     dnnl::stream stream_;
     dnnl::primitive_attr attributes_;  // user-managed scratchpad
     SharedBuffers buffers_;
+    std::vector<float> augmentSource_;  // augmentImages' copy of the batch, kept between calls
 
     PlanCache<ConvKey, ConvForwardPlan, ConvKeyHash> convForwardPlans_;
     PlanCache<ConvKey, ConvBackwardDataPlan, ConvKeyHash> convBackwardDataPlans_;

@@ -125,12 +125,19 @@ protected:
                                       const std::int32_t* labels /* (batch) */,
                                       const float* classWeights /* (classes) or null */,
                                       float* probabilities /* (batch, classes) */,
-                                      float* loss /* one float */) override;
+                                      float* loss /* one float */,
+                                      const LabelMix& mix /* (batch) each, or none */) override;
     void doSoftmaxCrossEntropyBackward(const LossGeometry& g,
                                        const float* probabilities /* (batch, classes) */,
                                        const std::int32_t* labels /* (batch) */,
                                        const float* classWeights /* (classes) or null */,
-                                       float* dlogits /* (batch, classes) */) override;
+                                       float* dlogits /* (batch, classes) */,
+                                       const LabelMix& mix /* (batch) each, or none */) override;
+
+    // augment.cpp
+    void doAugmentImages(const AugmentGeometry& g,
+                         const ImageAugmentation* augmentations /* (batch) */,
+                         float* images /* (batch, channels, height, width), in place */) override;
 
     // ---- optimizer.cpp: torch.optim.SGD, torch.optim.Adam / AdamW ------------------------------
     void doSgdUpdate(const SgdSettings& s, const StepScalars* step /* one struct */,

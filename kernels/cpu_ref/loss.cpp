@@ -5,6 +5,12 @@
 //   loss_i = -sum_k q_ik log p_ik
 //   loss   = sum_i w[y_i] loss_i / sum_i w[y_i]   (w = 1 without class weights: the mean)
 //   dlogits_ik = w[y_i] / sum_j w[y_j] (p_ik - q_ik)
+// With a LabelMix (a = labels, b = second labels, l = label weights) each sample counts as
+// l_i of a sample labelled a_i plus 1 - l_i of one labelled b_i, in the loss, the weight sum
+// and the gradient alike:
+//   loss       = sum_i (l_i w[a_i] loss_i(a_i) + (1 - l_i) w[b_i] loss_i(b_i)) / W,
+//   W          = sum_i (l_i w[a_i] + (1 - l_i) w[b_i])
+//   dlogits_ik = (l_i w[a_i] (p_ik - q_ik(a_i)) + (1 - l_i) w[b_i] (p_ik - q_ik(b_i))) / W
 // Note that the weight multiplies the whole smoothed per-sample loss, as backend.h defines;
 // PyTorch's weighted label smoothing weights the smoothing term by each class k instead.
 // The log-softmax and the loss are computed in double.
@@ -17,12 +23,33 @@
 
 namespace cnnstudio::cpu_ref {
 
+namespace {
+
+// The (label, share) pairs sample i's target is made of: one, or two with a LabelMix.
+struct LabelShare {
+    int label;
+    double share;
+};
+
+int labelShares(const LabelMix& mix, const std::int32_t* labels, int i, LabelShare shares[2]) {
+    if (mix.secondLabels == nullptr) {
+        shares[0] = {labels[i], 1.0};
+        return 1;
+    }
+    const double share = mix.labelWeights[i];
+    shares[0] = {labels[i], share};
+    shares[1] = {mix.secondLabels[i], 1.0 - share};
+    return 2;
+}
+
+}  // namespace
+
 void CpuRefBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                                  const std::int32_t* labels,
                                                  const float* classWeights, float* probabilities,
-                                                 float* loss) {
-    const double weightSum =
-        ops::checkLabelsAndTotalWeight(g, labels, classWeights, opLabel("softmaxCrossEntropyForward"));
+                                                 float* loss, const LabelMix& mix) {
+    const double weightSum = ops::checkLabelsAndTotalWeight(
+        g, labels, classWeights, opLabel("softmaxCrossEntropyForward"), mix);
     const double smoothing = g.labelSmoothing;
     const double smoothingPerClass = smoothing / g.classes;
 
@@ -41,31 +68,43 @@ void CpuRefBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const fl
             probabilityRow[k] = float(std::exp(logP));
             sumLogP += logP;
         }
-        const int label = labels[i];
-        const double sampleLoss = -((1.0 - smoothing) * (row[label] - logSumExp) + smoothingPerClass * sumLogP);
-        weightedLoss += (classWeights ? double(classWeights[label]) : 1.0) * sampleLoss;
+        LabelShare shares[2];
+        const int count = labelShares(mix, labels, i, shares);
+        for (int s = 0; s < count; ++s) {
+            const int label = shares[s].label;
+            const double sampleLoss =
+                -((1.0 - smoothing) * (row[label] - logSumExp) + smoothingPerClass * sumLogP);
+            weightedLoss += shares[s].share * (classWeights ? double(classWeights[label]) : 1.0) * sampleLoss;
+        }
     }
     *loss = float(weightedLoss / weightSum);
 }
 
 // Differentiates loss = sum_i w[y_i] loss_i / sum_j w[y_j] with respect to the logits:
-// d loss_i / d logit_ik = p_ik - q_ik because the q_ik sum to one.
+// d loss_i / d logit_ik = p_ik - q_ik because the q_ik sum to one (for each label of a mix).
 void CpuRefBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                                   const std::int32_t* labels,
-                                                  const float* classWeights, float* dlogits) {
-    const double weightSum =
-        ops::checkLabelsAndTotalWeight(g, labels, classWeights, opLabel("softmaxCrossEntropyBackward"));
+                                                  const float* classWeights, float* dlogits,
+                                                  const LabelMix& mix) {
+    const double weightSum = ops::checkLabelsAndTotalWeight(
+        g, labels, classWeights, opLabel("softmaxCrossEntropyBackward"), mix);
     const double smoothing = g.labelSmoothing;
     const double smoothingPerClass = smoothing / g.classes;
 
     for (int i = 0; i < g.batch; ++i) {
-        const int label = labels[i];
-        const double sampleScale = (classWeights ? double(classWeights[label]) : 1.0) / weightSum;
+        LabelShare shares[2];
+        const int count = labelShares(mix, labels, i, shares);
         const float* probabilityRow = probabilities + std::int64_t(i) * g.classes;
         float* gradientRow = dlogits + std::int64_t(i) * g.classes;
         for (int k = 0; k < g.classes; ++k) {
-            const double target = (k == label ? 1.0 - smoothing : 0.0) + smoothingPerClass;
-            gradientRow[k] = float(sampleScale * (probabilityRow[k] - target));
+            double gradient = 0.0;
+            for (int s = 0; s < count; ++s) {
+                const int label = shares[s].label;
+                const double scale = shares[s].share * (classWeights ? double(classWeights[label]) : 1.0);
+                const double target = (k == label ? 1.0 - smoothing : 0.0) + smoothingPerClass;
+                gradient += scale * (probabilityRow[k] - target);
+            }
+            gradientRow[k] = float(gradient / weightSum);
         }
     }
 }

@@ -130,10 +130,14 @@ protected:
     // ---- loss (loss.cu) -------------------------------------------------------------------
     void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                       const std::int32_t* labels, const float* classWeights,
-                                      float* probabilities, float* loss) override;
+                                      float* probabilities, float* loss,
+                                      const LabelMix& mix) override;
     void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                        const std::int32_t* labels, const float* classWeights,
-                                       float* dlogits) override;
+                                       float* dlogits, const LabelMix& mix) override;
+
+    void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
+                         float* images) override;  // augment.cu
 
     // ---- optimisers (optimizer.cu) --------------------------------------------------------
     void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,

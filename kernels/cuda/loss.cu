@@ -7,6 +7,8 @@
 //   loss_i   = -sum_k q[i][k] log p[i][k]
 //   loss     = sum_i w[y_i] loss_i / sum_i w[y_i]   (w = 1 without class weights: the mean)
 //   dz[i][k] = w[y_i] / sum_j w[y_j] * (p[i][k] - q[i][k])
+// With a LabelMix (second labels b, label weights l) sample i counts l_i as labelled y_i and
+// 1 - l_i as labelled b_i in the loss, the weight sum and dz (backend.h, LossGeometry).
 // The loss is reduced on the device into one float (no host synchronisation). One block does
 // the whole batch: a warp per sample (lanes over classes, shuffle reductions), then a block
 // sum. A label outside [0, K) makes the loss (and that sample's gradient) NaN, which the
@@ -45,6 +47,8 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
                                  const T* __restrict__ logits,
                                  const std::int32_t* __restrict__ labels,
                                  const float* __restrict__ classWeights,
+                                 const std::int32_t* __restrict__ secondLabels,
+                                 const float* __restrict__ labelWeights,
                                  float* __restrict__ probabilities, float* __restrict__ loss) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     double weightedLoss = 0.0, weightTotal = 0.0;  // meaningful in lane 0
@@ -66,18 +70,23 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
             probabilities[std::int64_t(i) * classes + k] = expf(toFloat(row[k]) - logNormaliser);
         if (lane == 0) {
             const int label = labels[i];
-            if (label < 0 || label >= classes) {
+            const int second = secondLabels ? secondLabels[i] : label;
+            const float share = secondLabels ? labelWeights[i] : 1.0f;
+            if (label < 0 || label >= classes || second < 0 || second >= classes) {
                 weightedLoss = NAN;
                 continue;
             }
             // sum_k log p_k = sum_k z_k - K log-normaliser
-            const float logLabel = toFloat(row[label]) - logNormaliser;
             const float logSum = logitSum - float(classes) * logNormaliser;
-            const float sampleLoss =
-                -((1.0f - smoothing) * logLabel + smoothing / float(classes) * logSum);
-            const float weight = classWeights ? classWeights[label] : 1.0f;
-            weightedLoss += double(weight) * sampleLoss;
-            weightTotal += weight;
+            auto labelLoss = [&](int target) {
+                const float logLabel = toFloat(row[target]) - logNormaliser;
+                return -((1.0f - smoothing) * logLabel + smoothing / float(classes) * logSum);
+            };
+            const float weight = share * (classWeights ? classWeights[label] : 1.0f);
+            const float secondWeight = (1.0f - share) * (classWeights ? classWeights[second] : 1.0f);
+            weightedLoss += double(weight) * labelLoss(label);
+            if (secondWeight != 0.0f) weightedLoss += double(secondWeight) * labelLoss(second);
+            weightTotal += double(weight) + double(secondWeight);
         }
     }
     const double2 totals = blockSum(double2{weightedLoss, weightTotal});
@@ -91,12 +100,18 @@ __global__ void __launch_bounds__(kLossThreads)
 softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
                                   const float* probabilities,
                                   const std::int32_t* __restrict__ labels,
-                                  const float* __restrict__ classWeights, T* dlogits) {
+                                  const float* __restrict__ classWeights,
+                                  const std::int32_t* __restrict__ secondLabels,
+                                  const float* __restrict__ labelWeights, T* dlogits) {
     __shared__ float inverseWeightTotal;
     double weightTotal = 0.0;
     for (int i = threadIdx.x; i < batch; i += blockDim.x) {
         const int label = labels[i];
-        if (label >= 0 && label < classes) weightTotal += classWeights ? classWeights[label] : 1.0f;
+        const int second = secondLabels ? secondLabels[i] : label;
+        const float share = secondLabels ? labelWeights[i] : 1.0f;
+        if (label >= 0 && label < classes && second >= 0 && second < classes)
+            weightTotal += share * (classWeights ? classWeights[label] : 1.0f) +
+                           (1.0f - share) * (classWeights ? classWeights[second] : 1.0f);
     }
     const double2 total = blockSum(double2{weightTotal, 0.0});
     if (threadIdx.x == 0) inverseWeightTotal = float(1.0 / total.x);
@@ -106,13 +121,19 @@ softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
     for (int e = threadIdx.x; e < count; e += blockDim.x) {
         const int i = e / classes, k = e - i * classes;
         const int label = labels[i];
-        if (label < 0 || label >= classes) {
+        const int second = secondLabels ? secondLabels[i] : label;
+        const float share = secondLabels ? labelWeights[i] : 1.0f;
+        if (label < 0 || label >= classes || second < 0 || second >= classes) {
             dlogits[e] = fromFloat<T>(NAN);
             continue;
         }
+        const float p = probabilities[e];
         const float target = (k == label ? 1.0f - smoothing : 0.0f) + offTarget;
-        const float weight = classWeights ? classWeights[label] : 1.0f;
-        dlogits[e] = fromFloat<T>(weight * inverseWeightTotal * (probabilities[e] - target));
+        const float secondTarget = (k == second ? 1.0f - smoothing : 0.0f) + offTarget;
+        const float weight = share * (classWeights ? classWeights[label] : 1.0f);
+        const float secondWeight = (1.0f - share) * (classWeights ? classWeights[second] : 1.0f);
+        dlogits[e] = fromFloat<T>(inverseWeightTotal *
+                                  (weight * (p - target) + secondWeight * (p - secondTarget)));
     }
 }
 
@@ -121,7 +142,7 @@ softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
 void CudaBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                                const std::int32_t* labels,
                                                const float* classWeights, float* probabilities,
-                                               float* loss) {
+                                               float* loss, const LabelMix& mix) {
     requireIndexable(g, opLabel("softmaxCrossEntropyForward"));
     activateDevice();
     if (activationFormat().bf16)
@@ -129,16 +150,17 @@ void CudaBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const floa
                      softmaxCrossEntropyForwardKernel<__nv_bfloat16>, 1, kLossThreads, stream(),
                      g.batch, g.classes, g.labelSmoothing,
                      reinterpret_cast<const __nv_bfloat16*>(logits), labels, classWeights,
-                     probabilities, loss);
+                     mix.secondLabels, mix.labelWeights, probabilities, loss);
     else
         launchKernel("softmax cross-entropy forward", softmaxCrossEntropyForwardKernel<float>, 1,
                      kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, logits, labels,
-                     classWeights, probabilities, loss);
+                     classWeights, mix.secondLabels, mix.labelWeights, probabilities, loss);
 }
 
 void CudaBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                                 const std::int32_t* labels,
-                                                const float* classWeights, float* dlogits) {
+                                                const float* classWeights, float* dlogits,
+                                                const LabelMix& mix) {
     const OpLabel op = opLabel("softmaxCrossEntropyBackward");
     requireIndexable(g, op);
     const bool bf16 = activationFormat().bf16;
@@ -150,11 +172,12 @@ void CudaBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const flo
         launchKernel("softmax cross-entropy backward",
                      softmaxCrossEntropyBackwardKernel<__nv_bfloat16>, 1, kLossThreads, stream(),
                      g.batch, g.classes, g.labelSmoothing, probabilities, labels, classWeights,
-                     reinterpret_cast<__nv_bfloat16*>(dlogits));
+                     mix.secondLabels, mix.labelWeights, reinterpret_cast<__nv_bfloat16*>(dlogits));
     else
         launchKernel("softmax cross-entropy backward", softmaxCrossEntropyBackwardKernel<float>,
                      1, kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing,
-                     probabilities, labels, classWeights, dlogits);
+                     probabilities, labels, classWeights, mix.secondLabels, mix.labelWeights,
+                     dlogits);
 }
 
 }  // namespace cnnstudio::kernels

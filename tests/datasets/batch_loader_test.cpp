@@ -30,6 +30,11 @@ struct EpochRecord {
     std::vector<std::size_t> batchIndices, sizes, samples;
     std::vector<std::int32_t> labels;
     std::vector<float> images;
+    // The device share, flattened: each image's sampling matrix, partner and erase rectangle, and
+    // the mixed labels.
+    std::vector<float> augmentations;
+    std::vector<std::int32_t> secondLabels;
+    std::vector<float> labelWeights;
 };
 
 EpochRecord runEpoch(BatchLoader& loader, std::uint64_t epoch, std::size_t firstBatch = 0) {
@@ -43,6 +48,13 @@ EpochRecord runEpoch(BatchLoader& loader, std::uint64_t epoch, std::size_t first
         record.labels.insert(record.labels.end(), batch->labels, batch->labels + batch->size);
         const std::size_t floats = batch->size * std::size_t(batch->channels * batch->height * batch->width);
         record.images.insert(record.images.end(), batch->images, batch->images + floats);
+        for (const ImageAugmentation& a : batch->augmentations) {
+            record.augmentations.insert(record.augmentations.end(), a.sourceFromOutput, a.sourceFromOutput + 6);
+            for (std::int32_t value : {a.partner, a.pasteTop, a.pasteHeight, a.eraseTop, a.eraseHeight})
+                record.augmentations.push_back(float(value));
+        }
+        record.secondLabels.insert(record.secondLabels.end(), batch->secondLabels.begin(), batch->secondLabels.end());
+        record.labelWeights.insert(record.labelWeights.end(), batch->labelWeights.begin(), batch->labelWeights.end());
     }
     return record;
 }
@@ -165,7 +177,8 @@ TEST(BatchLoader, AugmentedBatchesDoNotDependOnWorkerCountAndResumeExactly) {
     BatchLoaderOptions options;
     options.batchSize = 6;
     options.seed = 11;
-    options.augmentation = parseAugmentation("crop=2,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2");
+    options.augmentation = parseAugmentation(
+        "crop=2,flip,rotate=10,scale=0.9-1.1,shift=0.1,erase=0.5,mixup=0.2,cutmix=1,brightness=0.2,contrast=0.2");
     options.workerThreads = 1;
     BatchLoader single(data, options);
     options.workerThreads = 4;
@@ -174,6 +187,11 @@ TEST(BatchLoader, AugmentedBatchesDoNotDependOnWorkerCountAndResumeExactly) {
     const EpochRecord a = runEpoch(single, 3), b = runEpoch(many, 3);
     EXPECT_EQ(a.samples, b.samples);
     EXPECT_EQ(a.images, b.images);
+    EXPECT_EQ(a.augmentations.size(), a.samples.size() * 11);
+    EXPECT_EQ(a.augmentations, b.augmentations);
+    EXPECT_EQ(a.secondLabels.size(), a.samples.size());
+    EXPECT_EQ(a.secondLabels, b.secondLabels);
+    EXPECT_EQ(a.labelWeights, b.labelWeights);
 
     // Resuming epoch 3 at batch 4 gives exactly the rest of the uninterrupted epoch.
     const EpochRecord resumed = runEpoch(many, 3, 4);
@@ -182,10 +200,31 @@ TEST(BatchLoader, AugmentedBatchesDoNotDependOnWorkerCountAndResumeExactly) {
     EXPECT_TRUE(std::equal(resumed.samples.begin(), resumed.samples.end(), a.samples.begin() + skippedSamples));
     EXPECT_TRUE(std::equal(resumed.images.begin(), resumed.images.end(),
                            a.images.begin() + std::ptrdiff_t(skippedSamples * floatsPerSample)));
+    EXPECT_TRUE(std::equal(resumed.augmentations.begin(), resumed.augmentations.end(),
+                           a.augmentations.begin() + std::ptrdiff_t(skippedSamples * 11)));
+    EXPECT_TRUE(std::equal(resumed.labelWeights.begin(), resumed.labelWeights.end(),
+                           a.labelWeights.begin() + std::ptrdiff_t(skippedSamples)));
 
     // Another epoch gives other augmentations of the same data.
     const EpochRecord next = runEpoch(single, 4);
     EXPECT_NE(next.images, a.images);
+    EXPECT_NE(next.augmentations, a.augmentations);
+}
+
+TEST(BatchLoader, DeviceAugmentationLeavesTheImagesAndOnlyDescribesTheTransforms) {
+    const Dataset data = randomDataset(66, 24, 1, 6);
+    BatchLoaderOptions plain;
+    plain.batchSize = 8;
+    plain.seed = 3;
+    BatchLoaderOptions augmented = plain;
+    augmented.augmentation = parseAugmentation("flip,rotate=30,erase=1");
+    BatchLoader plainLoader(data, plain), augmentedLoader(data, augmented);
+    const EpochRecord without = runEpoch(plainLoader, 1), with = runEpoch(augmentedLoader, 1);
+    EXPECT_TRUE(without.augmentations.empty());
+    EXPECT_TRUE(without.secondLabels.empty());
+    EXPECT_EQ(with.images, without.images);  // the device does the work, after upload
+    EXPECT_EQ(with.augmentations.size(), with.samples.size() * 11);
+    EXPECT_TRUE(with.secondLabels.empty());  // no mixing asked for
 }
 
 TEST(BatchLoader, StartEpochMidEpochDropsTheOldBatches) {

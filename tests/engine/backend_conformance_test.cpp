@@ -706,6 +706,113 @@ TEST_P(BackendConformance, SoftmaxCrossEntropyMatchesReference) {
     }
 }
 
+TEST_P(BackendConformance, SoftmaxCrossEntropyWithMixedLabelsMatchesReference) {
+    SeededRandom random;
+    for (bool weighted : {false, true}) {
+        for (float smoothing : {0.0f, 0.1f}) {
+            LossGeometry g;
+            g.batch = 37;
+            g.classes = 7;
+            g.labelSmoothing = smoothing;
+            SCOPED_TRACE(describe(g) + (weighted ? " with class weights" : " without class weights"));
+            const std::size_t values = std::size_t(g.batch) * g.classes;
+            const TensorShape logitShape{g.batch, g.classes, 1, 1};
+            TwinTensor logits = activationInput(logitShape, random.uniforms(values, -3.0f, 3.0f));
+            const std::vector<std::int32_t> labelValues = random.labels(std::size_t(g.batch), g.classes);
+            const std::vector<std::int32_t> secondValues = random.labels(std::size_t(g.batch), g.classes);
+            std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
+            shares[0] = 1.0f;  // the ends of [0, 1]: one label only
+            shares[1] = 0.0f;
+            auto labels = buffer(std::span<const std::int32_t>(labelValues));
+            auto secondLabels = buffer(std::span<const std::int32_t>(secondValues));
+            auto labelWeights = buffer(std::span<const float>(shares));
+            TwinTensor weights = input(random.uniforms(std::size_t(g.classes), 0.2f, 3.0f));
+            TwinTensor probabilities = poisoned(std::int64_t(values));
+            TwinTensor loss = poisoned(1);
+            TwinTensor dlogits = poisonedActivations(logitShape);
+            runOnBoth([&](Backend& backend, Side side) {
+                const float* classWeights = weighted ? weights.at(side) : nullptr;
+                const LabelMix mix{secondLabels.at(side), labelWeights.at(side)};
+                backend.softmaxCrossEntropyForward(g, logits.at(side), labels.at(side), classWeights,
+                                                   probabilities.at(side), loss.at(side), mix);
+                backend.softmaxCrossEntropyBackward(g, probabilities.at(side), labels.at(side),
+                                                    classWeights, dlogits.at(side), mix);
+            });
+            expectClose(probabilities, "probabilities");
+            expectClose(loss, "loss");
+            expectClose(dlogits, "dlogits");
+        }
+    }
+}
+
+// ---- augmentation ----------------------------------------------------------------------------
+
+// Random augmentations of every kind: rotations, zooms and shifts (the sampling taps fall
+// anywhere, inside and outside the image), flips, both borders, partners with mixup weights and
+// cutmix rectangles, and erasing with both fills, rectangles reaching past the edges included.
+std::vector<ImageAugmentation> randomAugmentations(SeededRandom& random, const AugmentGeometry& g) {
+    std::vector<ImageAugmentation> augmentations(std::size_t(g.batch));
+    for (ImageAugmentation& a : augmentations) {
+        const double angle = random.uniform(-3.2f, 3.2f), zoom = random.uniform(0.6f, 1.5f);
+        const double mirror = random.integer(0, 1) ? -1.0 : 1.0;
+        a.sourceFromOutput[0] = float(mirror * std::cos(angle) / zoom);
+        a.sourceFromOutput[1] = float(-std::sin(angle) / zoom);
+        a.sourceFromOutput[2] = random.uniform(-0.5f, 1.5f) * float(g.width);
+        a.sourceFromOutput[3] = float(mirror * std::sin(angle) / zoom);
+        a.sourceFromOutput[4] = float(std::cos(angle) / zoom);
+        a.sourceFromOutput[5] = random.uniform(-0.5f, 1.5f) * float(g.height);
+        a.border = random.integer(0, 1) ? AugmentBorder::Replicate : AugmentBorder::Constant;
+        const int mixing = random.integer(0, 2);  // none, mixup, cutmix
+        if (mixing > 0) a.partner = random.integer(0, g.batch - 1);
+        if (mixing == 1) a.mixKeep = random.uniform(0.0f, 1.0f);
+        if (mixing == 2) {
+            a.pasteTop = random.integer(-2, g.height);
+            a.pasteLeft = random.integer(-2, g.width);
+            a.pasteHeight = random.integer(0, g.height);
+            a.pasteWidth = random.integer(0, g.width);
+        }
+        if (random.integer(0, 1)) {
+            a.eraseFill = random.integer(0, 1) ? EraseFill::Noise : EraseFill::Zero;
+            a.eraseTop = random.integer(-2, g.height);
+            a.eraseLeft = random.integer(-2, g.width);
+            a.eraseHeight = random.integer(0, g.height);
+            a.eraseWidth = random.integer(0, g.width);
+            a.noiseSeed = std::uint32_t(random.engine()());
+        }
+    }
+    return augmentations;
+}
+
+TEST_P(BackendConformance, AugmentImagesMatchesReference) {
+    SeededRandom random;
+    for (const AugmentGeometry& g : {AugmentGeometry{1, 1, 1, 1}, AugmentGeometry{5, 1, 48, 48},
+                                     AugmentGeometry{7, 3, 13, 29}, AugmentGeometry{64, 1, 48, 48}}) {
+        SCOPED_TRACE("augment (" + std::to_string(g.batch) + "," + std::to_string(g.channels) + "," +
+                     std::to_string(g.height) + "," + std::to_string(g.width) + ")");
+        const TensorShape shape{g.batch, g.channels, g.height, g.width};
+        TwinTensor images = activationInput(shape, random.uniforms(std::size_t(g.count()), -2.0f, 2.0f));
+        const std::vector<ImageAugmentation> values = randomAugmentations(random, g);
+        auto augmentations = buffer(std::span<const ImageAugmentation>(values));
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.augmentImages(g, augmentations.at(side), images.at(side));
+        });
+        expectClose(images, "augmented images");
+    }
+}
+
+TEST_P(BackendConformance, AugmentImagesWithIdentityLeavesTheImagesBitForBit) {
+    SeededRandom random;
+    const AugmentGeometry g{6, 3, 11, 17};
+    const TensorShape shape{g.batch, g.channels, g.height, g.width};
+    TwinTensor images = activationInput(shape, random.uniforms(std::size_t(g.count()), -2.0f, 2.0f));
+    const std::vector<float> before = images.tested.toHost();
+    const std::vector<ImageAugmentation> identity(std::size_t(g.batch));
+    auto augmentations = buffer(std::span<const ImageAugmentation>(identity));
+    tested_->augmentImages(g, augmentations.tested.data(), images.tested.data());
+    tested_->synchronize();
+    EXPECT_TRUE(identical(images.tested.toHost(), before, "images after the identity"));
+}
+
 // ---- optimisers ----------------------------------------------------------------------------
 // Several steps with fresh gradients and a changing learning rate. Compared each step: the
 // parameter update (after - before, each side from its own previous parameters, so a small

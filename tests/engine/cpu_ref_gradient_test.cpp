@@ -226,6 +226,65 @@ TEST(CpuRefGradients, SoftmaxCrossEntropyBackwardMatchesCentralDifferences) {
     }
 }
 
+// Mixup and cutmix: each sample's target is a share of two labels (LabelMix); the shares at
+// the ends (0 and 1) and in between, with and without class weights and smoothing.
+TEST(CpuRefGradients, SoftmaxCrossEntropyWithMixedLabelsMatchesCentralDifferences) {
+    SeededRandom random;
+    for (bool weighted : {false, true}) {
+        for (float smoothing : {0.0f, 0.1f}) {
+            LossGeometry g;
+            g.batch = 5;
+            g.classes = 4;
+            g.labelSmoothing = smoothing;
+            SCOPED_TRACE(describe(g) + (weighted ? " with class weights" : " without class weights"));
+            std::vector<float> logits = random.uniforms(std::size_t(g.batch) * g.classes, -2.0f, 2.0f);
+            const std::vector<std::int32_t> labels = random.labels(std::size_t(g.batch), g.classes);
+            const std::vector<std::int32_t> secondLabels = random.labels(std::size_t(g.batch), g.classes);
+            std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
+            shares[0] = 0.0f;
+            shares[1] = 1.0f;
+            const LabelMix mix{secondLabels.data(), shares.data()};
+            const std::vector<float> classWeights = random.uniforms(std::size_t(g.classes), 0.2f, 3.0f);
+            const float* weights = weighted ? classWeights.data() : nullptr;
+            std::vector<float> probabilities(logits.size());
+            float loss = 0.0f;
+            const auto objective = [&] {
+                cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights,
+                                                    probabilities.data(), &loss, mix);
+                return double(loss);
+            };
+            objective();
+            std::vector<float> dlogits(logits.size());
+            cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights,
+                                                 dlogits.data(), mix);
+            EXPECT_TRUE(matchesNumerical(dlogits, centralDifferences(logits, kStep, objective), "dL/dlogits"));
+        }
+    }
+}
+
+// A mix whose every weight is 1 is the plain loss; one whose weights are 1/2 is the mean of the
+// two plain losses (without class weights).
+TEST(CpuRefGradients, MixedLabelLossIsTheWeightedSumOfThePlainOnes) {
+    SeededRandom random;
+    LossGeometry g;
+    g.batch = 6;
+    g.classes = 7;
+    g.labelSmoothing = 0.1f;
+    const std::vector<float> logits = random.uniforms(std::size_t(g.batch) * g.classes, -2.0f, 2.0f);
+    const std::vector<std::int32_t> first = random.labels(std::size_t(g.batch), g.classes);
+    const std::vector<std::int32_t> second = random.labels(std::size_t(g.batch), g.classes);
+    std::vector<float> probabilities(logits.size());
+    auto lossOf = [&](const std::int32_t* labels, const LabelMix& mix) {
+        float loss = 0.0f;
+        cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels, nullptr, probabilities.data(), &loss, mix);
+        return loss;
+    };
+    const std::vector<float> ones(std::size_t(g.batch), 1.0f), halves(std::size_t(g.batch), 0.5f);
+    EXPECT_FLOAT_EQ(lossOf(first.data(), {second.data(), ones.data()}), lossOf(first.data(), {}));
+    EXPECT_NEAR(lossOf(first.data(), {second.data(), halves.data()}),
+                0.5f * (lossOf(first.data(), {}) + lossOf(second.data(), {})), 1e-5);
+}
+
 // The backward of a channel copy is the copy back: dsrc gets dst's gradient on the copied
 // channels and zero elsewhere.
 TEST(CpuRefGradients, CopyChannelsGradientIsTheCopyBack) {

@@ -1,7 +1,9 @@
 // The trainer on cpu-ref with tiny synthetic data: the events it writes, the final model folder,
 // evaluation with a padded last batch, early stopping, the learning rates it uses, and the
 // errors for a non-finite loss and for bad batches.
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <regex>
@@ -16,6 +18,7 @@
 #include "cnnstudio/network.h"
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/trainer.h"
+#include "backend_test_support.h"
 #include "synthetic_batches.h"
 
 namespace cnnstudio {
@@ -90,6 +93,25 @@ private:
     BatchSource& inner_;
     int epoch_, current_ = 0;
     std::int64_t batch_, index_ = 0;
+};
+
+// A source that adds a device augmentation (and, optionally, mixed labels) to every batch.
+class AugmentingSource : public BatchSource {
+public:
+    AugmentingSource(BatchSource& inner, std::function<void(Batch&)> decorate)
+        : inner_(inner), decorate_(std::move(decorate)) {}
+    std::int64_t samples() const override { return inner_.samples(); }
+    std::int64_t batchesPerEpoch() const override { return inner_.batchesPerEpoch(); }
+    void startEpoch(int epoch, std::int64_t firstBatch) override { inner_.startEpoch(epoch, firstBatch); }
+    bool next(Batch& batch) override {
+        if (!inner_.next(batch)) return false;
+        decorate_(batch);
+        return true;
+    }
+
+private:
+    BatchSource& inner_;
+    std::function<void(Batch&)> decorate_;
 };
 
 struct Fixture {
@@ -339,6 +361,86 @@ TEST(Trainer, LabelOutsideTheClassesNamesTheBatch) {
         FAIL() << "a bad label must be reported";
     } catch (const Error& error) {
         EXPECT_NE(std::string(error.what()).find("training batch 1 of epoch 1"), std::string::npos) << error.what();
+    }
+}
+
+// Every image's augmentation erases all of it: the network's input after the training step is
+// all zeros, while the validation images that follow are fed as they are.
+TEST(Trainer, AugmentsTrainingBatchesOnTheBackendAndNeverValidationBatches) {
+    Fixture f;
+    f.config.epochs = 1;
+    Network network(linearSpec(), *f.backend, 96, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource clean(f.train, 96, true, kSeed);  // one batch holds every image
+    AugmentingSource train(clean, [](Batch& batch) {
+        ImageAugmentation eraseAll;
+        eraseAll.eraseHeight = eraseAll.eraseWidth = 8;
+        batch.augmentations.assign(std::size_t(batch.count), eraseAll);
+    });
+    trainer.train(train, nullptr, nullptr, f.description);
+    const std::vector<float> augmented = network.input().toHost();
+    EXPECT_TRUE(std::all_of(augmented.begin(), augmented.end(), [](float value) { return value == 0.0f; }));
+
+    InMemoryBatchSource validation(f.validation, 96, false, kSeed);
+    Trainer again(network, f.config, events);
+    again.train(train, &validation, nullptr, f.description);
+    const std::vector<float> evaluated = network.input().toHost();
+    EXPECT_TRUE(std::equal(f.validation.images.begin(), f.validation.images.end(), evaluated.begin()));
+}
+
+// The loss trains towards the mix of two labels: a weight of 1 on the first label (or 0 on a
+// second label equal to it) is plain training, half of another label is not.
+TEST(Trainer, MixedLabelsReachTheLoss) {
+    Fixture f;
+    f.config.epochs = 1;
+    auto trainWith = [&](const std::function<void(Batch&)>& mix) {
+        Network network(linearSpec(), *f.backend, 8, kSeed);
+        EventWriter events(false);
+        Trainer trainer(network, f.config, events);
+        InMemoryBatchSource clean(f.train, 8, true, kSeed);
+        AugmentingSource train(clean, [&](Batch& batch) {
+            batch.augmentations.assign(std::size_t(batch.count), ImageAugmentation{});
+            if (mix) mix(batch);
+        });
+        trainer.train(train, nullptr, nullptr, f.description);
+        std::vector<float> parameters(network.parameterCount());
+        f.backend->download(parameters.data(), network.parameters(), parameters.size() * sizeof(float));
+        return parameters;
+    };
+    const std::vector<float> plain = trainWith(nullptr);
+    const std::vector<float> firstOnly = trainWith([](Batch& batch) {
+        batch.secondLabels.assign(std::size_t(batch.count), 2);
+        batch.labelWeights.assign(std::size_t(batch.count), 1.0f);
+    });
+    const std::vector<float> secondIsTheSame = trainWith([](Batch& batch) {
+        batch.secondLabels = batch.labels;
+        batch.labelWeights.assign(std::size_t(batch.count), 0.0f);
+    });
+    const std::vector<float> halfAnother = trainWith([](Batch& batch) {
+        batch.secondLabels.clear();
+        for (std::int32_t label : batch.labels) batch.secondLabels.push_back((label + 1) % 3);
+        batch.labelWeights.assign(std::size_t(batch.count), 0.5f);
+    });
+    EXPECT_TRUE(test::closeTo(firstOnly, plain, 1e-6, "first label only"));
+    EXPECT_TRUE(test::closeTo(secondIsTheSame, plain, 1e-6, "second label equal to the first"));
+    EXPECT_GT(test::relativeError(halfAnother, plain), 1e-3);
+}
+
+TEST(Trainer, AugmentationsThatDoNotMatchTheBatchNameIt) {
+    Fixture f;
+    Network network(linearSpec(), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource clean(f.train, 8, true, kSeed);
+    AugmentingSource train(clean, [](Batch& batch) { batch.augmentations.assign(3, ImageAugmentation{}); });
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL() << "three augmentations for eight images must be refused";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("3 image augmentations for 8 images"), std::string::npos)
+            << error.what();
+        EXPECT_NE(error.where().find("training batch 1 of epoch 1"), std::string::npos) << error.where();
     }
 }
 

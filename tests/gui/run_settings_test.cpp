@@ -1,6 +1,9 @@
 // RunSettings and its panel: the worker's argument list carries every setting, problems are
 // named, hostfiles are checked line by line, and the panel round-trips a RunSettings.
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QSignalSpy>
 #include <QTest>
 
 #include "cnnstudio/backend.h"
@@ -147,6 +150,46 @@ private slots:
             settings.augmentation = augmentation->itemText(i);
             QVERIFY2(settings.problems().isEmpty(), qPrintable(augmentation->itemText(i) + ": " + settings.problems().join(' ')));
         }
+    }
+
+    void augmentationControlsAndTextFollowEachOther() {
+        cnnstudio::ui::RunSettingsPanel panel;
+        auto* text = panel.findChild<QComboBox*>("augmentation");
+        auto* flip = panel.findChild<QCheckBox*>("augmentFlip");
+        auto* rotate = panel.findChild<QDoubleSpinBox*>("augmentRotate");
+        auto* scaleLow = panel.findChild<QDoubleSpinBox*>("augmentScaleLow");
+        auto* scaleHigh = panel.findChild<QDoubleSpinBox*>("augmentScaleHigh");
+        auto* mixup = panel.findChild<QDoubleSpinBox*>("augmentMixup");
+        auto* erase = panel.findChild<QDoubleSpinBox*>("augmentErase");
+        QVERIFY(text && flip && rotate && scaleLow && scaleHigh && mixup && erase);
+
+        // Typed text moves the controls.
+        RunSettings settings;
+        settings.augmentation = "flip,rotate=15,scale=0.8-1.2,erase=0.25,mixup=0.2";
+        panel.setSettings(settings);
+        QVERIFY(flip->isChecked());
+        QCOMPARE(rotate->value(), 15.0);
+        QCOMPARE(scaleLow->value(), 0.8);
+        QCOMPARE(scaleHigh->value(), 1.2);
+        QCOMPARE(erase->value(), 0.25);
+        QCOMPARE(mixup->value(), 0.2);
+
+        // Editing a control rewrites the text, which the worker then receives.
+        QSignalSpy changed(&panel, &cnnstudio::ui::RunSettingsPanel::settingsChanged);
+        flip->setChecked(false);
+        mixup->setValue(0.0);
+        auto* cutmix = panel.findChild<QDoubleSpinBox*>("augmentCutmix");
+        QVERIFY(cutmix);
+        cutmix->setValue(1.0);
+        QCOMPARE(panel.settings().augmentation, QString("rotate=15,scale=0.8-1.2,erase=0.25,cutmix=1"));
+        QVERIFY(changed.count() >= 3);
+        QVERIFY(panel.settings().workerArguments("/s.json", "/r").contains("rotate=15,scale=0.8-1.2,erase=0.25,cutmix=1"));
+
+        // Text that does not parse stays as typed and is named as a problem.
+        settings.augmentation = "flip,spin=3";
+        panel.setSettings(settings);
+        QCOMPARE(panel.settings().augmentation, QString("flip,spin=3"));
+        QVERIFY2(panel.problems().join(' ').contains("Augmentation"), qPrintable(panel.problems().join(' ')));
     }
 
     void hostfileProblemsNameTheirLine() {

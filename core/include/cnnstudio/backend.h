@@ -110,9 +110,64 @@ struct DenseGeometry {
 // Softmax cross-entropy over logits (batch, classes) and labels (batch) of int32.
 // Per sample: loss_i = -sum_k q_ik log p_ik with q = (1 - smoothing) onehot + smoothing / classes.
 // With class weights (classes), loss = sum_i w[y_i] loss_i / sum_i w[y_i]; without, the mean.
+// With a LabelMix (a = labels, b = secondLabels, l = labelWeights), each sample counts twice:
+//   loss = sum_i (l_i w[a_i] loss_i(a_i) + (1 - l_i) w[b_i] loss_i(b_i))
+//          / sum_i (l_i w[a_i] + (1 - l_i) w[b_i])
+// (w = 1 without class weights, so the denominator is the batch size), as mixup and cutmix
+// train: the mixed image's loss is the lambda-weighted sum of its two images' losses.
 struct LossGeometry {
     int batch = 1, classes = 1;
     float labelSmoothing = 0.0f;
+};
+
+// Training-time augmentation of a batch of images, on the device (Backend::augmentImages).
+// Each image gets its own ImageAugmentation, drawn on the host from the run's seeded generator
+// (datasets/augmentation.h) so that every backend applies the same transform. Pixel centres sit
+// at integer coordinates: (0, 0) is the top-left pixel, (width-1, height-1) the bottom-right.
+enum class AugmentBorder : std::int32_t {
+    Constant = 0,   // taps outside the image read 0 (after normalisation: the training mean)
+    Replicate = 1,  // taps outside the image read the nearest edge pixel
+};
+enum class EraseFill : std::int32_t {
+    Zero = 0,   // the erased rectangle reads 0 (the training mean, after normalisation)
+    Noise = 1,  // uniform noise in [-sqrt(3), sqrt(3)) (unit variance): augmentNoise()
+};
+
+// What happens to image i, in this order, for every channel:
+//   1. warp:  w_i(x, y) = bilinear sample of image i at (sx, sy) with
+//             sx = m[0] x + m[1] y + m[2],  sy = m[3] x + m[4] y + m[5]   (m = sourceFromOutput),
+//             the four taps read through `border` (rotation, scale, shift and flip are all one m;
+//             the identity leaves the image bit for bit).
+//   2. mix:   with partner j >= 0 (another image of the batch, warped by its own m):
+//             out = w_j inside the paste rectangle (cutmix), mixKeep w_i + (1 - mixKeep) w_j
+//             elsewhere (mixup; mixKeep 1 leaves w_i). Partners are read before any image is
+//             written, so the result does not depend on the order images are done in.
+//   3. erase: inside the erase rectangle, `eraseFill`.
+// Rectangles are [top, top + height) x [left, left + width), clipped to the image; a height or
+// width of 0 means none.
+struct ImageAugmentation {
+    float sourceFromOutput[6] = {1.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f};
+    AugmentBorder border = AugmentBorder::Constant;
+    std::int32_t partner = -1;  // -1: no mixing
+    float mixKeep = 1.0f;
+    std::int32_t pasteTop = 0, pasteLeft = 0, pasteHeight = 0, pasteWidth = 0;
+    EraseFill eraseFill = EraseFill::Zero;
+    std::int32_t eraseTop = 0, eraseLeft = 0, eraseHeight = 0, eraseWidth = 0;
+    std::uint32_t noiseSeed = 0;  // the erased pixels' noise (augmentNoise)
+};
+
+// images (batch, channels, height, width), augmented in place.
+struct AugmentGeometry {
+    int batch = 1, channels = 1, height = 1, width = 1;
+    std::int64_t count() const { return std::int64_t(batch) * channels * height * width; }
+    bool operator==(const AugmentGeometry&) const = default;
+};
+
+// Mixed targets (mixup, cutmix): sample i's target is labelWeights[i] of labels[i] and
+// 1 - labelWeights[i] of secondLabels[i]. Both pointers are backend memory of (batch) elements.
+struct LabelMix {
+    const std::int32_t* secondLabels = nullptr;
+    const float* labelWeights = nullptr;
 };
 
 // Values that change from one training step to the next. They live in backend memory so that
@@ -293,13 +348,24 @@ public:
 
     // ---- loss: logits and dlogits are activations; probabilities (batch, classes) and the
     //      loss (one float) are fp32 in backend memory --------------------------------------
+    //      mix: mixed targets (LossGeometry); its two pointers are both set or both null, and
+    //      each label weight lies in [0, 1].
     void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                     const std::int32_t* labels,
                                     const float* classWeights /* nullable */,
-                                    float* probabilities, float* loss);
+                                    float* probabilities, float* loss, const LabelMix& mix = {});
     void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                      const std::int32_t* labels,
-                                     const float* classWeights /* nullable */, float* dlogits);
+                                     const float* classWeights /* nullable */, float* dlogits,
+                                     const LabelMix& mix = {});
+
+    // ---- augmentation: images (an activation tensor (batch, channels, height, width)) are
+    //      warped, mixed and erased in place as augmentations (batch, backend memory) say
+    //      (ImageAugmentation). Partners lie in [0, batch); rectangles may reach outside the
+    //      image (they are clipped). Training batches only: the trainer never augments
+    //      validation or test images.
+    void augmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
+                       float* images);
 
     // ---- optimisers: one call over the whole flat parameter buffer ------------------------
     // velocity may be null when s.momentum is 0.
@@ -401,10 +467,14 @@ protected:
     virtual void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                               const std::int32_t* labels,
                                               const float* classWeights, float* probabilities,
-                                              float* loss) = 0;
+                                              float* loss, const LabelMix& mix) = 0;
     virtual void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                                const std::int32_t* labels,
-                                               const float* classWeights, float* dlogits) = 0;
+                                               const float* classWeights, float* dlogits,
+                                               const LabelMix& mix) = 0;
+
+    virtual void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
+                                 float* images) = 0;
 
     virtual void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
                              const float* grads, float* velocity, std::size_t count) = 0;

@@ -53,8 +53,21 @@ void checkLabel(std::int32_t label, int sample, int classes, const OpLabel& op);
 
 // Checks every label (host memory) and returns sum_i w[y_i], the batch size without class
 // weights; throws when that sum is not positive (the weighted mean loss would be 0/0).
+// With a mix, the second labels are checked too, every label weight must lie in [0, 1], and
+// the total is sum_i (l_i w[a_i] + (1 - l_i) w[b_i]) (backend.h, LossGeometry).
 double checkLabelsAndTotalWeight(const LossGeometry& g, const std::int32_t* labels,
-                                 const float* classWeights, const OpLabel& op);
+                                 const float* classWeights, const OpLabel& op,
+                                 const LabelMix& mix = {});
+
+// Both of a LabelMix's pointers set, or neither.
+void checkLabelMix(const LabelMix& mix, const OpLabel& op);
+
+// Positive batch, channels, height and width.
+void checkAugmentGeometry(const AugmentGeometry& g, const OpLabel& op);
+// Every image's augmentation (host memory): a finite sampling matrix, a known border and fill,
+// a partner in [-1, batch), mixKeep in [0, 1]. Only the CPU backends can read them.
+void checkAugmentations(const AugmentGeometry& g, const ImageAugmentation* augmentations,
+                        const OpLabel& op);
 
 // Channel ranges inside both tensors, positive batch, spatial and channels.
 void checkCopyChannels(int batch, int spatial, int channels, int srcChannels, int srcOffset,

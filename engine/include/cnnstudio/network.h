@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,12 @@ public:
     Tensor& input();
     std::int32_t* labels() { return labels_; }
     void setLossOptions(const LossOptions& options);
+    // Mixed targets (mixup, cutmix; backend.h LabelMix): sample i trains towards labelWeights[i]
+    // of labels()[i] and the rest of secondLabels[i]. Host arrays of batch() elements, uploaded
+    // here; from the first call on every step's loss reads them (a captured step keeps reading
+    // the same buffers), so a trainer that mixes calls this before every step.
+    void setMixedLabels(std::span<const std::int32_t> secondLabels,
+                        std::span<const float> labelWeights);
 
     // Values read by the ops of a step (dropout seed, learning rate): the caller uploads them.
     StepScalars* stepScalars() { return stepScalars_; }
@@ -136,9 +143,11 @@ private:
     Tensor parameters_, gradients_, state_;
     std::vector<ParameterInfo> parameterInfo_, stateInfo_;
     LossGeometry lossGeometry() const;
+    LabelMix labelMix() const;
 
     Tensor probabilities_, lossStorage_, classWeights_;
-    BackendBuffer<std::int32_t> labelStorage_;
+    BackendBuffer<std::int32_t> labelStorage_, secondLabelStorage_;
+    BackendBuffer<float> labelWeightStorage_;  // with secondLabelStorage_: empty until mixing
     BackendBuffer<StepScalars> stepStorage_;
     std::int32_t* labels_ = nullptr;
     float* loss_ = nullptr;

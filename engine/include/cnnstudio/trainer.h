@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/events.h"
@@ -27,12 +28,18 @@
 
 namespace cnnstudio {
 
-// A batch ready for the network: `count` images, each (C, H, W) float32 already normalised and
-// augmented, back to back, and their labels.
+// A batch ready for the network: `count` images, each (C, H, W) float32 already normalised,
+// back to back, and their labels. A training batch may carry its device augmentation: one
+// ImageAugmentation per image, which the trainer applies on the backend after the upload
+// (Backend::augmentImages), and, when images are mixed (mixup, cutmix), each image's second label
+// and the weight of its first (Backend's LabelMix). Evaluation batches are never augmented.
 struct Batch {
     std::vector<float> images;
     std::vector<std::int32_t> labels;
     int count = 0;
+    std::vector<ImageAugmentation> augmentations;  // empty, or count
+    std::vector<std::int32_t> secondLabels;        // empty, or count (with labelWeights)
+    std::vector<float> labelWeights;
 };
 
 class BatchSource {
@@ -184,6 +191,7 @@ public:
 private:
     struct Session;
     void uploadBatch(const Batch& batch, const char* split);
+    void augmentOnDevice(const Batch& batch);
     void writeCheckpoint(const std::string& kind, Session& session);
     // Whether the cadence asks for a checkpoint now, in the middle of an epoch.
     bool checkpointDue(const Session& session) const;
@@ -210,6 +218,7 @@ private:
     TrainingProgress progress_;
     bool resumed_ = false;
     std::vector<NamedTensor> bestWeights_;  // host copy; empty until a validation improves
+    BackendBuffer<ImageAugmentation> augmentations_;  // the batch's, on the backend; made on first use
 };
 
 // Fits a spec to a data set: the Input node takes the images' channels, height and width, and

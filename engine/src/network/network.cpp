@@ -293,6 +293,25 @@ void Network::setLossOptions(const LossOptions& options) {
     }
 }
 
+void Network::setMixedLabels(std::span<const std::int32_t> secondLabels,
+                             std::span<const float> labelWeights) {
+    if (secondLabels.size() != std::size_t(batch_) || labelWeights.size() != std::size_t(batch_))
+        throw Error(std::to_string(secondLabels.size()) + " second labels and " +
+                        std::to_string(labelWeights.size()) + " label weights for a batch of " +
+                        std::to_string(batch_), "mixed labels", "give one of each per image");
+    if (secondLabelStorage_.data() == nullptr) {
+        secondLabelStorage_ = BackendBuffer<std::int32_t>(backend_, std::size_t(batch_));
+        labelWeightStorage_ = BackendBuffer<float>(backend_, std::size_t(batch_));
+    }
+    backend_.upload(secondLabelStorage_.data(), secondLabels.data(), secondLabels.size_bytes());
+    backend_.upload(labelWeightStorage_.data(), labelWeights.data(), labelWeights.size_bytes());
+}
+
+LabelMix Network::labelMix() const {
+    if (secondLabelStorage_.data() == nullptr) return {};
+    return {secondLabelStorage_.data(), labelWeightStorage_.data()};
+}
+
 void Network::findFusions() {
     auto soleConsumer = [&](const Node& node) -> Node* {
         return node.consumers.size() == 1 ? nodes_[node.consumers[0]].get() : nullptr;
@@ -350,7 +369,7 @@ LossGeometry Network::lossGeometry() const {
 void Network::computeLoss() {
     backend_.softmaxCrossEntropyForward(lossGeometry(), logits().data(), labels_,
                                         classWeights_.empty() ? nullptr : classWeights_.data(),
-                                        probabilities_.data(), loss_);
+                                        probabilities_.data(), loss_, labelMix());
 }
 
 void Network::backwardNode(Node& node) {
@@ -370,7 +389,7 @@ void Network::backward() {
     Node& sink = *nodes_.back();
     backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
                                          classWeights_.empty() ? nullptr : classWeights_.data(),
-                                         sink.outputGradient.data());
+                                         sink.outputGradient.data(), labelMix());
     for (std::size_t i = nodes_.size() - 1; i >= 1; --i) {
         Node& node = *nodes_[i];
         if (node.absorbedInTraining) continue;  // its batch norm differentiates both

@@ -405,6 +405,28 @@ void Trainer::uploadBatch(const Batch& batch, const char* split) {
     network_.input().fromHost(batch.images);
     network_.backend().upload(network_.labels(), batch.labels.data(),
                               batch.labels.size() * sizeof(std::int32_t));
+    if (!batch.augmentations.empty() || !batch.secondLabels.empty()) augmentOnDevice(batch);
+}
+
+void Trainer::augmentOnDevice(const Batch& batch) {
+    const std::string where = "training batch " + std::to_string(progress_.epochStep + 1) + " of epoch " +
+                              std::to_string(progress_.epoch + 1);
+    const std::size_t count = std::size_t(batch.count);
+    if (batch.augmentations.size() != count)
+        throw Error(std::to_string(batch.augmentations.size()) + " image augmentations for " +
+                        std::to_string(count) + " images", where, "give one per image, or none");
+    if (batch.secondLabels.size() != batch.labelWeights.size() ||
+        (!batch.secondLabels.empty() && batch.secondLabels.size() != count))
+        throw Error(std::to_string(batch.secondLabels.size()) + " second labels and " +
+                        std::to_string(batch.labelWeights.size()) + " label weights for " +
+                        std::to_string(count) + " images", where, "give one of each per image, or none");
+    Backend& backend = network_.backend();
+    if (augmentations_.data() == nullptr)
+        augmentations_ = BackendBuffer<ImageAugmentation>(backend, std::size_t(network_.batch()));
+    backend.upload(augmentations_.data(), batch.augmentations.data(), count * sizeof(ImageAugmentation));
+    const TensorShape shape = network_.inputShape();
+    backend.augmentImages({shape.batch, shape.channels, shape.height, shape.width}, augmentations_.data(), network_.input().data());
+    if (!batch.secondLabels.empty()) network_.setMixedLabels(batch.secondLabels, batch.labelWeights);
 }
 
 bool Trainer::hasFinalModel() const {

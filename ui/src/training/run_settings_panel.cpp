@@ -13,8 +13,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "cnnstudio/datasets/augmentation.h"
-#include "cnnstudio/error.h"
+#include "cnnstudio/ui/training/augmentation_editor.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/hardware_picker.h"
 #include "common/layer_colors.h"
@@ -76,7 +75,7 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
         connect(box, &QComboBox::currentIndexChanged, this, changed);
     for (QCheckBox* box : {scaleLearningRate_, skipBad_}) connect(box, &QCheckBox::toggled, this, changed);
     connect(optimizer_, &QComboBox::currentIndexChanged, this, &RunSettingsPanel::refreshOptimiserRows);
-    connect(augmentation_, &QComboBox::currentTextChanged, this, changed);
+    connect(augmentation_, &AugmentationEditor::changed, this, changed);
 
     setSettings(RunSettings{});
 }
@@ -90,7 +89,7 @@ RunSettings RunSettingsPanel::settings() const {
     settings.optimizer = optimizer_->currentData().toString();
     settings.learningRate = learningRate_->value();
     settings.schedule = schedule_->currentData().toString();
-    settings.augmentation = augmentation_->currentText().trimmed();
+    settings.augmentation = augmentation_->text();
     settings.seed = seed_->value();
     settings.limit = limit_->value();
     settings.momentum = momentum_->value();
@@ -114,7 +113,7 @@ void RunSettingsPanel::setSettings(const RunSettings& settings) {
     optimizer_->setCurrentIndex(std::max(0, optimizer_->findData(settings.optimizer)));
     learningRate_->setValue(settings.learningRate);
     schedule_->setCurrentIndex(std::max(0, schedule_->findData(settings.schedule)));
-    augmentation_->setCurrentText(settings.augmentation);
+    augmentation_->setText(settings.augmentation);
     seed_->setValue(settings.seed);
     limit_->setValue(settings.limit);
     momentum_->setValue(settings.momentum);
@@ -199,24 +198,7 @@ QWidget* RunSettingsPanel::makeTrainingPage() {
     classWeights_->addItem(tr("balanced (rare classes weigh more)"), "balanced");
     classWeights_->setToolTip(tr("Balanced weighs each class by the inverse of its share of the training images"));
 
-    augmentation_ = new QComboBox(page);
-    augmentation_->setObjectName("augmentation");
-    augmentation_->setEditable(true);
-    augmentation_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    augmentation_->setMinimumContentsLength(12);
-    // Offer only what this build can do (rotate and scale need OpenCV).
-    for (const char* choice : {"none", "default", "crop=4,flip", "crop=4,flip,brightness=0.2,contrast=0.2",
-                               "crop=4,flip,rotate=10,scale=0.1",
-                               "crop=4,flip,rotate=10,scale=0.1,brightness=0.2,contrast=0.2"}) {
-        try {
-            datasets::parseAugmentation(choice);
-            augmentation_->addItem(QString::fromLatin1(choice));
-        } catch (const Error&) {
-            continue;  // not in this build: left out of the list, and said so if typed
-        }
-    }
-    augmentation_->setToolTip(tr("none, default, or a comma list of crop=P, flip, rotate=DEG, scale=S, "
-                                 "brightness=B, contrast=C"));
+    augmentation_ = new AugmentationEditor(page);
     limit_ = spin("limit", 0, INT_MAX);
     limit_->setSpecialValueText(tr("all images"));
     limit_->setSingleStep(1000);

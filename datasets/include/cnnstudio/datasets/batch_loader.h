@@ -84,6 +84,12 @@ struct Batch {
     float* images = nullptr;         // size * channels * height * width, NCHW
     std::int32_t* labels = nullptr;  // size
     std::span<const std::size_t> sampleIndices;  // positions in the Dataset
+    // The device share of the augmentation (AugmentationConfig::onDevice), one per image, for
+    // Backend::augmentImages after upload; empty when there is none. With mixing (mixes()) the
+    // loss's LabelMix too: second labels and label weights, one per image, else empty.
+    std::span<const ImageAugmentation> augmentations;
+    std::span<const std::int32_t> secondLabels;
+    std::span<const float> labelWeights;
 };
 
 class BatchLoader;
@@ -136,7 +142,7 @@ public:
 
 private:
     void workerLoop();
-    void fillBatch(Batch& batch, std::vector<std::size_t>& indices, std::uint64_t epoch, std::size_t index);
+    void fillBatch(std::size_t slot, std::uint64_t epoch, std::size_t index);
 
     const Dataset& dataset_;
     BatchLoaderOptions options_;

@@ -16,6 +16,7 @@ class QTabWidget;
 
 namespace cnnstudio::ui {
 
+class AugmentationEditor;
 class DatasetPicker;
 class HardwarePicker;
 
@@ -49,7 +50,7 @@ private:
     QComboBox* optimizer_;
     QDoubleSpinBox* learningRate_;
     QComboBox* schedule_;
-    QComboBox* augmentation_;
+    AugmentationEditor* augmentation_;
     QSpinBox* seed_;
     QSpinBox* limit_;
     QDoubleSpinBox* momentum_;
