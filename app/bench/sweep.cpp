@@ -260,10 +260,11 @@ BenchConfiguration runUnderMpirun(const SweepConfiguration& c, const std::string
         if (!settings.capture) arguments.push_back("--no-graph");
         if (!settings.jsonLines || settings.progressEvents) arguments.push_back("--no-json-lines");
         DistributedRequest request{c.ranksPerNode, c.nodes, settings.hostfile, isGpuBackend(c.backend)};
-        const int status = runMpirun(mpirunCommand(request, selfExecutable(), arguments));
-        if (status >= 128) cancelRequested = true;  // the job was stopped by a signal (the sweep's own Cancel)
+        const MpirunResult job = runMpirun(mpirunCommand(request, selfExecutable(), arguments));
+        if (job.status >= 128) cancelRequested = true;  // the job was stopped by a signal (the sweep's own Cancel)
         if (!std::filesystem::exists(scratch))
-            throw Error("mpirun ended with status " + std::to_string(status) + " before rank 0 wrote its result",
+            throw Error("mpirun ended with status " + std::to_string(job.status) + " before rank 0 wrote its result" +
+                            (job.failedRank.empty() ? "" : ": " + job.failedRank),
                         "mpirun -np " + std::to_string(c.ranks()), "see the ranks' messages above");
         BenchReport ranks = loadBenchReport(scratch);
         if (ranks.configurations.size() != 1)
