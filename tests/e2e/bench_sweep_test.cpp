@@ -1,9 +1,13 @@
 // cnnstudio-bench sweeps as a user (or the app's worker) runs them: cheap CPU configurations
 // end to end into a valid report, a failing configuration recorded while the sweep goes on,
 // the reduced plan of cpu-ref, the progress events, and a two-rank configuration under mpirun.
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -132,6 +136,34 @@ TEST(BenchSweep, ProgressEventsForTheAppReplaceTheOldLines) {
     EXPECT_EQ(events[4]["report"], (work / "report.json").string());
     EXPECT_EQ(events[4]["cancelled"], false);
     for (const auto& event : events) EXPECT_EQ(event["schema"], 1);
+}
+
+// The app's Cancel: SIGTERM lets the configuration in progress finish, records the rest as
+// cancelled, writes the report and exits 3.
+TEST(BenchSweep, TerminationCancelsTheRestAndKeepsTheReport) {
+    const auto work = scratchFolder("cancel");
+    std::vector<std::string> arguments = cheapSweep(work, {"cpu threads=1", "cpu threads=2", "cpu-ref threads=1"});
+    arguments.push_back("--progress-events");
+    const pid_t pid = startProcess(arguments, work.string(), environmentFor(work));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto started = [&] {  // the first progress event: the signal handlers are in place
+        std::ifstream out(work / "stdout.txt");
+        std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+        return text.find("bench_progress") != std::string::npos;
+    };
+    while (!started() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ::kill(pid, SIGTERM);
+    const ProcessResult result = waitProcess(pid, work.string());
+    EXPECT_EQ(result.exitCode, 3) << result.err;
+    const BenchReport report = loadBenchReport(work / "report.json");
+    ASSERT_EQ(report.configurations.size(), 3u);
+    EXPECT_EQ(report.configurations.back().status, BenchStatus::Cancelled);
+    EXPECT_NE(report.configurations.back().error.find("cancelled"), std::string::npos);
+    const auto events = jsonLines(result.out);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back()["event"], "bench_finished");
+    EXPECT_EQ(events.back()["cancelled"], true);
 }
 
 TEST(BenchSweep, BadConfigurationTextIsNamed) {

@@ -111,6 +111,29 @@ TEST(CnnstudioTrain, LeNetReachesEightyPercentInUnderTwoMinutesAndItsModelEvalua
 #endif
 }
 
+// The Train page's predicted run time goes into config.json (and so into run_started), where
+// the finished run is shown beside it.
+TEST(CnnstudioTrain, ThePredictionIsRecordedInTheRunsConfig) {
+    if (!std::filesystem::exists(kFashionMnist))
+        GTEST_SKIP() << kFashionMnist << " is absent: install the dataset-fashion-mnist package";
+    const auto work = scratchFolder("prediction");
+    const auto runDir = work / "run";
+    const ProcessResult trained =
+        train({"--preset", "lenet5", "--dataset", "fashion-mnist", "--limit", "256", "--epochs", "1", "--backend", "cpu",
+               "--threads", "1", "--batch", "64", "--predicted-epoch-s", "12.5", "--predicted-total-s", "12.5",
+               "--prediction-basis", "'cpu 1 thread' in sweep.json", "--run-dir", runDir.string()},
+              work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    std::ifstream configFile(runDir / "config.json");
+    const nlohmann::json config = nlohmann::json::parse(configFile);
+    ASSERT_TRUE(config.contains("prediction")) << config.dump();
+    EXPECT_EQ(config["prediction"]["total_s"], 12.5);
+    EXPECT_EQ(config["prediction"]["basis"], "'cpu 1 thread' in sweep.json");
+    EXPECT_EQ(readEvents(runDir).front()["config"]["prediction"]["epoch_s"], 12.5);
+    const ProcessResult lonely = train({"--preset", "lenet5", "--predicted-total-s", "3", "--summary"}, work);
+    EXPECT_EQ(lonely.exitCode, 2) << "a total without an epoch time is refused";
+}
+
 TEST(CnnstudioTrain, SigtermStopsAfterTheCurrentStepAndResumeFinishesTheRun) {
     if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
     const auto work = scratchFolder("stop-resume");

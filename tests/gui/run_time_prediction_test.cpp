@@ -11,6 +11,7 @@
 
 #include "cnnstudio/bench_report.h"
 #include "cnnstudio/presets.h"
+#include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/run_time_estimate.h"
 #include "cnnstudio/ui/training/train_area.h"
 #include "cnnstudio/ui/training/training_dashboard.h"

@@ -95,8 +95,8 @@ QStringList RunSettings::workerArguments(const QString& specFile, const QString&
     };
     if (limit > 0) arguments << "--limit" << QString::number(limit);
     if (prediction)
-        arguments << "--predicted-epoch-s" << QString::number(prediction->epochSeconds, 'g', 6) << "--predicted-total-s"
-                  << QString::number(prediction->totalSeconds, 'g', 6) << "--prediction-basis" << prediction->basis;
+        arguments << "--predicted-epoch-s" << QString::number(prediction->epochSeconds, 'g', 10) << "--predicted-total-s"
+                  << QString::number(prediction->totalSeconds, 'g', 10) << "--prediction-basis" << prediction->basis;
     if (scaleLearningRate) arguments << "--scale-lr";
     if (skipBad) arguments << "--skip-bad";
     if (usesGpu() && (gpuCount > 1 || nodeCount > 1)) arguments << "--gpus" << QString::number(gpuCount);

@@ -46,7 +46,6 @@ public:
     QPushButton* measureButton() const { return measure_; }
     // Where this machine's benchmark reports are read from (hardwareReportFolder() by default).
     void setHardwareReportFolder(const std::filesystem::path& folder);
-    RunTimeProbe* probe() const { return probe_; }
 
 public slots:
     void refreshPrediction();
