@@ -83,7 +83,7 @@ private slots:
         QCOMPARE(area.planner()->configurationList()->count(), 3);
         QSignalSpy progress(area.runner(), &BenchSweepRunner::progress);
         QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
-        QTest::mouseClick(area.planner()->runButton(), Qt::LeftButton);
+        area.planner()->runButton()->click();
         QVERIFY(area.runner()->isRunning());
         QVERIFY(!area.planner()->runButton()->isEnabled());
         QVERIFY(area.planner()->cancelButton()->isEnabled());
@@ -132,11 +132,11 @@ private slots:
             if (index != 1 || cancelledProcess != 0) return;
             QTimer::singleShot(0, this, [&] {
                 cancelledProcess = area.runner()->processId();
-                QTest::mouseClick(area.planner()->cancelButton(), Qt::LeftButton);
+                area.planner()->cancelButton()->click();
             });
         });
         QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
-        QTest::mouseClick(area.planner()->runButton(), Qt::LeftButton);
+        area.planner()->runButton()->click();
         QVERIFY(finished.wait(sweepWaitMs) || finished.size() == 1);
         QCOMPARE(finished.first().at(1).toBool(), true);
         QVERIFY(cancelledProcess > 0);
