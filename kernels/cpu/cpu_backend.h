@@ -159,6 +159,9 @@ protected:
                                        const std::int32_t* labels, const float* classWeights,
                                        float* dlogits) override;
 
+    void doAccumulateMetrics(const MetricsGeometry& g, const float* logits, const std::int32_t* labels,
+                             const float* batchLoss, double* sums) override;
+
     void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
                      float* velocity, std::size_t count) override;
     void doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params, const float* grads,

@@ -19,9 +19,10 @@
 //   denseForward, ...BackwardData,   cuBLAS GEMMs, cuDNN bias         cuBLAS GEMMs, our channels-last
 //     ...BackwardWeights               (dense.cpp)                      bias kernels (cuda/layout.cu)
 //   fill, axpy, add, multiply,       ours, inherited from CudaBackend (kernels/cuda/elementwise.cu,
-//     scale, dropoutMask,              dropout.cu, concat.cu, loss.cu, optimizer.cu); they read
-//     copyChannels, softmax cross-     activationFormat(), so they run on bf16 channels-last too
-//     entropy, sgdUpdate, adamUpdate
+//     scale, dropoutMask,              dropout.cu, concat.cu, loss.cu, metrics.cu, optimizer.cu);
+//     copyChannels, softmax cross-     they read activationFormat(), so they run on bf16
+//     entropy, accumulateMetrics,      channels-last too
+//     sgdUpdate, adamUpdate
 //
 // The class below overrides what runs on cuDNN or cuBLAS in some precision (and falls back to
 // CudaBackend::do<Op> by name where ours runs instead); the using-declarations at its end name
@@ -227,6 +228,7 @@ protected:
     using CudaBackend::doCopyChannels;
     using CudaBackend::doSoftmaxCrossEntropyForward;
     using CudaBackend::doSoftmaxCrossEntropyBackward;
+    using CudaBackend::doAccumulateMetrics;
     using CudaBackend::doSgdUpdate;
     using CudaBackend::doAdamUpdate;
 

@@ -67,6 +67,12 @@ public:
     void computeLoss();  // softmax cross-entropy of logits() against labels()
     void backward();     // after forward(Training) and computeLoss(); overwrites gradients()
 
+    // Adds the first `rows` rows of logits() against labels() into `sums` (backend memory,
+    // metricsGeometry(rows).sumCount() doubles; Backend::accumulateMetrics): with the step's
+    // loss() when withLoss (training), else each row's own cross-entropy (evaluation).
+    MetricsGeometry metricsGeometry(int rows) const { return {rows, classes()}; }
+    void accumulateMetrics(int rows, bool withLoss, double* sums);
+
     const Tensor& logits() const;         // (batch, classes, 1, 1)
     const Tensor& probabilities() const;  // after computeLoss()
     const float* loss() const { return loss_; }  // one float in backend memory

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/events.h"
@@ -171,7 +172,11 @@ public:
 
 private:
     struct Session;
+    struct StepSums;
     void uploadBatch(const Batch& batch, const char* split);
+    StepSums readStepSums();
+    void clearStepSums();
+    void foldStepSums(const StepSums& sums, int epoch, float learningRate);
     void writeCheckpoint(const std::string& kind, const Session& session);
     void rememberBestWeights();
     nlohmann::json secondsToTargetJson() const;  // null until the target accuracy is reached
@@ -189,6 +194,10 @@ private:
     Communicator* communicator_;
     std::unique_ptr<GradientSync> gradientSync_;
     std::unique_ptr<Optimizer> optimizer_;
+    // What the training steps add on the backend (Network::accumulateMetrics) since the last
+    // read: read at log points, epoch ends and stops, never per step.
+    BackendBuffer<double> stepSums_;
+    std::int64_t stepSumsSince_ = 0;  // the last step already folded into progress_
     std::unique_ptr<TrainingStep> step_;
     std::unique_ptr<LearningRateSchedule> schedule_;
     const RunFolder* folder_ = nullptr;
