@@ -26,6 +26,7 @@ void Backend::download(void* hostDestination, const void* source, std::size_t by
     if (bytes == 0) return;
     requirePointers({{hostDestination, "hostDestination"}, {source, "source"}},
                     opLabel("download"));
+    ++downloadCount_;
     doDownload(hostDestination, source, bytes);
 }
 
@@ -314,6 +315,17 @@ void Backend::augmentImages(const AugmentGeometry& g, const ImageAugmentation* a
     ops::checkAugmentGeometry(g, op);
     requirePointers({{augmentations, "augmentations"}, {images, "images"}}, op);
     doAugmentImages(g, augmentations, images);
+}
+
+// ---- metrics ----------------------------------------------------------------------------------
+
+void Backend::accumulateMetrics(const MetricsGeometry& g, const float* logits,
+                                const std::int32_t* labels, const float* batchLoss,
+                                double* sums) {
+    const OpLabel op = opLabel("accumulateMetrics");
+    ops::checkMetricsGeometry(g, op);
+    requirePointers({{logits, "logits"}, {labels, "labels"}, {sums, "sums"}}, op);
+    doAccumulateMetrics(g, logits, labels, batchLoss, sums);
 }
 
 // ---- optimisers -------------------------------------------------------------------------------

@@ -133,6 +133,11 @@ void checkLossGeometry(const LossGeometry& g, const OpLabel& op) {
              "typical values are 0 (off) to 0.1");
 }
 
+void checkMetricsGeometry(const MetricsGeometry& g, const OpLabel& op) {
+    requirePositive(g.batch, "batch", op);
+    requirePositive(g.classes, "classes", op);
+}
+
 void checkLabel(std::int32_t label, int sample, int classes, const OpLabel& op) {
     if (label < 0 || label >= classes)
         fail("label " + std::to_string(label) + " of sample " + std::to_string(sample) +

@@ -165,6 +165,9 @@ protected:
     void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
                          float* images) override;  // augment.cpp
 
+    void doAccumulateMetrics(const MetricsGeometry& g, const float* logits, const std::int32_t* labels,
+                             const float* batchLoss, double* sums) override;
+
     void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
                      float* velocity, std::size_t count) override;
     void doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params, const float* grads,

@@ -139,6 +139,12 @@ protected:
                          const ImageAugmentation* augmentations /* (batch) */,
                          float* images /* (batch, channels, height, width), in place */) override;
 
+    // ---- metrics.cpp: argmax and the per-sample loss in double --------------------------------
+    void doAccumulateMetrics(const MetricsGeometry& g, const float* logits /* (batch, classes) */,
+                             const std::int32_t* labels /* (batch) */,
+                             const float* batchLoss /* one float or null */,
+                             double* sums /* (g.sumCount()) */) override;
+
     // ---- optimizer.cpp: torch.optim.SGD, torch.optim.Adam / AdamW ------------------------------
     void doSgdUpdate(const SgdSettings& s, const StepScalars* step /* one struct */,
                      float* params /* (count) */, const float* grads /* (count) */,

@@ -139,6 +139,11 @@ protected:
     void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
                          float* images) override;  // augment.cu
 
+    // ---- metrics (metrics.cu) -------------------------------------------------------------
+    void doAccumulateMetrics(const MetricsGeometry& g, const float* logits,
+                             const std::int32_t* labels, const float* batchLoss,
+                             double* sums) override;
+
     // ---- optimisers (optimizer.cu) --------------------------------------------------------
     void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params, const float* grads,
                      float* velocity, std::size_t count) override;

@@ -19,9 +19,10 @@
 //   denseForward, ...BackwardData,   cuBLAS GEMMs, cuDNN bias         cuBLAS GEMMs, our channels-last
 //     ...BackwardWeights               (dense.cpp)                      bias kernels (cuda/layout.cu)
 //   fill, axpy, add, multiply,       ours, inherited from CudaBackend (kernels/cuda/elementwise.cu,
-//     scale, dropoutMask,              dropout.cu, concat.cu, loss.cu, optimizer.cu, augment.cu);
-//     copyChannels, softmax cross-     they read activationFormat(), so they run on bf16
-//     entropy, sgdUpdate, adamUpdate,  channels-last too
+//     scale, dropoutMask,              dropout.cu, concat.cu, loss.cu, metrics.cu, optimizer.cu,
+//     copyChannels, softmax cross-     augment.cu); they read activationFormat(), so they run on
+//     entropy, accumulateMetrics,      bf16 channels-last too
+//     sgdUpdate, adamUpdate,
 //     augmentImages
 //
 // The class below overrides what runs on cuDNN or cuBLAS in some precision (and falls back to
@@ -229,6 +230,7 @@ protected:
     using CudaBackend::doSoftmaxCrossEntropyForward;
     using CudaBackend::doSoftmaxCrossEntropyBackward;
     using CudaBackend::doAugmentImages;
+    using CudaBackend::doAccumulateMetrics;
     using CudaBackend::doSgdUpdate;
     using CudaBackend::doAdamUpdate;
 

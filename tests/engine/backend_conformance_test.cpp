@@ -813,6 +813,85 @@ TEST_P(BackendConformance, AugmentImagesWithIdentityLeavesTheImagesBitForBit) {
     EXPECT_TRUE(identical(images.tested.toHost(), before, "images after the identity"));
 }
 
+// ---- metrics -------------------------------------------------------------------------------
+// Two batches added onto sums that start non-zero (so an implementation that overwrites instead
+// of adding fails); confusion counts must be exact, the loss sums within the precision's
+// tolerance. Integer logits make ties, which must go to the first largest class.
+
+TEST_P(BackendConformance, AccumulateMetricsMatchesReference) {
+    SeededRandom random;
+    struct Case {
+        int batch, classes;
+        bool withBatchLoss, integerLogits;
+    };
+    const Case cases[] = {
+        {1, 7, true, false},  {128, 7, true, false}, {128, 7, false, false},
+        {37, 10, false, true}, {300, 3, true, true}, {9, 100, false, false},
+    };
+    for (const Case& c : cases) {
+        MetricsGeometry g;
+        g.batch = c.batch;
+        g.classes = c.classes;
+        SCOPED_TRACE("metrics batch " + std::to_string(c.batch) + " classes " + std::to_string(c.classes) +
+                     (c.withBatchLoss ? " with a batch loss" : " with per-sample losses") +
+                     (c.integerLogits ? ", tied logits" : ""));
+        std::vector<double> start(g.sumCount());
+        for (double& value : start) value = double(random.integer(0, 5));
+        auto sums = buffer(std::span<const double>(start));
+        const TensorShape logitShape{c.batch, c.classes, 1, 1};
+        for (int batchIndex = 0; batchIndex < 2; ++batchIndex) {
+            std::vector<float> logitValues = random.uniforms(std::size_t(c.batch) * c.classes, -4.0f, 4.0f);
+            if (c.integerLogits)
+                for (float& value : logitValues) value = float(random.integer(0, 2));
+            TwinTensor logits = activationInput(logitShape, logitValues);
+            const std::vector<std::int32_t> labelValues = random.labels(std::size_t(c.batch), c.classes);
+            auto labels = buffer(std::span<const std::int32_t>(labelValues));
+            TwinTensor batchLoss = input(std::vector<float>{random.uniform(0.5f, 2.5f)});
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.accumulateMetrics(g, logits.at(side), labels.at(side),
+                                          c.withBatchLoss ? batchLoss.at(side) : nullptr, sums.at(side));
+            });
+        }
+        std::vector<double> reference(g.sumCount()), tested(g.sumCount());
+        reference_->download(reference.data(), sums.reference.data(), sums.reference.bytes());
+        tested_->download(tested.data(), sums.tested.data(), sums.tested.bytes());
+        for (std::size_t i = MetricsGeometry::kConfusion; i < g.sumCount(); ++i)
+            EXPECT_EQ(tested[i], reference[i]) << "confusion count " << i - MetricsGeometry::kConfusion;
+        const std::vector<float> losses[2] = {
+            {float(tested[0]), float(tested[1]), float(tested[2])},
+            {float(reference[0]), float(reference[1]), float(reference[2])}};
+        EXPECT_TRUE(closeTo(losses[0], losses[1], tolerance_, "loss sum, largest and latest loss"));
+    }
+}
+
+TEST_P(BackendConformance, AccumulateMetricsTurnsAnInvalidLabelIntoNaN) {
+    MetricsGeometry g;
+    g.batch = 3;
+    g.classes = 4;
+    const TensorShape logitShape{g.batch, g.classes, 1, 1};
+    TwinTensor logits = activationInput(logitShape, std::vector<float>{0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3});
+    const std::vector<std::int32_t> labelValues{1, 7, 3};  // the second is outside [0, 4)
+    auto labels = buffer(std::span<const std::int32_t>(labelValues));
+    auto sums = buffer(std::span<const double>(std::vector<double>(g.sumCount(), 0.0)));
+    runOnBoth([&](Backend& backend, Side side) {
+        backend.accumulateMetrics(g, logits.at(side), labels.at(side), nullptr, sums.at(side));
+    });
+    for (Side side : {Side::Reference, Side::Tested}) {
+        Backend& backend = side == Side::Reference ? *reference_ : *tested_;
+        SCOPED_TRACE(backend.name());
+        std::vector<double> values(g.sumCount());
+        backend.download(values.data(), sums.at(side), values.size() * sizeof(double));
+        EXPECT_TRUE(std::isnan(values[MetricsGeometry::kLossSum]));
+        EXPECT_TRUE(std::isnan(values[MetricsGeometry::kLargestLoss]));
+        EXPECT_TRUE(std::isnan(values[MetricsGeometry::kLatestLoss]));
+        double counted = 0;
+        for (std::size_t i = MetricsGeometry::kConfusion; i < g.sumCount(); ++i) counted += values[i];
+        EXPECT_EQ(counted, 2.0) << "the row with the invalid label must not be counted";
+        EXPECT_EQ(values[MetricsGeometry::kConfusion + 1 * 4 + 1], 1.0);  // label 1, predicted 1
+        EXPECT_EQ(values[MetricsGeometry::kConfusion + 3 * 4 + 3], 1.0);  // label 3, predicted 3
+    }
+}
+
 // ---- optimisers ----------------------------------------------------------------------------
 // Several steps with fresh gradients and a changing learning rate. Compared each step: the
 // parameter update (after - before, each side from its own previous parameters, so a small

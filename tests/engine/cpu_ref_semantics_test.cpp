@@ -92,6 +92,33 @@ TEST(CpuRefSemantics, CrossEntropyOfKnownProbabilities) {
     EXPECT_NEAR(dlogits[1], 0.75 - 0.9, kHandTolerance);
 }
 
+// accumulateMetrics adds: per-sample cross-entropy without a batch loss, the batch loss with one;
+// ties go to the first class; the largest loss is kept across calls, the latest replaced.
+TEST(CpuRefSemantics, AccumulateMetricsAddsLossesAndConfusionCounts) {
+    MetricsGeometry g;
+    g.batch = 2;
+    g.classes = 2;
+    const std::vector<float> logits = {0.0f, 0.0f,                 // a tie: predicted class 0
+                                       0.0f, float(std::log(3.0))};  // p = (0.25, 0.75): predicted 1
+    const std::vector<std::int32_t> labels = {1, 1};
+    std::vector<double> sums(g.sumCount(), 0.0);
+    cpuRef().accumulateMetrics(g, logits.data(), labels.data(), nullptr, sums.data());
+    const double perSample = std::log(2.0) - std::log(0.75);
+    EXPECT_NEAR(sums[MetricsGeometry::kLossSum], perSample, kHandTolerance);
+    EXPECT_NEAR(sums[MetricsGeometry::kLargestLoss], std::log(2.0), kHandTolerance);
+    EXPECT_NEAR(sums[MetricsGeometry::kLatestLoss], perSample, kHandTolerance);
+    EXPECT_EQ(sums[MetricsGeometry::kConfusion + 1 * 2 + 0], 1.0);  // true 1, predicted 0 (the tie)
+    EXPECT_EQ(sums[MetricsGeometry::kConfusion + 1 * 2 + 1], 1.0);  // true 1, predicted 1
+
+    const float batchLoss = 0.5f;
+    cpuRef().accumulateMetrics(g, logits.data(), labels.data(), &batchLoss, sums.data());
+    EXPECT_NEAR(sums[MetricsGeometry::kLossSum], perSample + 0.5, kHandTolerance);
+    EXPECT_NEAR(sums[MetricsGeometry::kLargestLoss], std::log(2.0), kHandTolerance) << "0.5 is smaller";
+    EXPECT_EQ(sums[MetricsGeometry::kLatestLoss], 0.5);
+    EXPECT_EQ(sums[MetricsGeometry::kConfusion + 1 * 2 + 1], 2.0);
+    EXPECT_EQ(sums[MetricsGeometry::kConfusion + 0], 0.0);
+}
+
 TEST(CpuRefSemantics, ClassWeightsGiveAWeightedMeanOverTheBatch) {
     // Both samples have p = (1/4, 3/4); labels 0 and 1, class weights (1, 3):
     // loss = (1 * -ln 1/4 + 3 * -ln 3/4) / (1 + 3); dlogits_i = w_i / 4 (p - onehot).

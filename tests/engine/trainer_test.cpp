@@ -16,6 +16,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/network.h"
+#include "cnnstudio/optimizer.h"
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/trainer.h"
 #include "backend_test_support.h"
@@ -246,8 +247,10 @@ TEST(Trainer, EvaluationPadsTheLastBatchAndCountsOnlyRealImages) {
     EXPECT_NEAR(padded.loss, oneByOne.loss, 1e-5);
 }
 
+// The loss is read at log points, so with --log-every 1 the guard names the very step.
 TEST(Trainer, NonFiniteLossNamesTheEpochAndStep) {
     Fixture f;
+    f.config.logEvery = 1;
     Network network(linearSpec(), *f.backend, 8, kSeed);
     EventWriter events(false);
     Trainer trainer(network, f.config, events);
@@ -262,31 +265,189 @@ TEST(Trainer, NonFiniteLossNamesTheEpochAndStep) {
         EXPECT_EQ(error.where(), "layer 'logits'");
         EXPECT_NE(error.hint().find("lower the learning rate"), std::string::npos) << error.hint();
     }
-    EXPECT_EQ(trainer.progress().step, 16);
+    EXPECT_EQ(trainer.progress().step, 17);
+}
+
+// Between log points nothing is read: the guard fires at the first log point after the blow-up
+// and names the steps since the previous read.
+TEST(Trainer, NonFiniteLossBetweenLogPointsNamesTheStepsSinceTheLastRead) {
+    Fixture f;  // a step event every 4 steps
+    Network network(linearSpec(), *f.backend, 8, kSeed);
+    EventWriter events(false);
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource clean(f.train, 8, true, kSeed);
+    PoisonedSource train(clean, 1, 4);  // epoch 2, its fifth batch: global step 17
+    try {
+        trainer.train(train, nullptr, nullptr, f.description);
+        FAIL() << "a NaN loss must stop training";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.reason(), "loss became NaN at epoch 2 in one of steps 17 to 20; the first layer whose "
+                                  "parameters went bad is 'logits' (logits.weight holds NaN)");
+        EXPECT_EQ(error.where(), "layer 'logits'");
+        EXPECT_NE(error.hint().find("--log-every 1"), std::string::npos) << error.hint();
+    }
+    EXPECT_EQ(trainer.progress().step, 20);
 }
 
 // --lr 100 once ended at a loss of 6.7e15 with exit 0 and a saved model: the guard saw only NaN.
+// Read after every step, the guard names the step and the layer that went bad first; read every
+// 4 steps, it stops the run at the first log point, naming the steps since the last read and the
+// first layer that is bad by then.
 TEST(Trainer, ExplodingLossStopsTheRunNamingTheStepAndTheLayer) {
+    for (int logEvery : {1, 4}) {
+        SCOPED_TRACE("log every " + std::to_string(logEvery));
+        Fixture f;
+        f.config.optimizer.learningRate = 100.0f;  // adam
+        f.config.logEvery = logEvery;
+        const auto folder = RunFolder::create(testing::freshFolder() / "exploding");
+        Network network(withoutBatchNorm(testing::tinyNetworkSpec()), *f.backend, 8, kSeed);
+        EventWriter events(false);
+        Trainer trainer(network, f.config, events);
+        trainer.setRunFolder(&folder);
+        InMemoryBatchSource train(f.train, 8, true, kSeed);
+        try {
+            trainer.train(train, nullptr, nullptr, f.description);
+            FAIL() << "an exploding loss must stop training";
+        } catch (const Error& error) {
+            EXPECT_NE(error.reason().find("loss exploded to "), std::string::npos) << error.what();
+            if (logEvery == 1) {
+                EXPECT_TRUE(std::regex_search(error.reason(), std::regex(" at epoch 1 step \\d+ "))) << error.what();
+                // Adam moves every parameter by about lr at once: the first layer in order goes bad first.
+                EXPECT_NE(error.reason().find("the first layer whose parameters went bad is 'conv'"), std::string::npos)
+                    << error.what();
+                EXPECT_EQ(error.where(), "layer 'conv'");
+            } else {
+                EXPECT_NE(error.reason().find(" at epoch 1 in one of steps 1 to 4 "), std::string::npos) << error.what();
+                EXPECT_NE(error.reason().find("the first layer whose parameters went bad is '"), std::string::npos)
+                    << error.what();
+                EXPECT_EQ(error.where().rfind("layer '", 0), 0u) << error.where();
+            }
+        }
+        EXPECT_FALSE(std::filesystem::exists(folder.modelFolder())) << "a diverged run saves no model";
+    }
+}
+
+// Issue #12: the trainer once downloaded the loss and the probabilities every step. Now a step
+// reads nothing back; only log points and epoch ends read the step sums, with one download.
+TEST(Trainer, StepsBetweenLogPointsMakeNoDownloads) {
     Fixture f;
-    f.config.optimizer.learningRate = 100.0f;  // adam
-    const auto folder = RunFolder::create(testing::freshFolder() / "exploding");
-    Network network(withoutBatchNorm(testing::tinyNetworkSpec()), *f.backend, 8, kSeed);
+    f.config.logEvery = 5;  // 12 steps an epoch: log points and epoch ends fall apart
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
     EventWriter events(false);
     Trainer trainer(network, f.config, events);
-    trainer.setRunFolder(&folder);
-    InMemoryBatchSource train(f.train, 8, true, kSeed);
-    try {
-        trainer.train(train, nullptr, nullptr, f.description);
-        FAIL() << "an exploding loss must stop training";
-    } catch (const Error& error) {
-        EXPECT_NE(error.reason().find("loss exploded to "), std::string::npos) << error.what();
-        EXPECT_NE(error.reason().find(" at epoch 1 step "), std::string::npos) << error.what();
-        // Adam moves every parameter by about lr at once: the first layer in order goes bad first.
-        EXPECT_NE(error.reason().find("the first layer whose parameters went bad is 'conv'"), std::string::npos)
-            << error.what();
-        EXPECT_EQ(error.where(), "layer 'conv'");
+    InMemoryBatchSource inner(f.train, 8, true, kSeed);
+    // The backend's download count when each batch is taken, i.e. before each step.
+    class CountingSource : public BatchSource {
+    public:
+        CountingSource(BatchSource& inner, const Backend& backend) : inner_(inner), backend_(backend) {}
+        std::int64_t samples() const override { return inner_.samples(); }
+        std::int64_t batchesPerEpoch() const override { return inner_.batchesPerEpoch(); }
+        void startEpoch(int epoch, std::int64_t firstBatch) override { inner_.startEpoch(epoch, firstBatch); }
+        bool next(Batch& batch) override {
+            downloadsBeforeStep.push_back(backend_.downloadCount());
+            return inner_.next(batch);
+        }
+        std::vector<std::uint64_t> downloadsBeforeStep;
+
+    private:
+        BatchSource& inner_;
+        const Backend& backend_;
+    } train(inner, *f.backend);
+    const std::uint64_t before = f.backend->downloadCount();
+    trainer.train(train, nullptr, nullptr, f.description);
+    const std::uint64_t after = f.backend->downloadCount();
+
+    ASSERT_EQ(train.downloadsBeforeStep.size(), 36u);
+    train.downloadsBeforeStep.push_back(after);  // after the last step (nothing else reads without a folder)
+    for (std::size_t step = 1; step <= 36; ++step) {
+        const bool read = step % 5 == 0 || step % 12 == 0;
+        EXPECT_EQ(train.downloadsBeforeStep[step] - train.downloadsBeforeStep[step - 1], read ? 1u : 0u)
+            << "downloads during step " << step;
     }
-    EXPECT_FALSE(std::filesystem::exists(folder.modelFolder())) << "a diverged run saves no model";
+    EXPECT_EQ(after - before, 10u) << "7 log points (5, 10, ..., 35) and 3 epoch ends (12, 24, 36)";
+}
+
+// The events are what the trainer reported when it read the loss and probabilities every step:
+// a second network from the same seed is stepped here the old way, reading both back each step.
+TEST(Trainer, EventsMatchAPerStepHostReadout) {
+    Fixture f;
+    Network network(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    EventWriter events;
+    std::vector<nlohmann::json> steps, epochs;
+    events.addListener([&](const nlohmann::json& event) {
+        if (event["event"] == "step") steps.push_back(event);
+        if (event["event"] == "epoch") epochs.push_back(event);
+    });
+    Trainer trainer(network, f.config, events);
+    InMemoryBatchSource train(f.train, 8, true, kSeed), validation(f.validation, 8, false, kSeed);
+    trainer.train(train, &validation, nullptr, f.description);
+    ASSERT_EQ(steps.size(), 9u);
+    ASSERT_EQ(epochs.size(), 3u);
+
+    Network twin(testing::tinyNetworkSpec(), *f.backend, 8, kSeed);
+    twin.setLossOptions(f.config.loss);
+    Optimizer optimizer(f.config.optimizer, *f.backend, twin.parameterCount());
+    TrainingStep step(twin, optimizer);
+    const LearningRateSchedule schedule(f.config.schedule, f.config.optimizer.learningRate, 12, 3);
+    InMemoryBatchSource twinTrain(f.train, 8, true, kSeed), twinValidation(f.validation, 8, false, kSeed);
+    const int classes = twin.classes();
+    std::int64_t globalStep = 0;
+    std::size_t stepEvent = 0;
+    for (int epoch = 0; epoch < 3; ++epoch) {
+        SCOPED_TRACE("epoch " + std::to_string(epoch + 1));
+        twinTrain.startEpoch(epoch, 0);
+        double lossSum = 0;
+        std::int64_t correct = 0;
+        Batch batch;
+        for (int i = 0; i < 12; ++i) {
+            ASSERT_TRUE(twinTrain.next(batch));
+            twin.input().fromHost(batch.images);
+            f.backend->upload(twin.labels(), batch.labels.data(), batch.labels.size() * sizeof(std::int32_t));
+            step.run(schedule.at(globalStep), std::uint32_t(globalStep));
+            ++globalStep;
+            const float loss = twin.downloadLoss();
+            const std::vector<float> probabilities = twin.probabilities().toHost();
+            for (int row = 0; row < 8; ++row) {
+                const float* p = probabilities.data() + std::size_t(row) * classes;
+                correct += int(std::max_element(p, p + classes) - p) == batch.labels[std::size_t(row)];
+            }
+            lossSum += loss;
+            if (globalStep % f.config.logEvery == 0) {
+                ASSERT_LT(stepEvent, steps.size());
+                EXPECT_EQ(steps[stepEvent]["step"], globalStep);
+                EXPECT_NEAR(steps[stepEvent]["loss"].get<double>(), loss, 1e-6 * std::max(1.0f, loss));
+                ++stepEvent;
+            }
+        }
+        EXPECT_NEAR(epochs[std::size_t(epoch)]["train_loss"].get<double>(), lossSum / 12, 1e-6);
+        EXPECT_DOUBLE_EQ(epochs[std::size_t(epoch)]["train_accuracy"].get<double>(), double(correct) / 96);
+
+        // Validation, read back batch by batch as the old evaluation did.
+        twinValidation.startEpoch(0, 0);
+        double validationLoss = 0;
+        std::int64_t validationCorrect = 0, seen = 0;
+        std::vector<float> padded(std::size_t(8 * twin.inputShape().countPerImage()));
+        while (twinValidation.next(batch)) {
+            std::fill(padded.begin(), padded.end(), 0.0f);
+            std::copy(batch.images.begin(), batch.images.end(), padded.begin());
+            twin.input().fromHost(padded);
+            twin.forward(Phase::Inference);
+            const std::vector<float> logits = twin.logits().toHost();
+            for (int row = 0; row < batch.count; ++row) {
+                const float* z = logits.data() + std::size_t(row) * classes;
+                const int predicted = int(std::max_element(z, z + classes) - z);
+                double sumExp = 0;
+                for (int c = 0; c < classes; ++c) sumExp += std::exp(double(z[c]) - z[predicted]);
+                validationLoss += double(z[predicted]) + std::log(sumExp) - z[batch.labels[std::size_t(row)]];
+                validationCorrect += predicted == batch.labels[std::size_t(row)];
+                ++seen;
+            }
+        }
+        EXPECT_NEAR(epochs[std::size_t(epoch)]["validation_loss"].get<double>(), validationLoss / double(seen), 1e-6);
+        EXPECT_DOUBLE_EQ(epochs[std::size_t(epoch)]["validation_accuracy"].get<double>(),
+                         double(validationCorrect) / double(seen));
+    }
+    EXPECT_EQ(stepEvent, steps.size());
 }
 
 TEST(Trainer, EarlyStoppingEndsAfterPatienceEpochsWithoutImprovement) {

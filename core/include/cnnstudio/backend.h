@@ -107,6 +107,27 @@ struct DenseGeometry {
     bool operator==(const DenseGeometry&) const = default;
 };
 
+// Classification metrics summed where the step runs, so that training reads them with one small
+// download at its log points instead of a host synchronisation per step. logits (batch, classes)
+// are an activation, labels (batch) int32; the sums are sumCount() doubles in backend memory
+// (doubles: counts stay exact to 2^53 and a long run's loss sum does not drift):
+//   sums[kLossSum]      += added, where added = *batchLoss when a batch loss is given (the loss
+//                          op's output: training), else sum_i (logsumexp(z_i) - z_i[y_i]) (the
+//                          unsmoothed, unweighted cross-entropy: evaluation)
+//   sums[kLargestLoss]   = max(sums[kLargestLoss], *batchLoss or the largest loss of one sample);
+//                          once NaN it stays NaN (the divergence guard reads it)
+//   sums[kLatestLoss]    = added (the latest call's value; the trainer's step events report it)
+//   sums[kConfusion + y_i * classes + p_i] += 1, p_i the first index of the largest logit of row i
+// A label outside [0, classes) makes the loss sums NaN and its row is not counted (no backend
+// can throw from inside a captured step). With mixed labels (mixup/cutmix) `labels` is the first
+// label set: a prediction counts as correct against it.
+struct MetricsGeometry {
+    int batch = 1, classes = 1;
+    static constexpr int kLossSum = 0, kLargestLoss = 1, kLatestLoss = 2, kConfusion = 3;
+    std::size_t sumCount() const { return std::size_t(kConfusion) + std::size_t(classes) * classes; }
+    bool operator==(const MetricsGeometry&) const = default;
+};
+
 // Softmax cross-entropy over logits (batch, classes) and labels (batch) of int32.
 // Per sample: loss_i = -sum_k q_ik log p_ik with q = (1 - smoothing) onehot + smoothing / classes.
 // With class weights (classes), loss = sum_i w[y_i] loss_i / sum_i w[y_i]; without, the mean.
@@ -252,6 +273,10 @@ public:
     // upload may return before the copy lands, but hostSource may be reused as soon as it returns.
     void upload(void* destination, const void* hostSource, std::size_t bytes);
     void download(void* hostDestination, const void* source, std::size_t bytes);
+    // How many download() calls this backend has served (downloadActivations goes through
+    // download on every backend): each is a host synchronisation on a GPU backend, so tests
+    // count them to prove a training step makes none.
+    std::uint64_t downloadCount() const { return downloadCount_; }
     void copy(void* destination, const void* source, std::size_t bytes);
     virtual void synchronize() = 0;
 
@@ -367,6 +392,12 @@ public:
     void augmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
                        float* images);
 
+    // ---- metrics: adds a batch's loss and predictions into `sums` (MetricsGeometry above);
+    //      batchLoss (one float) is nullable ------------------------------------------------
+    void accumulateMetrics(const MetricsGeometry& g, const float* logits,
+                           const std::int32_t* labels, const float* batchLoss /* nullable */,
+                           double* sums);
+
     // ---- optimisers: one call over the whole flat parameter buffer ------------------------
     // velocity may be null when s.momentum is 0.
     void sgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
@@ -476,10 +507,17 @@ protected:
     virtual void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
                                  float* images) = 0;
 
+    virtual void doAccumulateMetrics(const MetricsGeometry& g, const float* logits,
+                                     const std::int32_t* labels, const float* batchLoss,
+                                     double* sums) = 0;
+
     virtual void doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
                              const float* grads, float* velocity, std::size_t count) = 0;
     virtual void doAdamUpdate(const AdamSettings& s, const StepScalars* step, float* params,
                               const float* grads, float* m, float* v, std::size_t count) = 0;
+
+private:
+    std::uint64_t downloadCount_ = 0;
 };
 
 }  // namespace cnnstudio

@@ -48,6 +48,9 @@ void checkConvBatchNormChain(const ConvGeometry& g, const BatchNormGeometry& bn,
 // batch, classes >= 1 and labelSmoothing in [0, 1].
 void checkLossGeometry(const LossGeometry& g, const OpLabel& op);
 
+// batch, classes >= 1.
+void checkMetricsGeometry(const MetricsGeometry& g, const OpLabel& op);
+
 // Throws unless 0 <= label < classes; `sample` is the label's index in the batch.
 void checkLabel(std::int32_t label, int sample, int classes, const OpLabel& op);
 

@@ -97,6 +97,11 @@ public:
     // The last layer with weights (Conv2D, SeparableConv2D) whose output is a map of more than
     // one position: the layer Grad-CAM usually explains. Throws Error when there is none.
     std::string lastConvolutionalLayer() const;
+    // Adds the first `rows` rows of logits() against labels() into `sums` (backend memory,
+    // metricsGeometry(rows).sumCount() doubles; Backend::accumulateMetrics): with the step's
+    // loss() when withLoss (training), else each row's own cross-entropy (evaluation).
+    MetricsGeometry metricsGeometry(int rows) const { return {rows, classes()}; }
+    void accumulateMetrics(int rows, bool withLoss, double* sums);
 
     const Tensor& logits() const;         // (batch, classes, 1, 1)
     const Tensor& probabilities() const;  // after computeLoss()

@@ -80,7 +80,7 @@ private:
     int epochsWithoutImprovement_ = 0;
 };
 
-// A training step as an execution plan: upload the step's scalars, forward, loss, backward
+// A training step as an execution plan: upload the step's scalars, forward, loss, metrics, backward
 // (with the gradient all-reduce of data-parallel runs overlapping it), optimiser update. The
 // first run is eager; later runs replay a captured CUDA graph on backends that capture.
 class Network;
@@ -88,8 +88,11 @@ class GradientSync;
 class TrainingStep {
 public:
     // gradientSync: null for one process; otherwise it reduces gradients across ranks.
+    // metricSums: null, or backend memory (Network::metricsGeometry(batch).sumCount() doubles)
+    // into which every step adds its loss and predictions (Network::accumulateMetrics), inside
+    // the captured step, so that the caller reads them when it wants, not every step.
     TrainingStep(Network& network, Optimizer& optimizer, bool allowCapture = true,
-                 GradientSync* gradientSync = nullptr);
+                 GradientSync* gradientSync = nullptr, double* metricSums = nullptr);
     ~TrainingStep();
     void run(float learningRate, std::uint32_t step);
     bool captured() const { return graph_ != nullptr; }
@@ -100,6 +103,7 @@ private:
     Optimizer& optimizer_;
     bool allowCapture_;
     GradientSync* gradientSync_;
+    double* metricSums_;
     int runs_ = 0;
     std::unique_ptr<StepGraph> graph_;
 };

@@ -190,8 +190,12 @@ public:
 
 private:
     struct Session;
+    struct StepSums;
     void uploadBatch(const Batch& batch, const char* split);
     void augmentOnDevice(const Batch& batch);
+    StepSums readStepSums();
+    void clearStepSums();
+    void foldStepSums(const StepSums& sums, int epoch, float learningRate);
     void writeCheckpoint(const std::string& kind, Session& session);
     // Whether the cadence asks for a checkpoint now, in the middle of an epoch.
     bool checkpointDue(const Session& session) const;
@@ -211,6 +215,10 @@ private:
     Communicator* communicator_;
     std::unique_ptr<GradientSync> gradientSync_;
     std::unique_ptr<Optimizer> optimizer_;
+    // What the training steps add on the backend (Network::accumulateMetrics) since the last
+    // read: read at log points, epoch ends and stops, never per step.
+    BackendBuffer<double> stepSums_;
+    std::int64_t stepSumsSince_ = 0;  // the last step already folded into progress_
     std::unique_ptr<TrainingStep> step_;
     std::unique_ptr<LearningRateSchedule> schedule_;
     const RunFolder* folder_ = nullptr;

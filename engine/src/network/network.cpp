@@ -490,6 +490,10 @@ void Network::explainLogits(const std::vector<int>& classPerImage, const std::st
     }
 }
 
+void Network::accumulateMetrics(int rows, bool withLoss, double* sums) {
+    backend_.accumulateMetrics(metricsGeometry(rows), logits().data(), labels_, withLoss ? loss_ : nullptr, sums);
+}
+
 float Network::downloadLoss() const {
     float value = 0.0f;
     backend_.download(&value, loss_, sizeof value);

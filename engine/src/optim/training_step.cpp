@@ -5,15 +5,16 @@
 namespace cnnstudio {
 
 TrainingStep::TrainingStep(Network& network, Optimizer& optimizer, bool allowCapture,
-                           GradientSync* gradientSync)
+                           GradientSync* gradientSync, double* metricSums)
     : network_(network), optimizer_(optimizer), allowCapture_(allowCapture),
-      gradientSync_(gradientSync) {}
+      gradientSync_(gradientSync), metricSums_(metricSums) {}
 
 TrainingStep::~TrainingStep() = default;
 
 void TrainingStep::record() {
     network_.forward(Phase::Training);
     network_.computeLoss();
+    if (metricSums_) network_.accumulateMetrics(network_.batch(), true, metricSums_);
     network_.backward();
     if (gradientSync_) gradientSync_->finish();
     optimizer_.update(network_.stepScalars(), network_.parameters(), network_.gradients());

@@ -63,24 +63,30 @@ std::optional<BadParameters> findFirstBadParameters(Network& network) {
     return std::nullopt;
 }
 
-// The error that stops a run whose loss is not finite or beyond `bound`, naming the step and the
-// first layer whose parameters went bad.
-Error divergenceError(float loss, double bound, int classes, int epoch, std::int64_t step, float learningRate,
-                      Network& network) {
+// The error that stops a run whose loss is not finite or beyond `bound`, naming the steps and the
+// first layer whose parameters went bad. The loss is read at log points (no host
+// synchronisation per step), so the guard names the steps since the previous read, first to last;
+// with --log-every 1 that is the very step.
+Error divergenceError(double loss, double bound, int classes, int epoch, std::int64_t firstStep, std::int64_t lastStep,
+                      float learningRate, Network& network) {
+    const bool oneStep = firstStep == lastStep;
+    const std::string when = "at epoch " + std::to_string(epoch) +
+                             (oneStep ? " step " + std::to_string(lastStep)
+                                      : " in one of steps " + std::to_string(firstStep) + " to " +
+                                            std::to_string(lastStep));
     std::string reason = std::isfinite(loss)
-                             ? "loss exploded to " + formatFloat(loss) + " at epoch " + std::to_string(epoch) +
-                                   " step " + std::to_string(step) + " (beyond " + formatFloat(bound) +
+                             ? "loss exploded to " + formatFloat(loss) + " " + when + " (beyond " + formatFloat(bound) +
                                    ", a thousand times the loss of a uniform guess over " + std::to_string(classes) +
                                    " classes)"
-                             : std::string("loss became ") + (std::isnan(loss) ? "NaN" : "infinite") + " at epoch " +
-                                   std::to_string(epoch) + " step " + std::to_string(step);
+                             : std::string("loss became ") + (std::isnan(loss) ? "NaN" : "infinite") + " " + when;
     const std::optional<BadParameters> bad = findFirstBadParameters(network);
     reason += bad ? "; the first layer whose parameters went bad is '" + bad->layer + "' (" + bad->description + ")"
                   : "; every parameter is still finite and below " + formatFloat(kBadParameterMagnitude) +
                         ", so the inputs or the loss went bad first";
     return Error(reason, bad ? "layer '" + bad->layer + "'" : "trainer",
                  "lower the learning rate (it was " + formatFloat(learningRate) +
-                     "), add warm-up epochs, or check the data for extreme values; no model was saved");
+                     "), add warm-up epochs, or check the data for extreme values; no model was saved" +
+                     (oneStep ? "" : "; --log-every 1 reads the loss after every step and names the very step"));
 }
 
 // Checks a batch against what the network takes, so that a misbehaving source gives a message
@@ -267,6 +273,12 @@ EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* c
     std::vector<float> padded(std::size_t(capacity * valuesPerImage));
     std::vector<double> probabilitySums;
     double lossSum = 0;
+    // Single-view evaluation adds each batch's predictions and losses on the backend and reads
+    // them once at the end; test-time augmentation averages probabilities over views on the host.
+    const MetricsGeometry metrics = network.metricsGeometry(capacity);
+    BackendBuffer<double> deviceSums(network.backend(), metrics.sumCount());
+    std::vector<double> hostSums(metrics.sumCount(), 0.0);
+    network.backend().upload(deviceSums.data(), hostSums.data(), deviceSums.bytes());
 
     source.startEpoch(0, 0);
     Batch batch;
@@ -277,17 +289,10 @@ EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* c
             std::copy(batch.images.begin(), batch.images.end(), padded.begin());
             std::fill(padded.begin() + std::ptrdiff_t(batch.images.size()), padded.end(), 0.0f);
             network.input().fromHost(padded);
+            network.backend().upload(network.labels(), batch.labels.data(),
+                                     std::size_t(batch.count) * sizeof(std::int32_t));
             network.forward(Phase::Inference);
-            const std::vector<float> logits = network.logits().toHost();
-            for (int i = 0; i < batch.count; ++i) {
-                const float* row = logits.data() + std::size_t(i) * classes;
-                const int predicted = argmax(row, classes);
-                double sum = 0;  // log-sum-exp, shifted by the maximum
-                for (int c = 0; c < classes; ++c) sum += std::exp(double(row[c]) - row[predicted]);
-                const int label = batch.labels[std::size_t(i)];
-                lossSum += double(row[predicted]) + std::log(sum) - row[label];
-                result.confusion.add(label, predicted);
-            }
+            network.accumulateMetrics(batch.count, false, deviceSums.data());
             continue;
         }
         probabilitySums.assign(std::size_t(batch.count) * classes, 0.0);
@@ -313,6 +318,14 @@ EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* c
             lossSum -= std::log(std::max(sums[label] / views, 1e-300));
             result.confusion.add(label, predicted);
         }
+    }
+    if (views == 1) {
+        network.backend().download(hostSums.data(), deviceSums.data(), deviceSums.bytes());
+        for (int t = 0; t < classes; ++t)
+            for (int p = 0; p < classes; ++p)
+                result.confusion.add(t, p, std::int64_t(std::llround(
+                                               hostSums[std::size_t(MetricsGeometry::kConfusion + t * classes + p)])));
+        lossSum = hostSums[MetricsGeometry::kLossSum];
     }
     if (communicator && communicator->world().size > 1) {
         // Each rank saw a disjoint shard: the sums over ranks are the single-process counts.
@@ -359,7 +372,9 @@ Trainer::Trainer(Network& network, const TrainerConfig& config, EventWriter& eve
         gradientSync_ = std::make_unique<GradientSync>(network_, *communicator_);
         broadcastParameters();
     }
-    step_ = std::make_unique<TrainingStep>(network_, *optimizer_, true, gradientSync_.get());
+    stepSums_ = BackendBuffer<double>(network_.backend(), network_.metricsGeometry(network_.batch()).sumCount());
+    clearStepSums();
+    step_ = std::make_unique<TrainingStep>(network_, *optimizer_, true, gradientSync_.get(), stepSums_.data());
     progress_.seed = config_.seed;
 }
 
@@ -427,6 +442,53 @@ void Trainer::augmentOnDevice(const Batch& batch) {
     const TensorShape shape = network_.inputShape();
     backend.augmentImages({shape.batch, shape.channels, shape.height, shape.width}, augmentations_.data(), network_.input().data());
     if (!batch.secondLabels.empty()) network_.setMixedLabels(batch.secondLabels, batch.labelWeights);
+}
+
+// What the training steps since the last read added on the backend, over every rank.
+struct Trainer::StepSums {
+    double lossSum = 0;      // of the steps' losses (each the mean over ranks)
+    double largestLoss = 0;  // of one step (the mean over ranks of each rank's largest)
+    double latestLoss = 0;   // of the last step (the mean over ranks)
+    std::int64_t correct = 0;
+    bool stopRequested = false;  // on any rank
+};
+
+void Trainer::clearStepSums() {
+    const std::vector<double> zeros(stepSums_.count(), 0.0);
+    network_.backend().upload(stepSums_.data(), zeros.data(), stepSums_.bytes());
+}
+
+// One download (and, with several ranks, one all-reduce that also agrees on a stop), then the
+// sums start again from zero.
+Trainer::StepSums Trainer::readStepSums() {
+    std::vector<double> sums(stepSums_.count());
+    network_.backend().download(sums.data(), stepSums_.data(), stepSums_.bytes());
+    clearStepSums();
+    const int classes = network_.classes();
+    double correct = 0;
+    for (int c = 0; c < classes; ++c) correct += sums[std::size_t(MetricsGeometry::kConfusion + c * classes + c)];
+    std::vector<double> shared{sums[MetricsGeometry::kLossSum], sums[MetricsGeometry::kLargestLoss],
+                               sums[MetricsGeometry::kLatestLoss], correct, stop_ && stop_->load() ? 1.0 : 0.0};
+    double ranks = 1;
+    if (distributed()) {
+        // A NaN on any rank makes the sum NaN, so every rank fails at the same read.
+        communicator_->allReduceSumHost(shared);
+        ranks = communicator_->world().size;
+    }
+    return {shared[0] / ranks, shared[1] / ranks, shared[2] / ranks, std::int64_t(std::llround(shared[3])),
+            shared[4] > 0};
+}
+
+// Adds what the steps since the last read added into the epoch's progress, after the divergence
+// guard: a loss that is not finite, or beyond the bound, in any of those steps stops the run.
+void Trainer::foldStepSums(const StepSums& sums, int epoch, float learningRate) {
+    const double bound = explodedLossBound(network_.classes(), config_.loss);
+    if (!std::isfinite(sums.largestLoss) || sums.largestLoss > bound)
+        throw divergenceError(sums.largestLoss, bound, network_.classes(), epoch + 1, stepSumsSince_ + 1,
+                              progress_.step, learningRate, network_);
+    progress_.epochLossSum += sums.lossSum;
+    progress_.epochCorrect += sums.correct;
+    stepSumsSince_ = progress_.step;
 }
 
 bool Trainer::hasFinalModel() const {
@@ -578,15 +640,14 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                   {"resumed_from_step", progress_.step},
                   {"ranks", communicator_ ? communicator_->world().size : description.ranks}});
 
-    const double explodedLoss = explodedLossBound(classes, config_.loss);
-    const int batchSize = network_.batch();
     const int ranks = distributed() ? communicator_->world().size : 1;
-    const int globalBatch = batchSize * ranks;
-    std::vector<float> probabilities;
+    const int globalBatch = network_.batch() * ranks;
     session.lastLogStep = progress_.step;
     session.lastCheckpointStep = progress_.step;
-    // With several ranks a stop is decided from the flags of all ranks after each step, so that
-    // every rank leaves at the same step; one rank leaving alone would hang the others.
+    stepSumsSince_ = progress_.step;
+    // With several ranks a stop is decided from the flags of all ranks when the step sums are
+    // read (log points and epoch ends), so that every rank leaves at the same step; one rank
+    // leaving alone would hang the others.
     bool stopNow = false;
 
     while (progress_.epoch < config_.epochs) {
@@ -598,6 +659,8 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
         while (progress_.epochStep < session.stepsPerEpoch) {
             if (!distributed()) stopNow = stop_ && stop_->load();
             if (stopNow) {
+                if (progress_.step > stepSumsSince_)
+                    foldStepSums(readStepSums(), epoch, schedule_->at(progress_.step - 1));
                 progress_.epochSeconds = session.epochSeconds();
                 writeCheckpoint("latest", session);
                 return finish("stopped", test, description, session);
@@ -609,48 +672,35 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                             std::to_string(epoch + 1), "trainer");
             uploadBatch(batch, "training");
 
+            // The step adds its loss and predictions into stepSums_ on the backend; nothing is
+            // read back until a log point or the epoch's end.
             const float learningRate = schedule_->at(progress_.step);
             step_->run(learningRate, std::uint32_t(progress_.step));
-            float loss = network_.downloadLoss();
-            probabilities = network_.probabilities().toHost();
-            std::int64_t correct = 0;
-            for (int i = 0; i < batchSize; ++i)
-                if (argmax(probabilities.data() + std::size_t(i) * classes, classes) == batch.labels[std::size_t(i)])
-                    ++correct;
-            if (distributed()) {
-                // The step's loss and accuracy over the global batch, and the agreed stop. A
-                // NaN on any rank makes the sum NaN, so every rank fails at the same step.
-                std::vector<double> sums{loss, double(correct), stop_ && stop_->load() ? 1.0 : 0.0};
-                communicator_->allReduceSumHost(sums);
-                loss = float(sums[0] / ranks);
-                correct = std::int64_t(std::llround(sums[1]));
-                stopNow = sums[2] > 0;
-            }
-            if (!std::isfinite(loss) || loss > explodedLoss)
-                throw divergenceError(loss, explodedLoss, classes, epoch + 1, progress_.step + 1, learningRate,
-                                      network_);
-
-            progress_.epochCorrect += correct;
-            progress_.epochLossSum += loss;
             progress_.epochSeen += globalBatch;
             ++progress_.step;
             ++progress_.epochStep;
 
-            if (progress_.step % config_.logEvery == 0) {
+            const bool logPoint = progress_.step % config_.logEvery == 0;
+            if (!logPoint && progress_.epochStep < session.stepsPerEpoch) continue;
+            const StepSums sums = readStepSums();
+            foldStepSums(sums, epoch, learningRate);
+            if (distributed()) stopNow = sums.stopRequested;
+            if (logPoint) {
                 const double windowSeconds = secondsSince(session.lastLog);
                 const double images = double(progress_.step - session.lastLogStep) * globalBatch;
                 events_.emit("step", {{"epoch", epoch + 1},
                                       {"step", progress_.step},
                                       {"epoch_step", progress_.epochStep},
-                                      {"loss", loss},
+                                      {"loss", float(sums.latestLoss)},
                                       {"learning_rate", learningRate},
                                       {"images_per_s", windowSeconds > 0 ? images / windowSeconds : 0.0},
                                       {"elapsed_s", session.wallSeconds()}});
                 session.lastLog = Clock::now();
                 session.lastLogStep = progress_.step;
             }
-            // Within the epoch only: its end writes the checkpoint anyway. With several ranks
-            // only rank 0 writes, and nothing here waits for the others.
+            // Within the epoch only: its end writes the checkpoint anyway. Checked at log points,
+            // where the step sums have just been folded into the progress the checkpoint saves.
+            // With several ranks only rank 0 writes, and nothing here waits for the others.
             if (progress_.epochStep < session.stepsPerEpoch && checkpointDue(session)) {
                 progress_.epochSeconds = session.epochSeconds();
                 writeCheckpoint("latest", session);
