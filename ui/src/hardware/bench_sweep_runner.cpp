@@ -1,9 +1,5 @@
 #include "cnnstudio/ui/hardware/bench_sweep_runner.h"
 
-#include <csignal>
-#include <unistd.h>
-#include <utility>
-
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -32,11 +28,6 @@ BenchConfiguration unreached(const SweepConfiguration& configuration, int batch,
     return record;
 }
 
-void killProcessGroup(QProcess* process) {
-    const qint64 pid = process ? process->processId() : 0;
-    if (pid > 0) ::kill(-pid_t(pid), SIGKILL);  // the group: mpirun's ranks go with it
-}
-
 }  // namespace
 
 BenchSweepRunner::BenchSweepRunner(QObject* parent) : QObject(parent), benchProgram_(defaultBenchProgram()) {}
@@ -44,7 +35,7 @@ BenchSweepRunner::BenchSweepRunner(QObject* parent) : QObject(parent), benchProg
 BenchSweepRunner::~BenchSweepRunner() {
     if (process_ && process_->state() != QProcess::NotRunning) {
         process_->disconnect(this);
-        killProcessGroup(process_);
+        killProcessGroup(*process_);
         process_->waitForFinished(3000);
     }
 }
@@ -77,8 +68,7 @@ void BenchSweepRunner::start(const SweepPlan& plan, const HardwareInfo& hardware
     cancelRequested_ = false;
     savedCopy_.clear();
     running_ = true;
-    stdoutBuffer_.clear();
-    stderrBuffer_.clear();
+    stdoutLines_.clear();
     stderrTail_.clear();
 
     if (process_) {
@@ -89,7 +79,7 @@ void BenchSweepRunner::start(const SweepPlan& plan, const HardwareInfo& hardware
     process_->setProgram(benchProgram_);
     process_->setArguments(lastArguments_);
     // Its own process group, so that Cancel reaches mpirun's ranks too.
-    process_->setChildProcessModifier([] { ::setpgid(0, 0); });
+    startsOwnProcessGroup(*process_);
     connect(process_, &QProcess::readyReadStandardOutput, this, &BenchSweepRunner::readStandardOutput);
     connect(process_, &QProcess::readyReadStandardError, this, &BenchSweepRunner::readStandardError);
     connect(process_, &QProcess::finished, this, &BenchSweepRunner::handleExit);
@@ -101,27 +91,15 @@ void BenchSweepRunner::start(const SweepPlan& plan, const HardwareInfo& hardware
 void BenchSweepRunner::cancel() {
     if (!running_) return;
     cancelRequested_ = true;
-    if (process_ && process_->state() != QProcess::NotRunning) killProcessGroup(process_);
+    if (process_ && process_->state() != QProcess::NotRunning) killProcessGroup(*process_);
 }
 
 void BenchSweepRunner::readStandardOutput() {
-    stdoutBuffer_ += process_->readAllStandardOutput();
-    qsizetype newline;
-    while ((newline = stdoutBuffer_.indexOf('\n')) >= 0) {
-        const QByteArray line = stdoutBuffer_.left(newline);
-        stdoutBuffer_.remove(0, newline + 1);
-        handleLine(line);
-    }
+    for (const QByteArray& line : stdoutLines_.append(process_->readAllStandardOutput())) handleLine(line);
 }
 
 void BenchSweepRunner::readStandardError() {
-    stderrBuffer_ += process_->readAllStandardError();
-    qsizetype newline;
-    while ((newline = stderrBuffer_.indexOf('\n')) >= 0) {
-        stderrTail_ << QString::fromUtf8(stderrBuffer_.left(newline)).trimmed();
-        stderrBuffer_.remove(0, newline + 1);
-        while (stderrTail_.size() > stderrLinesKept) stderrTail_.removeFirst();
-    }
+    stderrTail_.append(process_->readAllStandardError());
 }
 
 void BenchSweepRunner::handleLine(const QByteArray& raw) {
@@ -141,8 +119,7 @@ void BenchSweepRunner::handleLine(const QByteArray& raw) {
 void BenchSweepRunner::handleExit(int exitCode, QProcess::ExitStatus status) {
     readStandardOutput();
     readStandardError();
-    if (!stderrBuffer_.trimmed().isEmpty()) stderrTail_ << QString::fromUtf8(std::exchange(stderrBuffer_, {})).trimmed();
-    const QString tail = stderrTail_.join('\n').trimmed();
+    const QString tail = stderrTail_.finish().join('\n').trimmed();
     if (cancelRequested_) finish(tr("cancelled before it finished"));
     else if (status == QProcess::CrashExit) finish(tr("cnnstudio-bench crashed before it got here. %1").arg(tail));
     else if (exitCode != 0) finish(tr("cnnstudio-bench exited with code %1 before it got here. %2").arg(exitCode).arg(tail));

@@ -9,10 +9,6 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
-#include <csignal>
-#include <sys/types.h>
-#include <unistd.h>
-
 #include "cnnstudio/error.h"
 #include "cnnstudio/run_folder.h"
 
@@ -21,21 +17,10 @@ namespace cnnstudio::ui {
 TrainingController::TrainingController(QObject* parent)
     : QObject(parent), workerProgram_(defaultWorkerProgram()) {}
 
-namespace {
-
-// The worker leads its own process group (see launch), so its mpirun and ranks are signalled with it.
-void killWorkerGroup(QProcess& process) {
-    const qint64 pid = process.processId();
-    if (pid > 0) ::kill(-pid_t(pid), SIGKILL);
-    process.kill();
-}
-
-}  // namespace
-
 TrainingController::~TrainingController() {
     if (process_ && process_->state() != QProcess::NotRunning) {
         process_->disconnect(this);
-        killWorkerGroup(*process_);
+        killProcessGroup(*process_);
         process_->waitForFinished(3000);
     }
 }
@@ -101,7 +86,7 @@ void TrainingController::launch(const QStringList& arguments, const QString& run
     }
     // Its own process group: Kill ends the worker and everything it started (a distributed run's
     // mpirun and ranks, which also end when the launcher dies), not the launcher alone.
-    process_->setChildProcessModifier([] { ::setpgid(0, 0); });
+    startsOwnProcessGroup(*process_);
     connect(process_, &QProcess::readyReadStandardOutput, this, &TrainingController::readStandardOutput);
     connect(process_, &QProcess::readyReadStandardError, this, &TrainingController::readStandardError);
     connect(process_, &QProcess::finished, this, &TrainingController::handleExit);
@@ -110,8 +95,7 @@ void TrainingController::launch(const QStringList& arguments, const QString& run
 
     runDirectory_ = runDir;
     lastArguments_ = arguments;
-    stdoutBuffer_.clear();
-    stderrBuffer_.clear();
+    stdoutLines_.clear();
     stderrTail_.clear();
     finishedEvent_ = {};
     failedReason_.clear();
@@ -129,27 +113,15 @@ void TrainingController::stop() {
 void TrainingController::kill() {
     if (!process_ || process_->state() == QProcess::NotRunning) return;
     killRequested_ = true;
-    killWorkerGroup(*process_);
+    killProcessGroup(*process_);
 }
 
 void TrainingController::readStandardOutput() {
-    stdoutBuffer_ += process_->readAllStandardOutput();
-    qsizetype newline;
-    while ((newline = stdoutBuffer_.indexOf('\n')) >= 0) {
-        const QByteArray line = stdoutBuffer_.left(newline);
-        stdoutBuffer_.remove(0, newline + 1);
-        handleLine(line);
-    }
+    for (const QByteArray& line : stdoutLines_.append(process_->readAllStandardOutput())) handleLine(line);
 }
 
 void TrainingController::readStandardError() {
-    stderrBuffer_ += process_->readAllStandardError();
-    qsizetype newline;
-    while ((newline = stderrBuffer_.indexOf('\n')) >= 0) {
-        stderrTail_ << QString::fromUtf8(stderrBuffer_.left(newline)).trimmed();
-        stderrBuffer_.remove(0, newline + 1);
-        while (stderrTail_.size() > stderrLinesKept) stderrTail_.removeFirst();
-    }
+    stderrTail_.append(process_->readAllStandardError());
 }
 
 void TrainingController::handleLine(const QByteArray& raw) {
@@ -175,15 +147,12 @@ void TrainingController::handleLine(const QByteArray& raw) {
 void TrainingController::handleExit(int exitCode, QProcess::ExitStatus status) {
     // Whatever is still buffered arrived before the exit: events first, then the verdict.
     readStandardOutput();
-    if (!stdoutBuffer_.isEmpty()) handleLine(std::exchange(stdoutBuffer_, {}));
+    if (const QByteArray rest = stdoutLines_.rest(); !rest.isEmpty()) handleLine(rest);
     readStandardError();
-    if (!stderrBuffer_.trimmed().isEmpty()) {
-        stderrTail_ << QString::fromUtf8(std::exchange(stderrBuffer_, {})).trimmed();
-        while (stderrTail_.size() > stderrLinesKept) stderrTail_.removeFirst();
-    }
+    stderrTail_.finish();
     scratch_.reset();
     setState(State::Idle);
-    const QString tail = stderrTail_.join('\n');
+    const QString tail = stderrTail_.lines().join('\n');
     if (sawFinished_) {
         emit runFinished(finishedEvent_);
     } else if (sawFailed_) {

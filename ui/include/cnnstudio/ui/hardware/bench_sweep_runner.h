@@ -16,6 +16,7 @@
 #include <QStringList>
 
 #include "cnnstudio/bench_report.h"
+#include "cnnstudio/ui/common/worker_process.h"
 #include "cnnstudio/ui/hardware/sweep_plan.h"
 
 class QTemporaryDir;
@@ -76,8 +77,8 @@ private:
     bool running_ = false, cancelRequested_ = false;
     QString reportFile_, savedCopy_;
     QStringList lastArguments_;
-    QByteArray stdoutBuffer_, stderrBuffer_;
-    QStringList stderrTail_;
+    LineSplitter stdoutLines_;
+    StderrTail stderrTail_{stderrLinesKept};
 };
 
 }  // namespace cnnstudio::ui

@@ -16,6 +16,7 @@
 
 #include "cnnstudio/event_reader.h"
 #include "cnnstudio/spec.h"
+#include "cnnstudio/ui/common/worker_process.h"
 #include "cnnstudio/ui/training/run_settings.h"
 
 class QTemporaryDir;
@@ -52,7 +53,7 @@ public:
     bool isRunning() const { return state_ != State::Idle; }
     QString runDirectory() const { return runDirectory_; }
     QStringList lastArguments() const { return lastArguments_; }
-    QStringList stderrTail() const { return stderrTail_; }
+    QStringList stderrTail() const { return stderrTail_.lines(); }
 
 signals:
     void stateChanged(State state);
@@ -78,8 +79,8 @@ private:
     State state_ = State::Idle;
     QString runDirectory_;
     QStringList lastArguments_;
-    QByteArray stdoutBuffer_, stderrBuffer_;
-    QStringList stderrTail_;
+    LineSplitter stdoutLines_;
+    StderrTail stderrTail_{stderrLinesKept};
     FinishedEvent finishedEvent_;
     QString failedReason_;
     bool sawFinished_ = false, sawFailed_ = false, killRequested_ = false;
