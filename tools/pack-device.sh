@@ -14,10 +14,12 @@ for program in app/cnnstudio-bench app/cnnstudio-train tests/engine_tests tests/
   [ -x "$build/$program" ] && cp "$build/$program" "$out/bin/"
 done
 cp "$build"/core/libcnncore.so "$build"/engine/libcnnengine.so "$build"/datasets/libcnndatasets.so \
-   "$build"/kernels/libcnncpu.so "$build"/kernels/libcnnbackends.so "$out/lib/"
+   "$build"/kernels/libcnncpu.so "$build"/kernels/libcnnbackends.so "$build"/interchange/libcnninterchange.so \
+   "$out/lib/"
 cp "$build"/kernels/cnnstudio/plugins/libcnngpu.so "$plugins/"
-# Compressed: the carried tree may hold 64 MiB in all (device-session.sh unpacks them).
-for library in libdnnl.so.2 libOpenCL.so.1; do
+# Compressed: the carried tree may hold 64 MiB in all (device-session.sh unpacks them). ONNX and
+# protobuf for cnnstudio-train's export/import, which the GPU machine lacks.
+for library in libdnnl.so.2 libOpenCL.so.1 libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32; do
   gzip -c -6 "/usr/lib/x86_64-linux-gnu/$library" > "$out/lib/$library.gz"
 done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/libcnn*.so "$plugins"/libcnngpu.so

@@ -115,7 +115,7 @@ TEST(CnnstudioTrain, ThePredictionIsRecordedInTheRunsConfig) {
     ASSERT_TRUE(config.contains("prediction")) << config.dump();
     EXPECT_EQ(config["prediction"]["total_s"], 12.5);
     EXPECT_EQ(config["prediction"]["basis"], "'cpu 1 thread' in sweep.json");
-    EXPECT_EQ(readEvents(runDir).front()["config"]["prediction"]["epoch_s"], 12.5);
+    EXPECT_EQ(readEventObjects(runDir).front()["config"]["prediction"]["epoch_s"], 12.5);
     const ProcessResult lonely = train({"--preset", "lenet5", "--predicted-total-s", "3", "--summary"}, work);
     EXPECT_EQ(lonely.exitCode, 2) << "a total without an epoch time is refused";
 }
