@@ -324,10 +324,13 @@ void HardwareArea::renameMachine() {
 }
 
 void HardwareArea::runSweep() {
-    // Running before the start: a benchmark that cannot start at all ends the sweep within start().
+    // The plan is read before the planner locks its controls for the run (a locked control reads
+    // as not chosen). Running before the start: a benchmark that cannot start at all ends the
+    // sweep within start().
+    const SweepPlan plan = planner_->plan();
     planner_->setRunning(true);
     try {
-        runner_->start(planner_->plan(), planner_->hardware());
+        runner_->start(plan, planner_->hardware());
     } catch (const Error& error) {
         planner_->setRunning(false);
         showError(tr("Run sweep"), QString::fromStdString(error.what()));
