@@ -92,7 +92,10 @@ RunRecord readRunRecord(const QString& directory) {
             record.damaged = true;
             if (record.problem.isEmpty()) record.problem = QString::fromStdString(error.what());
         }
-        if (!QFileInfo::exists(runFile(folder, RunFolder::kConfigFileName))) {
+        // A run that failed before the worker wrote its configuration (a launch mpirun could not
+        // start) is a failed run with its reason, not a damaged one: nothing in it was lost.
+        if (!QFileInfo::exists(runFile(folder, RunFolder::kConfigFileName)) &&
+            run.state() != TrainingRun::State::Failed) {
             record.damaged = true;
             if (record.problem.isEmpty())
                 record.problem = QObject::tr("%1 is missing: the run cannot be resumed or evaluated")
