@@ -23,7 +23,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # the package test (cpack -G DEB reads dependencies with file and dpkg-shlibdeps)
   file dpkg-dev
-  # the fuzz build (libFuzzer, ASan and UBSan runtimes; OpenMP for clang), .ci/run and tests/fuzz
+  # the fuzz build (libFuzzer, ASan and UBSan runtimes; OpenMP for clang): tools/sanitize-and-fuzz.sh
   clang-14 libclang-rt-14-dev libomp-14-dev
   # our weights read by PyTorch (Debian's CPU build of torch; safetensors comes from PyPI)
   python3-torch python3-numpy python3-pip
