@@ -95,10 +95,17 @@ HardwareArea::HardwareArea(QWidget* parent)
     charts->addWidget(lower);
     charts->setStretchFactor(0, 1);
     charts->setStretchFactor(1, 1);
+    // Smaller than this, the bars' labels and the breakdown's legend run into each other: in a
+    // small window the charts scroll instead (seen at 1024x700).
+    charts->setMinimumSize(760, 660);
+    auto* chartsScroll = new QScrollArea(this);
+    chartsScroll->setWidgetResizable(true);
+    chartsScroll->setFrameShape(QFrame::NoFrame);
+    chartsScroll->setWidget(charts);
     views_ = new QTabWidget(this);
     views_->setObjectName("hardwareViews");
     views_->setDocumentMode(true);
-    views_->addTab(charts, tr("Charts"));
+    views_->addTab(chartsScroll, tr("Charts"));
     views_->addTab(table_, tr("Numbers"));
     views_->addTab(runs_, tr("Training runs"));
 
