@@ -7,8 +7,8 @@
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the GPU tests
 #             (kernels_tests and engine_tests' GPU cases); one log per tool and suite in $OUT,
 #             sanitize-summary.txt lists each one's errors and exit status. SANITIZE_TOOLS
-#             picks tools (default all three), SANITIZE_TIMEOUT bounds each run (default 240 s):
-#             one tool per call keeps a call under the device's 10 minutes
+#             picks tools (default all three), SANITIZE_TIMEOUT bounds each run (default 240 s),
+#             SANITIZE_SHARDS runs each suite as that many gtest shards side by side
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
 #             and the libraries it was built with), interleaved, two rounds
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
@@ -17,7 +17,8 @@
 #           (1 thread, batch 16: plain loops), cpu 1/4/16 threads, cuda fp32, cudnn fp32/tf32/bf16
 #           and cudnn fp32/bf16 on 2 GPUs (recorded as failed on a one-GPU machine: use
 #           nvidia-h200-x2); report in $OUT/sweep-fer-cnn.json, progress and table in sweep.log
-#   live    cnnstudio-live --benchmark at 640x480, one face, on cudnn and cuda (and cpu at 16
+#   live    cnnstudio-live --benchmark at 640x480, one face, detecting every frame and every third,
+#           with and without Grad-CAM, on cudnn and cuda (and cpu at 16
 #           threads for comparison); needs a build with OpenCV packed (.device/live)
 #   fer     the FER2013 recipes in $RECIPES (default: all four) on $FER_CSV (Kaggle's fer2013.csv,
 #           Training and PublicTest), each then evaluated on PublicTest with flip test-time
@@ -77,23 +78,36 @@ for step in "$@"; do
     done ;;
   sanitize)
     # Every tool over both GPU suites. racecheck and synccheck look at shared memory and
-    # barriers inside our kernels, so they run over the suites' cuda and cudnn cases alike;
-    # each run is bounded by SANITIZE_TIMEOUT and its exit status kept (124: it ran out).
+    # barriers inside our kernels, so they run over the suites' cuda and cudnn cases alike.
+    # SANITIZE_SHARDS splits each suite into gtest shards run side by side (the tools are slow:
+    # one process over kernels_tests outlasts a call); each shard is bounded by SANITIZE_TIMEOUT
+    # and keeps its exit status (124: it ran out). The out-of-memory test makes CUDA report its
+    # failed allocation on purpose: memcheck runs it alone, API errors not reported.
     gpu_filter='*cuda*:*cudnn*'
+    shards=${SANITIZE_SHARDS:-1}
+    sanitize_shard() {  # tool suite shard filter
+      local log="$out/sanitize-$1-$2${shards:+-$3of$shards}.log" options=(--tool "$1" --error-exitcode 9)
+      [ "$1" = memcheck ] && options+=(--leak-check full)
+      [ "$1" = racecheck ] && options+=(--racecheck-report all)
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$3 timeout "${SANITIZE_TIMEOUT:-240}" \
+        compute-sanitizer "${options[@]}" "$bin/$2" --gtest_filter="$4" > "$log" 2>&1
+      local status=$? errors
+      errors=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$log" | tail -1)
+      echo "$1 $2 shard $3 of $shards: exit $status, ${errors:-no summary (timed out?)}, $(grep -c '^\[       OK \]' "$log") tests passed"
+    }
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
       for suite in kernels_tests engine_tests; do
-        log="$out/sanitize-$tool-$suite.log"
-        filter=()
-        [ $suite = engine_tests ] && filter=(--gtest_filter="$gpu_filter")
-        options=(--tool "$tool" --error-exitcode 9)
-        [ $tool = memcheck ] && options+=(--leak-check full)
-        [ $tool = racecheck ] && options+=(--racecheck-report all)
-        timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer "${options[@]}" "$bin/$suite" "${filter[@]}" > "$log" 2>&1
-        status=$?
-        errors=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$log" | tail -1)
-        echo "$tool $suite: exit $status, ${errors:-no summary (timed out?)}" | tee -a "$out/sanitize-summary.txt"
+        filter='*'; [ $suite = engine_tests ] && filter=$gpu_filter
+        [ $tool = memcheck ] && filter="$filter-*OutOfMemory*"
+        for shard in $(seq 0 $((shards - 1))); do sanitize_shard $tool $suite $shard "$filter" & done
       done
-    done ;;
+      wait
+    done 2>&1 | sort | tee -a "$out/sanitize-summary.txt"
+    if [[ " ${SANITIZE_TOOLS:-memcheck} " == *" memcheck "* ]]; then
+      compute-sanitizer --tool memcheck --report-api-errors no --leak-check full --error-exitcode 9 \
+        "$bin/kernels_tests" --gtest_filter='*OutOfMemory*' > "$out/sanitize-memcheck-out-of-memory.log" 2>&1
+      echo "memcheck kernels_tests *OutOfMemory* (API errors not reported): exit $?" | tee -a "$out/sanitize-summary.txt"
+    fi ;;
   scaling)
     # data parallel on every GPU of this machine against PyTorch DDP, 256 images per GPU
     gpus=$(nvidia-smi -L | wc -l)
@@ -142,10 +156,12 @@ for step in "$@"; do
       echo "live: this pack has no cnnstudio-live (pack a build with OpenCV: tools/pack-device.sh)"
     else
       for backend in cudnn cuda cpu; do
-        "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
-          --backend $backend --threads 16 --benchmark
-        "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
-          --backend $backend --threads 16 --benchmark --gradcam
+        for every in 1 3; do
+          for gradcam in "" --gradcam; do
+            "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
+              --backend $backend --threads 16 --detect-every $every --benchmark $gradcam
+          done
+        done
       done 2>&1 | tee "$out/live_benchmark.jsonl"
     fi ;;
   fer)

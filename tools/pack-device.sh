@@ -31,7 +31,15 @@ if [ -x "$build/app/cnnstudio-live" ]; then
   live=${LIVE_MODEL:?set LIVE_MODEL to a model folder (RUN_DIR/model) for the live benchmark}
   mkdir -p "$out/live/lib" "$out/live/haarcascades"
   cp "$build/app/cnnstudio-live" "$out/bin/" && cp "$build"/live/libcnnlive.so "$out/lib/"
-  ldd "$build/app/cnnstudio-live" | awk '/=> \/usr\/lib\/x86_64-linux-gnu\// {print $3}' |
+  # OpenCV from OPENCV_LIB_DIR (tools/build-device-opencv.sh) when given: Debian's own libraries
+  # and their codec and video dependencies outgrow what a call may carry.
+  if [ -n "${OPENCV_LIB_DIR:-}" ]; then
+    libraries=$(ls "$OPENCV_LIB_DIR"/libopencv_*.so.406; ldd "$OPENCV_LIB_DIR"/libopencv_*.so.406 |
+                awk '/=> \/usr\/lib\/x86_64-linux-gnu\/lib(png|jpeg)/ {print $3}' | sort -u)
+  else
+    libraries=$(ldd "$build/app/cnnstudio-live" | awk '/=> \/usr\/lib\/x86_64-linux-gnu\// {print $3}')
+  fi
+  echo "$libraries" |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libgomp|libz|libmpi|libopen-|libdnnl|libOpenCL)[.-]' |
     while read -r library; do gzip -c -6 "$library" > "$out/lib/$(basename "$library").gz"; done
   cp /usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml "$out/live/haarcascades/"
