@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the speed tables of docs/measurements.md from the raw logs committed under docs/.
+"""Regenerates the speed tables of README.md and docs/ from the raw logs committed under docs/.
 
 Each generated table sits between two marker comments that say how to make it:
 
@@ -17,17 +17,33 @@ KIND is one of:
                 inference images/s, peak memory and scaling efficiency.
   breakdown     SOURCE: a cnnstudio-bench report; where a training step's time goes, a row per
                 successful configuration, milliseconds per category.
+  layers        SOURCE: a cnnstudio-bench report; OPTIONS configurations=BACKEND/PRECISION,... (one
+                rank each) and category=CATEGORY: a row per layer of that category, forward and
+                backward milliseconds per configuration, and their sums.
+  live          SOURCE: a log of `cnnstudio-live --benchmark` runs (its JSON lines; other lines
+                skipped); a row per run.
+  augment       SOURCE: a log of `augment_bench` runs, each optionally followed by a cnnstudio-bench
+                JSON line of the same command (`tools/device-session.sh augment`); a row per run,
+                with the share of that training step the augmentation takes.
+  throughput    SOURCE: a folder holding throughput-train-BATCH.log (cnnstudio-train's output) and
+                throughput-bench-BATCH.jsonl (cnnstudio-bench on the run's spec); OPTIONS
+                batches=B,... epochs=E,...: a row per batch, the trainer's images/s of those epochs
+                beside the benchmark's.
 
-Usage: tools/measurements_tables.py [--check] [--doc docs/measurements.md]
-  without --check  rewrites the document in place (atomically);
-  with --check     exits 1, naming each out-of-date table, when the document differs from what the
+Usage: tools/measurements_tables.py [--check] [--doc FILE ...]
+  --doc            the documents (default: README.md and every Markdown file under docs/ but
+                   docs/logs/);
+  without --check  rewrites each document in place (atomically);
+  with --check     exits 1, naming each out-of-date table, when a document differs from what the
                    logs give (ctest docs.measurements_tables_up_to_date runs this).
 Python 3 standard library only.
 """
 import argparse
 import json
+import math
 import os
 import re
+import statistics
 import sys
 import tempfile
 
@@ -52,7 +68,14 @@ class TableError(Exception):
 
 
 def thousands(value):
-    return f"{round(value):,}"
+    return f"{math.floor(value + 0.5):,}"  # halves up, as cnnstudio-bench prints them (round() takes halves to even)
+
+
+def json_line(path, number, line):
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as error:
+        raise TableError(f"{path}:{number}: not a JSON line: {error}") from error
 
 
 def read_json_lines(path):
@@ -60,12 +83,8 @@ def read_json_lines(path):
     with open(path, encoding="utf-8") as stream:
         for number, line in enumerate(stream, 1):
             line = line.strip()
-            if not line.startswith("{"):
-                continue  # a log may hold other output (warnings, nvidia-smi) between the lines
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise TableError(f"{path}:{number}: not a JSON line: {error}") from error
+            if line.startswith("{"):  # a log may hold other output (warnings, nvidia-smi) between the lines
+                rows.append(json_line(path, number, line))
     return rows
 
 
@@ -172,8 +191,108 @@ def breakdown_table(path, options):
     return markdown(["configuration"] + [k.replace("_", " ") for k in BREAKDOWN_CATEGORIES] + ["sum (ms)"], rows)
 
 
+def layers_table(path, options):
+    report = read_report(path)
+    if "configurations" not in options or "category" not in options:
+        raise TableError("layers needs configurations=BACKEND/PRECISION,... and category=CATEGORY")
+    chosen = []
+    for key in options["configurations"].split(","):
+        backend, _, precision = key.partition("/")
+        found = [c for c in ok_configurations(report)
+                 if (c["backend"], c["precision"], c["ranks"]) == (backend, precision, 1)]
+        if len(found) != 1:
+            raise TableError(f"{path}: {len(found)} one-rank configurations of {key}, not one")
+        chosen.append(found[0])
+    names = [layer["name"] for layer in chosen[0]["layers"] if layer["category"] == options["category"]]
+    rows, sums = [], [0.0] * len(chosen)
+    for name in names:
+        row = [name]
+        for index, configuration in enumerate(chosen):
+            layer = next((l for l in configuration["layers"] if l["name"] == name), None)
+            if layer is None:
+                raise TableError(f"{path}: {configuration['label']} has no layer {name}")
+            row.append(f"{layer['forward_ms']:.2f} / {layer['backward_ms']:.2f}")
+            sums[index] += layer["forward_ms"] + layer["backward_ms"]
+        rows.append(row)
+    rows.append(["sum (of the profiled step)"] + [f"{total:.2f} of {sum(c['breakdown_ms'].values()):.2f}" for total, c in zip(sums, chosen)])
+    return markdown(["layer"] + [f"{c['label']}: forward / backward (ms)" for c in chosen], rows)
+
+
+def live_table(path, options):
+    rows = []
+    for run in read_json_lines(path):
+        ms = run["ms_per_frame"]
+        rows.append([f"`{run['backend']}`, --threads {run['threads']}", f"{run['detect_every']}",
+                     "on" if run["gradcam"] else "off", f"{run['frames']}", f"{run['faces_per_frame']:.2f}",
+                     f"{run['fps']:.1f}", f"{run['cpu_ms_per_frame']:.1f}"] +
+                    [f"{ms[stage]:.2f}" for stage in ("capture", "detect", "infer", "draw")])
+    return markdown(["backend", "detect every", "Grad-CAM", "frames", "faces a frame", "FPS (wall)",
+                     "CPU ms a frame", "capture", "detect", "infer", "draw (mean wall ms)"], rows)
+
+
+AUGMENT_RUN = re.compile(r"^augment_bench: (?P<backend>\S+) \((?P<description>.*)\), batch (?P<batch>\d+) x .*, "
+                         r"augment (?P<augment>\S+)$")
+AUGMENT_TIME = re.compile(r"^\s*(?P<what>draws on the host|augmentImages)\s+(?P<ms>[\d.]+) ms per batch")
+
+
+def augment_table(path, options):
+    runs = []
+    with open(path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, 1):
+            run, time = AUGMENT_RUN.match(line.strip()), AUGMENT_TIME.match(line)
+            if run:
+                runs.append(dict(run.groupdict(), step=None))
+            elif time and runs:
+                runs[-1][time["what"]] = float(time["ms"])
+            elif line.startswith("{") and runs:  # the training step measured after this run
+                runs[-1]["step"] = json_line(path, number, line)
+    rows = []
+    for run in runs:
+        step, share = "–", "–"
+        if run["step"] is not None:
+            step_ms = 1000 * int(run["batch"]) / run["step"]["images_per_s"]
+            step = f"{step_ms:.2f} ms ({thousands(run['step']['images_per_s'])} img/s)"
+            share = f"{100 * run['augmentImages'] / step_ms:.2f}%"
+        rows.append([f"`{run['backend']}` ({run['description']})", f"`{run['augment']}`", run["batch"],
+                     f"{run['draws on the host']:.4f}", f"{run['augmentImages']:.4f}", step, share])
+    return markdown(["backend", "augment", "batch", "host draws (ms a batch)", "augmentImages (ms a batch)",
+                     "training step, same command", "share of the step"], rows)
+
+
+TRAINER_EPOCH = re.compile(r"^epoch (?P<epoch>\d+)/\d+  train loss .* (?P<rate>\d+) img/s")
+
+
+def throughput_table(path, options):
+    if "batches" not in options or "epochs" not in options:
+        raise TableError("throughput needs batches=B,... and epochs=E,...")
+    epochs = [int(e) for e in options["epochs"].split(",")]
+    rows = []
+    for batch in options["batches"].split(","):
+        train_log = os.path.join(path, f"throughput-train-{batch}.log")
+        rates = {}
+        with open(train_log, encoding="utf-8") as stream:
+            for line in stream:
+                match = TRAINER_EPOCH.match(line)
+                if match:
+                    rates[int(match["epoch"])] = int(match["rate"])
+        missing = [e for e in epochs if e not in rates]
+        if missing:
+            raise TableError(f"{train_log}: no epoch line for epoch {missing[0]}")
+        bench = [r for r in read_json_lines(os.path.join(path, f"throughput-bench-{batch}.jsonl"))
+                 if r.get("impl") == "cnnstudio"]
+        if len(bench) != 1:
+            raise TableError(f"{path}: throughput-bench-{batch}.jsonl holds {len(bench)} cnnstudio lines, not one")
+        median = statistics.median(rates[e] for e in epochs)
+        bench_rate = bench[0]["images_per_s"]
+        rows.append([batch, " / ".join(thousands(rates[e]) for e in epochs), thousands(median),
+                     thousands(bench_rate), f"{100 * median / bench_rate:.1f}%"])
+    return markdown(["batch", f"trainer img/s, epochs {' / '.join(map(str, epochs))}", "trainer, median",
+                     "cnnstudio-bench img/s", "trainer / bench"], rows)
+
+
 KINDS = {"before-after": before_after_table, "ours-vs-pytorch": ours_vs_pytorch_table, "sweep": sweep_table,
-         "breakdown": breakdown_table}
+         "breakdown": breakdown_table, "layers": layers_table, "live": live_table, "augment": augment_table,
+         "throughput": throughput_table}
 
 
 def regenerate(text, doc_path):
@@ -223,27 +342,38 @@ def write_atomically(path, text):
         raise
 
 
+def default_documents():
+    documents = [os.path.join(ROOT, "README.md")]
+    for folder, subfolders, files in os.walk(os.path.join(ROOT, "docs")):
+        subfolders[:] = sorted(d for d in subfolders if os.path.join(folder, d) != os.path.join(ROOT, "docs", "logs"))
+        documents += [os.path.join(folder, name) for name in sorted(files) if name.endswith(".md")]
+    return documents
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="only check that the document is up to date")
-    parser.add_argument("--doc", default=os.path.join(ROOT, "docs", "measurements.md"))
+    parser.add_argument("--check", action="store_true", help="only check that the documents are up to date")
+    parser.add_argument("--doc", nargs="+", help="the documents (default: README.md and docs/**/*.md but docs/logs/)")
     arguments = parser.parse_args()
-    with open(arguments.doc, encoding="utf-8") as stream:
-        text = stream.read()
-    try:
-        new_text, changed = regenerate(text, os.path.relpath(arguments.doc, ROOT))
-    except (TableError, OSError) as error:
-        print(f"measurements_tables: {error}", file=sys.stderr)
-        return 2
-    if arguments.check:
+    stale = []
+    for doc in arguments.doc or default_documents():
+        with open(doc, encoding="utf-8") as stream:
+            text = stream.read()
+        try:
+            new_text, changed = regenerate(text, os.path.relpath(doc, ROOT))
+        except (TableError, OSError) as error:
+            print(f"measurements_tables: {error}", file=sys.stderr)
+            return 2
+        if arguments.check:
+            stale += changed
+            continue
+        if new_text != text:
+            write_atomically(doc, new_text)
         for table in changed:
-            print(f"measurements_tables: out of date: {table}; run tools/measurements_tables.py", file=sys.stderr)
-        return 1 if changed else 0
-    if new_text != text:
-        write_atomically(arguments.doc, new_text)
-    for table in changed:
-        print(f"regenerated {table}")
-    return 0
+            print(f"regenerated {table}")
+    for table in stale:
+        print(f"measurements_tables: out of date: {table}; run tools/measurements_tables.py", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/measurements_tables.py on documents and logs of its own: a sweep report's table with its
-speedups and efficiency, a stale table caught by --check and rewritten without it, and markers or
-logs it cannot use named with the file and line."""
+speedups and efficiency, per-layer times, live-demo, augmentation and trainer-throughput logs, a
+stale table caught by --check and rewritten without it, and markers or logs it cannot use named
+with the file and line."""
 import json
 import os
 import shutil
@@ -24,7 +25,12 @@ def configuration(label, backend, median, ranks=1, threads=0, status="ok"):
             "train_images_per_second": {"median": median, "min": median * 0.9, "max": median * 1.1,
                                         "repeats": [median]},
             "inference_images_per_second": median * 3, "peak_memory_bytes": 64 * 2**20,
-            "breakdown_ms": {k: 1.0 for k in measurements_tables.BREAKDOWN_CATEGORIES}, "layers": []}
+            "breakdown_ms": {k: 1.0 for k in measurements_tables.BREAKDOWN_CATEGORIES},
+            "layers": [{"name": "conv1", "type": "Conv2D", "category": "convolution", "forward_ms": 0.25,
+                        "backward_ms": 0.5},
+                       {"name": "pool1", "type": "MaxPool2D", "category": "pooling", "forward_ms": 1, "backward_ms": 1},
+                       {"name": "conv2", "type": "Conv2D", "category": "convolution", "forward_ms": 1.0,
+                        "backward_ms": 2.0}]}
 
 
 REPORT = {"schema": "cnnstudio-bench-report/1", "created": "2026-12-01T03:10:00Z",
@@ -62,6 +68,52 @@ class MeasurementsTables(unittest.TestCase):
         self.assertIn("5,000", rows[4])
         self.assertIn("10 (reduced)", rows[2])
         self.assertIn("failed: no CUDA device found", rows[6])
+
+    def write(self, name, text):
+        path = os.path.join(self.folder, name)
+        with open(path, "w") as stream:
+            stream.write(text)
+        return path
+
+    def test_layers_table_per_configuration(self):
+        rows = measurements_tables.layers_table(self.report, {"configurations": "cudnn/fp32",
+                                                              "category": "convolution"})
+        self.assertEqual(rows[2], "| conv1 | 0.25 / 0.50 |")
+        self.assertEqual(rows[4], "| sum (of the profiled step) | 3.75 of 9.00 |")
+        with self.assertRaisesRegex(measurements_tables.TableError, "0 one-rank configurations of cuda/bf16"):
+            measurements_tables.layers_table(self.report, {"configurations": "cuda/bf16", "category": "convolution"})
+
+    def test_live_table_a_row_per_json_line(self):
+        line = {"backend": "cpu", "threads": 1, "detect_every": 3, "gradcam": True, "frames": 295,
+                "faces_per_frame": 1.0, "fps": 23.87, "cpu_ms_per_frame": 13.16,
+                "ms_per_frame": {"capture": 5.155, "detect": 30.84, "infer": 3.32, "draw": 2.2}}
+        log = self.write("live.txt", "# header\n$ cnnstudio-live ...\n23.9 FPS over 295 frames\n" + json.dumps(line) + "\n")
+        rows = measurements_tables.live_table(log, {})
+        self.assertEqual(rows[2:], ["| `cpu`, --threads 1 | 3 | on | 295 | 1.00 | 23.9 | 13.2 | 5.16 | 30.84 | 3.32 | 2.20 |"])
+
+    def test_augment_table_with_the_step_of_the_same_command(self):
+        log = self.write("augment.log", "\n".join([
+            "augment_bench: cudnn (NVIDIA H200 (device 0), cuDNN 9.14.0, bf16), batch 256 x 1 x 48 x 48 (1.18 MB), augment crop=4,flip",
+            "  draws on the host        0.0683 ms per batch",
+            "  augmentImages            0.0200 ms per batch (126 GB/s of batch read + written)",
+            json.dumps({"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "images_per_s": 128000.0}),
+            "augment_bench: cpu (oneDNN 2.6.3, 16 threads), batch 256 x 1 x 48 x 48 (2.36 MB), augment flip",
+            "  draws on the host        0.0745 ms per batch",
+            "  augmentImages            2.1821 ms per batch (2.16 GB/s of batch read + written)", ""]))
+        rows = measurements_tables.augment_table(log, {})
+        self.assertEqual(rows[2], "| `cudnn` (NVIDIA H200 (device 0), cuDNN 9.14.0, bf16) | `crop=4,flip` | 256 | 0.0683 | "
+                                  "0.0200 | 2.00 ms (128,000 img/s) | 1.00% |")
+        self.assertTrue(rows[3].endswith("| 2.1821 | – | – |"), rows[3])
+
+    def test_throughput_table_median_of_the_epochs(self):
+        epochs = [f"epoch {e}/3  train loss 0.5 accuracy 80.00%  validation loss 0.4 accuracy 85.00%  0.1 s, "
+                  f"{rate} img/s, ETA 0:01" for e, rate in ((1, 900), (2, 1000), (3, 1100))]
+        self.write("throughput-train-64.log", "epoch 1/3 step 50/70  loss 0.9  lr 0.05  13085 img/s\n" + "\n".join(epochs) + "\n")
+        self.write("throughput-bench-64.jsonl", "table\n" + json.dumps({"impl": "cnnstudio", "images_per_s": 1250.5}) + "\n")
+        rows = measurements_tables.throughput_table(self.folder, {"batches": "64", "epochs": "2,3"})
+        self.assertEqual(rows[2], "| 64 | 1,000 / 1,100 | 1,050 | 1,251 | 84.0% |")
+        with self.assertRaisesRegex(measurements_tables.TableError, "no epoch line for epoch 4"):
+            measurements_tables.throughput_table(self.folder, {"batches": "64", "epochs": "4"})
 
     def test_stale_table_is_caught_then_rewritten(self):
         self.write_doc("| stale |\n")
