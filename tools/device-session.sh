@@ -159,7 +159,7 @@ for step in "$@"; do
         for every in 1 3; do
           for gradcam in "" --gradcam; do
             "$bin/cnnstudio-live" --source video:.device/live/face-640x480.avi --model .device/live/model \
-              --backend $backend --threads 16 --detect-every $every --benchmark $gradcam
+              --cascade .device/live/haarcascades/haarcascade_frontalface_default.xml --backend $backend --threads 16 --detect-every $every --benchmark $gradcam
           done
         done
       done 2>&1 | tee "$out/live_benchmark.jsonl"

@@ -35,7 +35,7 @@ if [ -x "$build/app/cnnstudio-live" ]; then
   # and their codec and video dependencies outgrow what a call may carry.
   if [ -n "${OPENCV_LIB_DIR:-}" ]; then
     libraries=$(ls "$OPENCV_LIB_DIR"/libopencv_*.so.406; ldd "$OPENCV_LIB_DIR"/libopencv_*.so.406 |
-                awk '/=> \/usr\/lib\/x86_64-linux-gnu\/lib(png|jpeg)/ {print $3}' | sort -u)
+                awk '/=> (\/usr)?\/lib\/x86_64-linux-gnu\/lib(png|jpeg)/ {print $3}' | sort -u)
   else
     libraries=$(ldd "$build/app/cnnstudio-live" | awk '/=> \/usr\/lib\/x86_64-linux-gnu\// {print $3}')
   fi
