@@ -31,7 +31,10 @@ export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
-for packed in .device/lib/*.gz; do [ -e "${packed%.gz}" ] || gunzip -k "$packed"; done
+# python's lzma: the GPU machine's image may lack the xz program
+for packed in .device/lib/*.xz; do
+  [ -e "${packed%.xz}" ] || python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
+done
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader

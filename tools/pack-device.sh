@@ -17,10 +17,10 @@ cp "$build"/core/libcnncore.so "$build"/engine/libcnnengine.so "$build"/datasets
    "$build"/kernels/libcnncpu.so "$build"/kernels/libcnnbackends.so "$build"/interchange/libcnninterchange.so \
    "$out/lib/"
 cp "$build"/kernels/cnnstudio/plugins/libcnngpu.so "$plugins/"
-# Compressed: the carried tree may hold 64 MiB in all (device-session.sh unpacks them). ONNX and
+# Compressed (xz): the carried tree may hold 64 MiB in all (device-session.sh unpacks them). ONNX and
 # protobuf for cnnstudio-train's export/import, which the GPU machine lacks.
 for library in libdnnl.so.2 libOpenCL.so.1 libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32; do
-  gzip -c -6 "/usr/lib/x86_64-linux-gnu/$library" > "$out/lib/$library.gz"
+  xz -c -9 "/usr/lib/x86_64-linux-gnu/$library" > "$out/lib/$library.xz"
 done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/libcnn*.so "$plugins"/libcnngpu.so
 cp -r /usr/share/datasets/fashion-mnist "$out/fashion-mnist"
@@ -41,7 +41,7 @@ if [ -x "$build/app/cnnstudio-live" ]; then
   fi
   echo "$libraries" |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libgomp|libz|libmpi|libopen-|libdnnl|libOpenCL)[.-]' |
-    while read -r library; do gzip -c -6 "$library" > "$out/lib/$(basename "$library").gz"; done
+    while read -r library; do xz -c -9 "$library" > "$out/lib/$(basename "$library").xz"; done
   cp /usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml "$out/live/haarcascades/"
   cp -r "$live" "$out/live/model"
   "$build/bench/face_video" "$out/live/face-640x480.avi" 150
