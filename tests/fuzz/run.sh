@@ -87,22 +87,25 @@ run_target() {
     local command=("$binary" "${limit[@]}" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
                    -artifact_prefix="$crashes/" "$scratch/$target" "$here/corpus/$target")
     logs+=("$scratch/$target.worker-$worker.log")
-    echo "fuzz: $target worker $worker/$jobs: ${command[*]}" | tee -a "$full" > "${logs[-1]}"
+    echo "fuzz: $target worker $worker/$jobs: ${command[*]}" | tee -a "$full" "${logs[-1]}"
     "${command[@]}" >> "${logs[-1]}" 2>&1 &
     pids+=($!)
   done
   # The first process to stop with a finding stops the others (libFuzzer prints its statistics
   # when stopped, and exits 0).
-  for (( worker = 0; worker < jobs; worker++ )); do
+  local running=("${pids[@]}")
+  while [ ${#running[@]} -gt 0 ]; do
     status=0
-    wait -n -p finished "${pids[@]}" || status=$?
+    wait -n -p finished "${running[@]}" || status=$?
+    for (( other = 0; other < ${#running[@]}; other++ )); do
+      [ "${running[other]}" != "$finished" ] || { unset 'running[other]'; running=("${running[@]}"); break; }
+    done
     [ $status -ne 0 ] && [ $failed -eq 0 ] || continue
     failed=$status
     for (( other = 0; other < jobs; other++ )); do
-      if [ "${pids[other]}" = "$finished" ]; then failed_log=${logs[other]}
-      else kill "${pids[other]}" 2>/dev/null || true
-      fi
+      [ "${pids[other]}" != "$finished" ] || failed_log=${logs[other]}
     done
+    [ ${#running[@]} -eq 0 ] || kill "${running[@]}" 2>/dev/null || true
   done
   for (( worker = 1; worker <= jobs; worker++ )); do
     { echo "fuzz: $target worker $worker/$jobs:"; summarise "${logs[worker - 1]}" | grep -v '^fuzz: ' || true; } >> "$full"
