@@ -1,5 +1,6 @@
 // Image-folder loader: list the files (sorted, so loads are reproducible), decode and resize
-// them on all cores straight into the Dataset's memory, then report failures in file order.
+// them on all cores (OpenCV's thread pool) straight into the Dataset's memory, then report
+// failures in file order.
 #include "cnnstudio/datasets/image_folder.h"
 
 #include "cnnstudio/error.h"
@@ -11,19 +12,16 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
+#include <limits>
 #include <optional>
 #include <set>
-#include <thread>
 
 namespace cnnstudio::datasets {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr std::size_t kFilesPerDecodeThread = 8;
 
 struct ImageFile {
     fs::path path;
@@ -128,23 +126,25 @@ Dataset decodeAll(const std::vector<ImageFile>& files, const LoadOptions& option
     data.labels.resize(files.size());
     std::vector<std::optional<std::string>> problems(files.size());
 
-    std::atomic<std::size_t> nextFile{0};
-    auto decodeWorker = [&] {
-        for (std::size_t i = nextFile++; i < files.size(); i = nextFile++) {
-            problems[i] = decodeInto(files[i].path, options, data.images.data() + i * data.sampleBytes());
-            data.labels[i] = files[i].label;
-        }
+    const auto decodeFile = [&](std::size_t i) {
+        problems[i] = decodeInto(files[i].path, options, data.images.data() + i * data.sampleBytes());
+        data.labels[i] = files[i].label;
     };
-    // A thread per kFilesPerDecodeThread files at most: starting one costs about as much as
-    // decoding a few small images, and every thread that runs OpenCV's code leaves a little
-    // thread-local state behind (which also made each run of the image fuzz targets look like a
-    // leak to libFuzzer, halving their speed). A folder of a handful of images decodes here.
-    const std::size_t threadCount = std::clamp<std::size_t>(
-        std::min<std::size_t>(std::thread::hardware_concurrency(), files.size() / kFilesPerDecodeThread), 1, 16);
-    std::vector<std::jthread> workers;
-    for (std::size_t t = 1; t < threadCount; ++t) workers.emplace_back(decodeWorker);
-    decodeWorker();
-    workers.clear();  // joins
+#ifdef CNNSTUDIO_HAVE_OPENCV
+    // On OpenCV's thread pool (TBB in Debian's build), whose threads live on between loads: a
+    // load starts no thread, and OpenCV's own parallel loops inside (cvtColor, resize) run
+    // serially within ours instead of nesting. Threads started per load each left some OpenCV
+    // thread-local state behind, so libFuzzer took every run of the image targets for a leak
+    // and checked it, at a third of the speed.
+    if (files.size() > std::size_t(std::numeric_limits<int>::max()))
+        throw Error("more than " + std::to_string(std::numeric_limits<int>::max()) + " images",
+                    files.front().path.parent_path().string(), "split the data set into several folders");
+    cv::parallel_for_(cv::Range(0, int(files.size())), [&](const cv::Range& range) {
+        for (int i = range.start; i < range.end; ++i) decodeFile(std::size_t(i));
+    });
+#else
+    for (std::size_t i = 0; i < files.size(); ++i) decodeFile(i);
+#endif
 
     std::vector<std::size_t> kept;
     for (std::size_t i = 0; i < files.size(); ++i) {
