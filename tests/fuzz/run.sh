@@ -69,6 +69,10 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # its default is 2^30) by throwing a cv::Exception, which our image reader turns into an Error
 # naming the file. 2^24 pixels (4096 x 4096) keeps a decoded colour image under 50 MB.
 export OPENCV_IO_MAX_IMAGE_PIXELS=${OPENCV_IO_MAX_IMAGE_PIXELS:-16777216}
+# The image loader decodes 16 files or more on OpenCV's thread pool (TBB): with a fuzz process on
+# every core, a pool in each would only compete with the others for the cores (its threads spin
+# while they wait for work), so OpenCV runs its loops on the calling thread.
+export OPENCV_FOR_THREADS_NUM=${OPENCV_FOR_THREADS_NUM:-1}
 
 # libFuzzer's options for one target. Without -max_len, inputs grow up to the largest corpus
 # file (4096 bytes at least). events: the two real runs' logs (12 and 15 KB, mostly alike step
