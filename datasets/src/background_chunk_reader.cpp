@@ -2,14 +2,26 @@
 // (filling) and the caller (parsing); nothing is allocated after construction.
 #include "background_chunk_reader.h"
 
+#include <algorithm>
+
 namespace cnnstudio::datasets {
+
+namespace {
+// The smallest chunk, for content whose size is unknown or underestimated (concatenated gzip
+// members report only the last one's size).
+constexpr std::size_t kMinChunkBytes = std::size_t(64) << 10;
+}  // namespace
 
 BackgroundChunkReader::BackgroundChunkReader(const std::filesystem::path& path,
                                              std::size_t chunkBytes, std::size_t chunksInFlight)
     : reader_(path), expectedBytes_(reader_.expectedContentBytes()) {
+    // No larger than the content and one byte (so a small file is one chunk, then the end): a
+    // 20 KB CSV costs three small buffers, not three of chunkBytes.
+    const std::size_t bytes = std::min<std::uint64_t>(
+        chunkBytes, std::max<std::uint64_t>(expectedBytes_ + 1, kMinChunkBytes));
     chunks_.resize(std::max<std::size_t>(chunksInFlight, 2));
     for (std::size_t i = 0; i < chunks_.size(); ++i) {
-        chunks_[i].bytes.resize(chunkBytes);
+        chunks_[i].bytes.resize(bytes);
         free_.push_back(i);
     }
     thread_ = std::thread([this] { readLoop(); });

@@ -1,5 +1,7 @@
-// CompressedFileReader: plain reads, or zlib inflate over 4 MiB input chunks (gzip members
-// concatenated one after another, as `cat a.gz b.gz` makes, are read as one stream).
+// CompressedFileReader: plain reads, or zlib inflate over input chunks of up to 4 MiB (gzip
+// members concatenated one after another, as `cat a.gz b.gz` makes, are read as one stream).
+// Buffers are sized by the file: a 50-byte file costs 50-byte buffers, not megabytes (the idx
+// fuzz target spent most of each execution zero-filling and unmapping 5 MiB of them).
 #include "cnnstudio/datasets/compressed_file.h"
 
 #include "cnnstudio/error.h"
@@ -16,6 +18,10 @@ namespace cnnstudio::datasets {
 
 namespace {
 constexpr std::size_t kInputChunkBytes = std::size_t(4) << 20;
+// readDecompressedFile's first buffer when the expected size is tiny or unknown, and the buffer
+// that checks a short read was the end.
+constexpr std::size_t kMinReadChunkBytes = 4096;
+constexpr std::size_t kEndProbeBytes = 4096;
 // Deflate cannot expand data more than 1032-fold (a 258-byte match costs at least 2 bits), so a
 // gzip trailer claiming more than that of the file's size is damaged and not to be trusted.
 constexpr std::uint64_t kMaxDeflateRatio = 1032;
@@ -78,7 +84,11 @@ CompressedFileReader::CompressedFileReader(std::filesystem::path path)
     }
     std::rewind(s.file);
     if (s.gzip) {
-        s.input.resize(kInputChunkBytes);
+        // The whole file when it is smaller than a chunk (at least the 2 magic bytes it has;
+        // an unknown size, 0, gets a whole chunk).
+        const std::uint64_t inputBytes =
+            s.fileBytes == 0 ? kInputChunkBytes : std::min<std::uint64_t>(s.fileBytes, kInputChunkBytes);
+        s.input.resize(std::max<std::size_t>(std::size_t(inputBytes), 2));
         if (inflateInit2(&s.stream, 15 + 16) != Z_OK)  // 15 + 16: gzip wrapper only
             throw s.failure("zlib could not start inflating", "the process may be out of memory");
         s.inflateReady = true;
@@ -148,14 +158,23 @@ std::size_t CompressedFileReader::read(char* destination, std::size_t capacity) 
 std::string readDecompressedFile(const std::filesystem::path& path) {
     CompressedFileReader reader(path);
     std::string content;
-    std::size_t chunk = std::max<std::size_t>(std::size_t(1) << 20,
-                                              std::size_t(reader.expectedContentBytes()) + 1);
+    // The expected size and one byte (a read that comes back short is at the end); an estimate
+    // that proves short (several gzip members, a damaged trailer) grows the buffer by half of
+    // what was read each time, from at least kMinReadChunkBytes.
+    std::size_t chunk =
+        std::max<std::size_t>(kMinReadChunkBytes, std::size_t(reader.expectedContentBytes()) + 1);
     for (;;) {
         const std::size_t used = content.size();
         content.resize(used + chunk);
         const std::size_t got = reader.read(content.data() + used, chunk);
         content.resize(used + got);
-        if (got == 0) break;
+        if (got < chunk) {
+            // Most likely the end: confirm it with a small read rather than growing the buffer.
+            char probe[kEndProbeBytes];
+            const std::size_t more = reader.read(probe, sizeof probe);
+            if (more == 0) break;
+            content.append(probe, more);
+        }
         chunk = std::max(chunk, content.size() / 2);
     }
     return content;

@@ -86,6 +86,29 @@ TEST(CompressedFile, DamagedSizeTrailerIsNotTrusted) {
         << "zlib's length check names the file";
 }
 
+// The buffers are sized by the file, so sizes around the sizing steps (nothing, the 2 gzip magic
+// bytes, the first 4 KiB buffer) must read whole, plain and gzip.
+TEST(CompressedFile, FilesOfEverySizeReadWhole) {
+    TempDir dir;
+    for (std::size_t bytes : {0, 1, 2, 51, 4095, 4096, 4097, 9000, 1'500'000}) {
+        const std::string text = randomText(unsigned(bytes), bytes);
+        writeFile(dir / "plain", text);
+        writeFile(dir / "packed", gzipBytes(text));
+        EXPECT_EQ(readDecompressedFile(dir / "plain"), text) << bytes << " bytes";
+        EXPECT_EQ(readDecompressedFile(dir / "packed"), text) << bytes << " bytes, gzip";
+    }
+}
+
+// `cat big.gz small.gz`: the trailer gives only the last member's size, far short of the content,
+// so the buffer must keep growing past the estimate.
+TEST(CompressedFile, ConcatenatedMembersOutgrowTheSizeEstimate) {
+    const std::string big = randomText(74, 300'000);
+    TempDir dir;
+    writeFile(dir / "joined.gz", gzipBytes(big) + gzipBytes("tail\n"));
+    EXPECT_EQ(CompressedFileReader(dir / "joined.gz").expectedContentBytes(), 5u);
+    EXPECT_EQ(readDecompressedFile(dir / "joined.gz"), big + "tail\n");
+}
+
 TEST(CompressedFile, MissingFileAndDirectoryAreErrors) {
     TempDir dir;
     EXPECT_NE(errorText(dir / "absent").find("cannot open"), std::string::npos);

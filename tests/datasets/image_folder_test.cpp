@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <opencv2/imgcodecs.hpp>
 
+#include <cstdio>
 #include <functional>
 
 namespace cnnstudio::datasets {
@@ -102,6 +103,20 @@ TEST(ImageFolder, WithoutSplitFoldersTestAndValidationAreHeldOutByFraction) {
     EXPECT_EQ(splits.test.size(), 2u);
     EXPECT_EQ(splits.validation.size(), 4u);
     EXPECT_EQ(splits.train.size(), 14u);
+}
+
+// Enough images for several decoding threads: each lands at its own index, in file order.
+TEST(ImageFolder, ManyImagesDecodeInParallelIntoFileOrder) {
+    TempDir dir;
+    constexpr int kImages = 60;
+    for (int i = 0; i < kImages; ++i) {
+        char name[16];
+        std::snprintf(name, sizeof name, "%03d.png", i);
+        writeSolidImage(dir / "a" / name, 8, 8, {0, 0, double(i)});  // red = i
+    }
+    const DatasetSplits splits = loadImageFolder(dir.path(), rgb8x8());
+    ASSERT_EQ(splits.train.size(), std::size_t(kImages));
+    for (int i = 0; i < kImages; ++i) EXPECT_EQ(splits.train.image(std::size_t(i))[27], i) << "image " << i;
 }
 
 TEST(ImageFolder, UnreadableImageNamesTheFile) {

@@ -18,17 +18,25 @@
 
 namespace cnnstudio::fuzz {
 
-// A folder of this process's own, made on first use.
+// A folder of this process's own, made on first use and removed when the process ends
+// normally (libFuzzer's -runs or -max_total_time reached; a crash leaves it for a look).
 inline const std::filesystem::path& scratchFolder() {
-    static const std::filesystem::path folder = [] {
+    struct Folder {
+        std::filesystem::path path;
+        ~Folder() {
+            std::error_code ignored;
+            std::filesystem::remove_all(path, ignored);
+        }
+    };
+    static const Folder folder{[] {
         const std::filesystem::path base =
             std::filesystem::is_directory("/dev/shm") ? std::filesystem::path("/dev/shm")
                                                       : std::filesystem::temp_directory_path();
         std::filesystem::path made = base / ("cnnstudio-fuzz-" + std::to_string(getpid()));
         std::filesystem::create_directories(made);
         return made;
-    }();
-    return folder;
+    }()};
+    return folder.path;
 }
 
 inline void writeFile(const std::filesystem::path& file, std::string_view bytes) {
