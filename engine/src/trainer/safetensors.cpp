@@ -332,7 +332,8 @@ SafetensorsContents readSafetensors(const std::filesystem::path& file) {
         }
         tensor.values.resize(std::size_t(expected / valueBytes));
         if (dtype == "F32") {
-            std::memcpy(tensor.values.data(), data + begin, expected);
+            // An empty tensor's vector may hold no storage at all: memcpy wants a pointer even then.
+            if (expected > 0) std::memcpy(tensor.values.data(), data + begin, expected);
         } else {
             for (std::size_t i = 0; i < tensor.values.size(); ++i) {
                 std::uint16_t bits = 0;
