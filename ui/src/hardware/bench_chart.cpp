@@ -14,25 +14,9 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/ui/common/plot_legend.h"
 
 namespace cnnstudio::ui {
-namespace {
-
-// As many legend entries side by side as the plot's width holds; the rest wrap to more rows.
-void fitLegendColumns(QCustomPlot* plot) {
-    QCPLegend* legend = plot->legend;
-    int widest = 1;
-    for (int i = 0; i < legend->itemCount(); ++i)
-        if (const QCPAbstractLegendItem* item = legend->item(i))
-            widest = std::max(widest, item->minimumOuterSizeHint().width() + legend->columnSpacing());
-    const int available = plot->width() - legend->margins().left() - legend->margins().right();
-    const int columns = std::max(1, available / widest);
-    if (columns == legend->wrap()) return;
-    legend->setWrap(columns);
-    legend->setFillOrder(legend->fillOrder(), true);
-}
-
-}  // namespace
 
 QString formatImagesPerSecond(double imagesPerSecond) {
     if (imagesPerSecond >= 1e6) return QObject::tr("%1 M images/s").arg(imagesPerSecond / 1e6, 0, 'g', 3);

@@ -28,6 +28,7 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/common/plot_legend.h"
 #include "cnnstudio/ui/training/confusion_matrix_plot.h"
 #include "cnnstudio/ui/training/run_time_estimate.h"
 #include "cnnstudio/ui/training/training_run.h"
@@ -99,20 +100,6 @@ void fillCurves(const TrainingRun* run, const std::array<QCPGraph*, 5>& curves) 
     curves[2]->setData(validationX, validationLoss, true);
     curves[3]->setData(epochX, trainAccuracy, true);
     curves[4]->setData(validationX, validationAccuracy, true);
-}
-
-// As many legend entries side by side as the plot's width holds; the rest wrap to more rows.
-void fitLegendColumns(QCustomPlot* plot) {
-    QCPLegend* legend = plot->legend;
-    int widest = 1;
-    for (int i = 0; i < legend->itemCount(); ++i)  // a wrapped grid counts its empty cells too
-        if (const QCPAbstractLegendItem* item = legend->item(i))
-            widest = std::max(widest, item->minimumOuterSizeHint().width() + legend->columnSpacing());
-    const int available = plot->width() - legend->margins().left() - legend->margins().right();
-    const int columns = std::max(1, available / widest);
-    if (columns == legend->wrap()) return;
-    legend->setWrap(columns);
-    legend->setFillOrder(legend->fillOrder(), true);  // a new wrap moves only the entries placed after it
 }
 
 // How a compared run is named in legends: its folder's name, which holds the time it started.
