@@ -105,6 +105,7 @@ void BenchChart::applyPalette() {
 bool BenchChart::eventFilter(QObject* watched, QEvent* event) {
     if (watched == plot_ && event->type() == QEvent::Resize) {
         fitLegendColumns(plot_);
+        fitToWidth();
         plot_->replot(QCustomPlot::rpQueuedReplot);
     }
     return QWidget::eventFilter(watched, event);

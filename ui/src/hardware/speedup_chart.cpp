@@ -1,6 +1,9 @@
 #include "cnnstudio/ui/hardware/speedup_chart.h"
 
+#include <algorithm>
 #include <map>
+
+#include <QFontMetrics>
 
 #include <qcustomplot.h>
 
@@ -24,9 +27,6 @@ QString formatSpeedup(double speedup) {
     const int decimals = speedup < 10 ? 2 : speedup < 100 ? 1 : 0;
     return QString::number(speedup, 'f', speedup < 0.1 ? 3 : decimals);
 }
-
-// Room right of the longest bar for its label.
-constexpr double labelRoom = 1.45;
 
 }  // namespace
 
@@ -89,8 +89,9 @@ void SpeedupChart::setData(const std::vector<ComparedConfiguration>& configurati
     }
     chart->yAxis->setTicker(ticker);
     chart->yAxis->setRange(0.3, count + 0.7);
-    chart->xAxis->setRange(0, largest > 0 ? largest * labelRoom : 1);
+    largest_ = largest;
     restyle();
+    fitToWidth();
     showPlot();
 }
 
@@ -118,6 +119,26 @@ void SpeedupChart::restyle() {
         barFont.setBold(bar.baseline);
         bar.text->setFont(barFont);
     }
+}
+
+// The value axis ends where the widest label, right of its bar, still fits inside the plot: a
+// share of the axis in pixels, so a narrow window gets more room in images/s than a wide one.
+void SpeedupChart::fitToWidth() {
+    QCustomPlot* chart = plot();
+    if (largest_ <= 0) {
+        chart->xAxis->setRange(0, 1);
+        return;
+    }
+    // On a resize the plot has its new width but its axis rect still the old one; the margins
+    // beside the axis rect (tick labels) do not change with the width.
+    const int margins = chart->viewport().width() - chart->axisRect()->width();
+    const int axisWidth = chart->width() - margins;
+    int widest = 0;
+    for (const Bar& bar : drawn_)
+        widest = std::max(widest, QFontMetrics(bar.text->font()).horizontalAdvance(bar.text->text()) +
+                                      bar.text->padding().left() + 8);
+    const double labelShare = axisWidth > 0 ? std::min(0.6, double(widest) / axisWidth) : 0.3;
+    chart->xAxis->setRange(0, largest_ / (1.0 - labelShare));
 }
 
 }  // namespace cnnstudio::ui

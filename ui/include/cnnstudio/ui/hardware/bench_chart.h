@@ -40,6 +40,8 @@ protected:
     // Colours and fonts from the palette, then the subclass's own series (restyle()).
     void applyPalette();
     virtual void restyle() {}
+    // What depends on the plot's width in pixels (labels beside bars), before each replot.
+    virtual void fitToWidth() {}
     bool eventFilter(QObject* watched, QEvent* event) override;
     void changeEvent(QEvent* event) override;
 

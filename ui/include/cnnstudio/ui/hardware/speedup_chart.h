@@ -35,6 +35,7 @@ public:
 
 protected:
     void restyle() override;
+    void fitToWidth() override;
 
 private:
     struct Bar {
@@ -46,6 +47,7 @@ private:
         bool baseline;
     };
     std::vector<Bar> drawn_;
+    double largest_ = 0;  // the longest bar's images/s
     QList<QCPBars*> groups_;
     QList<int> groupColours_;
 };
