@@ -13,6 +13,7 @@
 #include <QSize>
 #include <QMenuBar>
 #include <QTabWidget>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -276,6 +277,9 @@ QStringList saveScreenshots(MainWindow& window, const QString& directory) {
         for (const bool dark : {false, true}) {
             applyTheme(dark ? Theme::Dark : Theme::Light);
             for (const TourShot& shot : shots) {
+                // A shot shows its own page's messages, not what the one before left there (the
+                // live demo's last message names a scratch folder).
+                window.statusBar()->clearMessage();
                 if ((dark && !shot.alsoDark) || !shot.prepare()) continue;
                 QWidget& shown = shot.dialog ? *shot.dialog : static_cast<QWidget&>(window);
                 files << grabTo(shown, directory, shot.name + sizeName + (dark ? "-dark" : ""));
