@@ -6,6 +6,7 @@
 # pull in GDAL, FFmpeg and GStreamer: about 90 MB compressed, past the 64 MiB a device call
 # carries. Usage: tools/build-device-opencv.sh DIR; then
 # OPENCV_LIB_DIR=DIR/install/lib LIVE_MODEL=... tools/pack-device.sh BUILD_DIR.
+# OPENCV_MODULES=core,imgproc,imgcodecs builds only what the image fuzz targets load (tools/pack-fuzz.sh).
 set -euo pipefail
 dir=${1:?usage: tools/build-device-opencv.sh DIR}
 version=4.6.0+dfsg
@@ -18,7 +19,7 @@ mkdir -p "$dir" && cd "$dir"
 off=(IPP TBB OPENCL LAPACK EIGEN FFMPEG GSTREAMER V4L GTK QT TIFF WEBP OPENJPEG JASPER OPENEXR GDAL
      GDCM PROTOBUF ADE VA 1394 ITT QUIRC IMGCODEC_HDR IMGCODEC_SUNRASTER IMGCODEC_PFM)
 cmake -S opencv-4.6.0 -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PWD/install" \
-  -DBUILD_LIST=core,imgproc,flann,features2d,calib3d,objdetect,imgcodecs,videoio \
+  -DBUILD_LIST="${OPENCV_MODULES:-core,imgproc,flann,features2d,calib3d,objdetect,imgcodecs,videoio}" \
   $(printf -- '-DWITH_%s=OFF ' "${off[@]}") \
   -DBUILD_ITT=OFF -DCV_TRACE=OFF -DBUILD_TESTS=OFF -DBUILD_PERF_TESTS=OFF -DBUILD_EXAMPLES=OFF \
   -DBUILD_opencv_apps=OFF -DBUILD_JAVA=OFF -DBUILD_opencv_python3=OFF -DOPENCV_GENERATE_PKGCONFIG=OFF

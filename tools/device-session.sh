@@ -8,7 +8,10 @@
 #             (kernels_tests and engine_tests' GPU cases); one log per tool and suite in $OUT,
 #             sanitize-summary.txt lists each one's errors and exit status. SANITIZE_TOOLS
 #             picks tools (default all three), SANITIZE_TIMEOUT bounds each run (default 240 s),
-#             SANITIZE_SHARDS runs each suite as that many gtest shards side by side
+#             SANITIZE_SHARDS runs each suite as that many gtest shards side by side (spread
+#             over the machine's GPUs); SANITIZE_SUITES and SANITIZE_FILTER narrow the tests,
+#             SANITIZE_KERNELS checks only the kernels it names (compute-sanitizer --kernel-name,
+#             e.g. kns=cnnstudio: ours, not cuDNN's)
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
 #             and the libraries it was built with), interleaved, two rounds
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
@@ -23,6 +26,10 @@
 #   fer     the FER2013 recipes in $RECIPES (default: all four) on $FER_CSV (Kaggle's fer2013.csv,
 #           Training and PublicTest), each then evaluated on PublicTest with flip test-time
 #           augmentation and given its MODEL_CARD.md; run folders and logs in $OUT/fer-RECIPE
+#   fuzz    a long fuzz campaign (the fuzz build packed by tools/pack-fuzz.sh into .device/fuzz):
+#           FUZZ_TARGETS (default every target) one after another, each FUZZ_RUNS executions
+#           (default 10 million) by FUZZ_JOBS libFuzzer processes (default one per core),
+#           FUZZ_SECONDS (if set) bounding each; every target's log lands in $OUT/fuzz as soon as it finishes
 #   augment  augment_bench (Backend::augmentImages per batch of 256 fer images, every transform)
 #            beside cnnstudio-bench's step at the same batch, cudnn bf16 and fp32 and cuda fp32
 set -uo pipefail
@@ -32,7 +39,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
 # python's lzma: the GPU machine's image may lack the xz program
-for packed in .device/lib/*.xz; do
+for packed in .device/lib/*.xz .device/fuzz/lib/*.xz; do
+  [ -f "$packed" ] || continue
   [ -e "${packed%.xz}" ] || python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
 done
 out=${OUT:-/tmp/out}
@@ -88,19 +96,22 @@ for step in "$@"; do
     # failed allocation on purpose: memcheck runs it alone, API errors not reported.
     gpu_filter='*cuda*:*cudnn*'
     shards=${SANITIZE_SHARDS:-1}
+    gpus=$(nvidia-smi -L | wc -l)
     sanitize_shard() {  # tool suite shard filter
       local log="$out/sanitize-$1-$2${shards:+-$3of$shards}.log" options=(--tool "$1" --error-exitcode 9)
       [ "$1" = memcheck ] && options+=(--leak-check full)
       [ "$1" = racecheck ] && options+=(--racecheck-report all)
-      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$3 timeout "${SANITIZE_TIMEOUT:-240}" \
+      [ -z "${SANITIZE_KERNELS:-}" ] || options+=(--kernel-name "$SANITIZE_KERNELS")
+      CUDA_VISIBLE_DEVICES=$(( $3 % gpus )) GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$3 timeout "${SANITIZE_TIMEOUT:-240}" \
         compute-sanitizer "${options[@]}" "$bin/$2" --gtest_filter="$4" > "$log" 2>&1
       local status=$? errors
       errors=$(grep -Eo "(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ errors)" "$log" | tail -1)
       echo "$1 $2 shard $3 of $shards: exit $status, ${errors:-no summary (timed out?)}, $(grep -c '^\[       OK \]' "$log") tests passed"
     }
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
-      for suite in kernels_tests engine_tests; do
+      for suite in ${SANITIZE_SUITES:-kernels_tests engine_tests}; do
         filter='*'; [ $suite = engine_tests ] && filter=$gpu_filter
+        filter=${SANITIZE_FILTER:-$filter}
         [ $tool = memcheck ] && filter="$filter-*OutOfMemory*"
         for shard in $(seq 0 $((shards - 1))); do sanitize_shard $tool $suite $shard "$filter" & done
       done
@@ -118,8 +129,8 @@ for step in "$@"; do
     { "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
       mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
         "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
-      python3 "$reference" --batch 256 --modes fp32 tf32-cl bf16
-      torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 tf32-cl bf16
+      python3 "$reference" --batch 256 --modes fp32 bf16-cl
+      torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 bf16-cl
     } 2>&1 | grep -v Warning | tee "$out/scaling.jsonl" ;;
   bench-before-after)
     for round in 1 2; do
@@ -146,6 +157,10 @@ for step in "$@"; do
       "$bin/augment_bench" --backend cuda --mode fp32 --batch 256 --steps 200
       "$bin/augment_bench" --backend cpu --threads 16 --batch 256
     } 2>&1 | tee "$out/augment_gpu.log" ;;
+  fuzz)
+    LD_LIBRARY_PATH=$PWD/.device/fuzz/lib:$LD_LIBRARY_PATH bash tests/fuzz/run.sh .device/fuzz/build \
+      --runs "${FUZZ_RUNS:-10000000}" ${FUZZ_SECONDS:+--seconds "$FUZZ_SECONDS"} --jobs "${FUZZ_JOBS:-$(nproc)}" \
+      --log-dir "$out/fuzz" ${FUZZ_TARGETS:-} 2>&1 | grep -E '^fuzz: [a-z0-9_]+: [0-9]+ executions|FAILED' ;;
   reference)
     python3 "$reference" --batch 256 --modes fp32 bf16-cl 2>&1 | grep -v Warning | tee "$out/reference.jsonl" ;;
   sweep)

@@ -12,6 +12,9 @@ KIND is one of:
                 "round", "backend", "mode", "images_per_s"); a row per backend and mode.
   ours-vs-pytorch  SOURCE: JSON lines of cnnstudio-bench and bench/pytorch_reference.py from one
                 command; OPTIONS pairs=BACKEND/MODE:PYTORCH_MODE,... gives the rows in order.
+  scaling       SOURCE: JSON lines of `tools/device-session.sh scaling` (cnnstudio-bench alone and under
+                mpirun, bench/pytorch_reference.py alone and under torchrun --ddp, one command); a
+                row per implementation and mode: one GPU, every GPU, data-parallel efficiency.
   sweep         SOURCE: a cnnstudio-bench report (cnnstudio-bench-report/1); a row per
                 configuration with the speedups over cpu-ref on one thread and the best CPU one,
                 inference images/s, peak memory and scaling efficiency.
@@ -136,6 +139,27 @@ def ours_vs_pytorch_table(path, options):
         rows.append([f"`{backend}` {mode}{BACKEND_NOTES.get(backend, '')}", thousands(mine),
                      PYTORCH_MODE_NAMES.get(pytorch_mode, pytorch_mode), thousands(other), f"{mine / other:.2f}×"])
     return markdown(["ours", "img/s", f"PyTorch {version}", "img/s", "ratio"], rows)
+
+
+def scaling_table(path, options):
+    single, parallel = {}, {}
+    for row in read_json_lines(path):
+        key = (row["impl"], row.get("backend", ""), row["mode"])
+        (single if row["ranks"] == 1 else parallel)[key] = row
+    rows = []
+    for key, many in parallel.items():
+        if key not in single:
+            raise TableError(f"{path}: {' '.join(filter(None, key))} on {many['ranks']} GPUs has no one-GPU line")
+        impl, backend, mode = key
+        one = single[key]["images_per_s"]
+        if impl == "cnnstudio":
+            label = f"ours `{backend}` {mode}{BACKEND_NOTES.get(backend, '')}"
+        else:
+            version = ".".join(many["version"].split(".")[:2])
+            label = f"PyTorch {version} DDP, {PYTORCH_MODE_NAMES.get(mode, mode)}"
+        rows.append([label, thousands(one), str(many["ranks"]), thousands(many["images_per_s"]),
+                     f"{100 * many['images_per_s'] / (many['ranks'] * one):.1f}%"])
+    return markdown(["implementation, mode", "1 GPU img/s", "GPUs", "img/s", "efficiency"], rows)
 
 
 def ok_configurations(report):
@@ -290,7 +314,8 @@ def throughput_table(path, options):
                      "cnnstudio-bench img/s", "trainer / bench"], rows)
 
 
-KINDS = {"before-after": before_after_table, "ours-vs-pytorch": ours_vs_pytorch_table, "sweep": sweep_table,
+KINDS = {"before-after": before_after_table, "ours-vs-pytorch": ours_vs_pytorch_table, "scaling": scaling_table,
+         "sweep": sweep_table,
          "breakdown": breakdown_table, "layers": layers_table, "live": live_table, "augment": augment_table,
          "throughput": throughput_table}
 

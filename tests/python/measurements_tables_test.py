@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tools/measurements_tables.py on documents and logs of its own: a sweep report's table with its
-speedups and efficiency, per-layer times, live-demo, augmentation and trainer-throughput logs, a
+speedups and efficiency, data-parallel scaling, per-layer times, live-demo, augmentation and trainer-throughput logs, a
 stale table caught by --check and rewritten without it, and markers or logs it cannot use named
 with the file and line."""
 import json
@@ -82,6 +82,19 @@ class MeasurementsTables(unittest.TestCase):
         self.assertEqual(rows[4], "| sum (of the profiled step) | 3.75 of 9.00 |")
         with self.assertRaisesRegex(measurements_tables.TableError, "0 one-rank configurations of cuda/bf16"):
             measurements_tables.layers_table(self.report, {"configurations": "cuda/bf16", "category": "convolution"})
+
+    def test_scaling_table_efficiency_per_implementation(self):
+        lines = [{"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "ranks": 1, "images_per_s": 1000.0},
+                 {"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "ranks": 2, "images_per_s": 1960.0},
+                 {"impl": "pytorch", "version": "2.11.0+cu130", "mode": "bf16-cl", "ranks": 1, "images_per_s": 800.0},
+                 {"impl": "pytorch", "version": "2.11.0+cu130", "mode": "bf16-cl", "ranks": 2, "images_per_s": 1200.0}]
+        log = self.write("scaling.jsonl", "[1/1] cudnn bf16: ...\n" + "\n".join(map(json.dumps, lines)) + "\n")
+        rows = measurements_tables.scaling_table(log, {})
+        self.assertEqual(rows[2:], ["| ours `cudnn` bf16 | 1,000 | 2 | 1,960 | 98.0% |",
+                                    "| PyTorch 2.11 DDP, bf16 channels-last, eager | 800 | 2 | 1,200 | 75.0% |"])
+        alone = self.write("alone.jsonl", json.dumps(lines[1]) + "\n")
+        with self.assertRaisesRegex(measurements_tables.TableError, "cnnstudio cudnn bf16 on 2 GPUs has no one-GPU line"):
+            measurements_tables.scaling_table(alone, {})
 
     def test_live_table_a_row_per_json_line(self):
         line = {"backend": "cpu", "threads": 1, "detect_every": 3, "gradcam": True, "frames": 295,
