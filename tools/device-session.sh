@@ -105,7 +105,7 @@ for step in "$@"; do
       CUDA_VISIBLE_DEVICES=$(( $3 % gpus )) GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$3 timeout "${SANITIZE_TIMEOUT:-240}" \
         compute-sanitizer "${options[@]}" "$bin/$2" --gtest_filter="$4" > "$log" 2>&1
       local status=$? errors
-      errors=$(grep -Eo "(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ errors)" "$log" | tail -1)
+      errors=$(grep -Eo "(ERROR SUMMARY: [0-9]+ errors?|RACECHECK SUMMARY: [0-9]+ hazards? displayed \([0-9]+ errors?)" "$log" | tail -1)
       echo "$1 $2 shard $3 of $shards: exit $status, ${errors:-no summary (timed out?)}, $(grep -c '^\[       OK \]' "$log") tests passed"
     }
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
