@@ -14,6 +14,8 @@
 #             e.g. kns=cnnstudio: ours, not cuDNN's)
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
 #             and the libraries it was built with), interleaved, two rounds
+#   scaling data parallel on every GPU against PyTorch DDP; BUCKET_MB="1 4" also measures ours
+#           with those gradient bucket sizes (MiB)
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
 #   reference  bench/pytorch_reference.py at batch 256 (fp32 and bf16 channels-last)
 #   sweep   the hardware comparison of issue #11: one cnnstudio-bench report of fer-cnn on cpu-ref
@@ -129,6 +131,10 @@ for step in "$@"; do
     { "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
       mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
         "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
+      for bucket in ${BUCKET_MB:-}; do  # gradient buckets other than the default 25 MiB
+        mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+          "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256 --bucket-mb "$bucket"
+      done
       python3 "$reference" --batch 256 --modes fp32 bf16-cl
       torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 bf16-cl
     } 2>&1 | grep -v Warning | tee "$out/scaling.jsonl" ;;

@@ -14,7 +14,8 @@ KIND is one of:
                 command; OPTIONS pairs=BACKEND/MODE:PYTORCH_MODE,... gives the rows in order.
   scaling       SOURCE: JSON lines of `tools/device-session.sh scaling` (cnnstudio-bench alone and under
                 mpirun, bench/pytorch_reference.py alone and under torchrun --ddp, one command); a
-                row per implementation and mode: one GPU, every GPU, data-parallel efficiency.
+                row per multi-GPU line (ours: with its gradient bucket size when the line gives it):
+                one GPU, every GPU, data-parallel efficiency.
   sweep         SOURCE: a cnnstudio-bench report (cnnstudio-bench-report/1); a row per
                 configuration with the speedups over cpu-ref on one thread and the best CPU one,
                 inference images/s, peak memory and scaling efficiency.
@@ -142,18 +143,23 @@ def ours_vs_pytorch_table(path, options):
 
 
 def scaling_table(path, options):
-    single, parallel = {}, {}
+    single, parallel = {}, []
     for row in read_json_lines(path):
         key = (row["impl"], row.get("backend", ""), row["mode"])
-        (single if row["ranks"] == 1 else parallel)[key] = row
+        if row["ranks"] == 1:
+            single[key] = row
+        else:
+            parallel.append((key, row))
     rows = []
-    for key, many in parallel.items():
+    for key, many in parallel:
         if key not in single:
             raise TableError(f"{path}: {' '.join(filter(None, key))} on {many['ranks']} GPUs has no one-GPU line")
         impl, backend, mode = key
         one = single[key]["images_per_s"]
         if impl == "cnnstudio":
             label = f"ours `{backend}` {mode}{BACKEND_NOTES.get(backend, '')}"
+            if "bucket_mb" in many:
+                label += f", {many['bucket_mb']:g} MiB buckets"
         else:
             version = ".".join(many["version"].split(".")[:2])
             label = f"PyTorch {version} DDP, {PYTORCH_MODE_NAMES.get(mode, mode)}"

@@ -183,8 +183,9 @@ TEST(BenchSweep, TwoRanksRunUnderMpirunAndRankZeroReports) {
     std::vector<std::string> environment = environmentFor(work);
     environment.insert(environment.end(), {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
                                            "OMPI_MCA_rmaps_base_oversubscribe=1"});
-    const ProcessResult result = runProcess(cheapSweep(work, {"cpu threads=1", "cpu threads=1 ranks=2"}),
-                                            work.string(), environment);
+    std::vector<std::string> command = cheapSweep(work, {"cpu threads=1", "cpu threads=1 ranks=2"});
+    command.insert(command.end(), {"--bucket-mb", "0.5"});  // reaches the ranks mpirun starts
+    const ProcessResult result = runProcess(command, work.string(), environment);
     ASSERT_EQ(result.exitCode, 0) << result.err;
     const BenchReport report = loadBenchReport(work / "report.json");
     ASSERT_EQ(report.configurations.size(), 2u);
@@ -195,7 +196,10 @@ TEST(BenchSweep, TwoRanksRunUnderMpirunAndRankZeroReports) {
     EXPECT_GT(two.trainImagesPerSecond.median, 0.0);
     EXPECT_GT(two.breakdownMs.communication, 0.0) << "two ranks all-reduce their gradients";
     EXPECT_TRUE(scalingEfficiency(report, two).has_value());
-    EXPECT_EQ(jsonLines(result.out).size(), 2u) << "one line per configuration, the ranks' included: " << result.out;
+    const std::vector<nlohmann::json> lines = jsonLines(result.out);
+    ASSERT_EQ(lines.size(), 2u) << "one line per configuration, the ranks' included: " << result.out;
+    EXPECT_FALSE(lines[0].contains("bucket_mb")) << "one rank all-reduces nothing";
+    EXPECT_EQ(lines[1].value("bucket_mb", 0.0), 0.5) << lines[1].dump();
 }
 
 }  // namespace

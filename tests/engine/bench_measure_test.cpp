@@ -6,6 +6,7 @@
 
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/bench_measure.h"
+#include "cnnstudio/distributed.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/presets.h"
 #include "spec_builders.h"
@@ -73,6 +74,44 @@ TEST(BenchMeasure, ConfigurationGetsThroughputAndBreakdown) {
     EXPECT_GT(result.breakdownMs.convolution, 0.0);
     EXPECT_GT(result.breakdownMs.update, 0.0);
     EXPECT_EQ(result.breakdownMs.communication, 0.0) << "one rank does not communicate";
+}
+
+// Claims a second rank and counts the gradient all-reduces started; reduces nothing.
+class CountingTwoRankCommunicator : public Communicator {
+public:
+    const WorldInfo& world() const override { return world_; }
+    std::string transport() const override { return "counting"; }
+    void startAllReduceMean(float*, std::size_t) override { ++started; }
+    void finishAllReduces() override {}
+    void broadcast(float*, std::size_t, int) override {}
+    void allReduceSumHost(std::span<double>) override {}
+    void barrier() override {}
+    int started = 0;
+
+private:
+    WorldInfo world_{.rank = 0, .size = 2};
+};
+
+int allReducesStarted(std::size_t bucketBytes) {
+    auto backend = createBackend("cpu", BackendOptions{});
+    CountingTwoRankCommunicator communicator;
+    BenchPlan plan;
+    plan.steps = 2;
+    plan.repeats = 1;
+    plan.gradientBucketBytes = bucketBytes;
+    BenchConfiguration result;
+    measureConfiguration(*backend, communicator, smallNetwork(), 4, plan, result);
+    return communicator.started;
+}
+
+TEST(BenchMeasure, PlanGradientBucketSplitsTheAllReduce) {
+    // The small network's gradients fit one default bucket: one all-reduce per training step
+    // (plus the profiling pass's). One-float buckets: one per layer with parameters (conv1, bn1,
+    // logits), so about three times as many.
+    const int oneBucket = allReducesStarted(kDefaultGradientBucketBytes);
+    const int perLayer = allReducesStarted(sizeof(float));
+    EXPECT_GT(oneBucket, 0);
+    EXPECT_GE(perLayer, 2 * oneBucket) << "one-float buckets " << perLayer << ", default " << oneBucket;
 }
 
 TEST(BenchMeasure, SlowConfigurationRunsFewerStepsAndSaysWhy) {

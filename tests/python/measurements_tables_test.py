@@ -86,11 +86,14 @@ class MeasurementsTables(unittest.TestCase):
     def test_scaling_table_efficiency_per_implementation(self):
         lines = [{"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "ranks": 1, "images_per_s": 1000.0},
                  {"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "ranks": 2, "images_per_s": 1960.0},
+                 {"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "ranks": 2, "images_per_s": 1990.0,
+                  "bucket_mb": 0.5},
                  {"impl": "pytorch", "version": "2.11.0+cu130", "mode": "bf16-cl", "ranks": 1, "images_per_s": 800.0},
                  {"impl": "pytorch", "version": "2.11.0+cu130", "mode": "bf16-cl", "ranks": 2, "images_per_s": 1200.0}]
         log = self.write("scaling.jsonl", "[1/1] cudnn bf16: ...\n" + "\n".join(map(json.dumps, lines)) + "\n")
         rows = measurements_tables.scaling_table(log, {})
         self.assertEqual(rows[2:], ["| ours `cudnn` bf16 | 1,000 | 2 | 1,960 | 98.0% |",
+                                    "| ours `cudnn` bf16, 0.5 MiB buckets | 1,000 | 2 | 1,990 | 99.5% |",
                                     "| PyTorch 2.11 DDP, bf16 channels-last, eager | 800 | 2 | 1,200 | 75.0% |"])
         alone = self.write("alone.jsonl", json.dumps(lines[1]) + "\n")
         with self.assertRaisesRegex(measurements_tables.TableError, "cnnstudio cudnn bf16 on 2 GPUs has no one-GPU line"):

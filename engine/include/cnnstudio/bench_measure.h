@@ -19,6 +19,7 @@ struct BenchPlan {
     int warmup = 1;     // untimed steps before (first-call costs: algorithm search, primitives)
     int repeats = 3;    // timed repeats; the report keeps each one and their median
     bool capture = true;  // let GPU backends capture the step as a CUDA graph
+    std::size_t gradientBucketBytes = kDefaultGradientBucketBytes;  // GradientSync's, on several ranks
     // A configuration whose last warm-up step shows the plan would take longer than this runs
     // fewer steps (and, if still too slow, one repeat) and says so in reduced_reason.
     double budgetSeconds = 30;

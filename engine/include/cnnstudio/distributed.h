@@ -60,11 +60,16 @@ std::unique_ptr<Communicator> createCommunicator(
     Backend& backend, DeviceTransport* deviceTransport,
     std::chrono::seconds stallTimeout = std::chrono::seconds(30));
 
+// PyTorch DDP's bucket. A network whose gradients fit in one bucket (fer-cnn's 14 MB) is
+// all-reduced only after the whole backward pass: smaller buckets overlap it.
+inline constexpr std::size_t kDefaultGradientBucketBytes = std::size_t(25) << 20;
+
 // Buckets the network's gradient slices as backward completes them and all-reduces each full
 // bucket at once, so communication overlaps the rest of backward.
 class GradientSync {
 public:
-    GradientSync(Network& network, Communicator& communicator, std::size_t bucketBytes = 25u << 20);
+    GradientSync(Network& network, Communicator& communicator,
+                 std::size_t bucketBytes = kDefaultGradientBucketBytes);
     // Called after backward: reduces what is left and waits for every bucket.
     void finish();
 

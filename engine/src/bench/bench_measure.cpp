@@ -182,7 +182,7 @@ void measureConfiguration(Backend& backend, Communicator& communicator, const Ne
     fillRandomBatch(network, backend);
     OptimizerConfig sgd;  // lr 0.01, momentum 0.9, as bench/pytorch_reference.py
     Optimizer optimizer(sgd, backend, network.parameterCount());
-    GradientSync gradientSync(network, communicator);
+    GradientSync gradientSync(network, communicator, plan.gradientBucketBytes);
     TrainingStep step(network, optimizer, plan.capture, &gradientSync);
 
     into.steps = plan.steps;
