@@ -31,7 +31,8 @@
 #   fuzz    a long fuzz campaign (the fuzz build packed by tools/pack-fuzz.sh into .device/fuzz):
 #           FUZZ_TARGETS (default every target) one after another, each FUZZ_RUNS executions
 #           (default 10 million) by FUZZ_JOBS libFuzzer processes (default one per core),
-#           FUZZ_SECONDS (if set) bounding each; every target's log lands in $OUT/fuzz as soon as it finishes
+#           FUZZ_SECONDS (if set) bounding each; every target's log lands in $OUT/fuzz as soon
+#           as it finishes
 #   augment  augment_bench (Backend::augmentImages per batch of 256 fer images, every transform)
 #            beside cnnstudio-bench's step at the same batch, cudnn bf16 and fp32 and cuda fp32
 set -uo pipefail
@@ -166,7 +167,7 @@ for step in "$@"; do
   fuzz)
     LD_LIBRARY_PATH=$PWD/.device/fuzz/lib:$LD_LIBRARY_PATH bash tests/fuzz/run.sh .device/fuzz/build \
       --runs "${FUZZ_RUNS:-10000000}" ${FUZZ_SECONDS:+--seconds "$FUZZ_SECONDS"} --jobs "${FUZZ_JOBS:-$(nproc)}" \
-      --log-dir "$out/fuzz" ${FUZZ_TARGETS:-} 2>&1 | grep -E '^fuzz: [a-z0-9_]+: [0-9]+ executions|FAILED' ;;
+      --log-dir "$out/fuzz" ${FUZZ_TARGETS:-} 2>&1 | grep --line-buffered -E '^fuzz: [a-z0-9_]+: [0-9]+ executions|FAILED' ;;
   reference)
     python3 "$reference" --batch 256 --modes fp32 bf16-cl 2>&1 | grep -v Warning | tee "$out/reference.jsonl" ;;
   sweep)
