@@ -49,6 +49,7 @@ done
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+gpus=$(nvidia-smi -L | wc -l)
 ldd "$bin"/* .device/lib/*.so .device/lib/cnnstudio/plugins/*.so | grep "not found" | sort -u
 
 for step in "$@"; do
@@ -78,7 +79,6 @@ for step in "$@"; do
     echo "wall time $(( $(date +%s) - start )) s" | tee -a "$out/train.log" ;;
   train-gpus)
     # the trainer itself on every GPU of this machine (it starts mpirun)
-    gpus=$(nvidia-smi -L | wc -l)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     "$bin/cnnstudio-train" --gpus "$gpus" --preset fer-cnn --dataset idx:.device/fashion-mnist \
       --backend cudnn --precision bf16 --epochs 3 --batch 256 --optimizer sgd --lr 0.1 --momentum 0.9 \
@@ -99,7 +99,6 @@ for step in "$@"; do
     # failed allocation on purpose: memcheck runs it alone, API errors not reported.
     gpu_filter='*cuda*:*cudnn*'
     shards=${SANITIZE_SHARDS:-1}
-    gpus=$(nvidia-smi -L | wc -l)
     sanitize_shard() {  # tool suite shard filter
       local log="$out/sanitize-$1-$2${shards:+-$3of$shards}.log" options=(--tool "$1" --error-exitcode 9)
       [ "$1" = memcheck ] && options+=(--leak-check full)
@@ -127,7 +126,6 @@ for step in "$@"; do
     fi ;;
   scaling)
     # data parallel on every GPU of this machine against PyTorch DDP, 256 images per GPU
-    gpus=$(nvidia-smi -L | wc -l)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     { "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
       mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
@@ -150,7 +148,6 @@ for step in "$@"; do
       done
     done 2>&1 | tee "$out/bench_before_after.jsonl" ;;
   scaling-ours)
-    gpus=$(nvidia-smi -L | wc -l)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     { "$bin/cnnstudio-bench" --backend cudnn --mode fp32 bf16 --batch 256
       mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \

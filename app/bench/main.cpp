@@ -74,9 +74,8 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--device", settings.device, "CUDA device index");
     app.add_flag("!--no-graph", settings.capture, "do not capture the step as a CUDA graph");
-    app.add_option("--bucket-mb", settings.bucketMiB,
-                   "gradient all-reduce bucket in MiB on several ranks (default 25, as PyTorch DDP)")
-        ->check(CLI::PositiveNumber);
+    app.add_option("--bucket-mb", settings.bucketMiB, "gradient all-reduce bucket in MiB on several ranks (as PyTorch DDP's)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
     app.add_flag("--progress-events", settings.progressEvents,
                  "JSON-lines events on stdout (bench_progress, bench_result, bench_finished) for the app");
     app.add_flag("!--no-json-lines", settings.jsonLines, "no JSON line per configuration on stdout");

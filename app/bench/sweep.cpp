@@ -129,10 +129,6 @@ NetworkSpec loadModel(const std::string& model) {
 
 namespace {
 
-std::size_t gradientBucketBytes(const SweepSettings& settings) {
-    return settings.bucketMiB > 0 ? std::size_t(settings.bucketMiB * double(1 << 20)) : kDefaultGradientBucketBytes;
-}
-
 BenchPlan planFor(const SweepConfiguration& c, const SweepSettings& settings) {
     const bool gpu = isGpuBackend(c.backend);
     BenchPlan plan;
@@ -140,7 +136,7 @@ BenchPlan planFor(const SweepConfiguration& c, const SweepSettings& settings) {
     plan.warmup = settings.warmup > 0 ? settings.warmup : gpu ? 5 : 1;
     plan.repeats = settings.repeats;
     plan.capture = settings.capture;
-    plan.gradientBucketBytes = gradientBucketBytes(settings);
+    plan.gradientBucketBytes = std::size_t(settings.bucketMiB * double(1 << 20));
     plan.budgetSeconds = settings.budgetSeconds;
     if (c.backend == "cpu-ref") {  // plain loops: the naive baseline, minutes per step at large batches
         plan.stepCap = 2;
@@ -215,7 +211,7 @@ void printJsonLine(const BenchConfiguration& result, const Backend& backend, con
         {"graph", settings.capture},
         {"images_per_s", std::round(result.trainImagesPerSecond.median * 10) / 10}};
     if (result.ranks > 1)  // the gradient bucket the ranks all-reduced in
-        line["bucket_mb"] = gradientBucketBytes(settings) / double(1 << 20);
+        line["bucket_mb"] = settings.bucketMiB;
     std::cout << line.dump() << std::endl;
 }
 
@@ -265,7 +261,7 @@ BenchConfiguration runUnderMpirun(const SweepConfiguration& c, const std::string
         if (settings.steps > 0) arguments.insert(arguments.end(), {"--steps", std::to_string(settings.steps)});
         if (settings.warmup > 0) arguments.insert(arguments.end(), {"--warmup", std::to_string(settings.warmup)});
         if (!settings.capture) arguments.push_back("--no-graph");
-        if (settings.bucketMiB > 0) arguments.insert(arguments.end(), {"--bucket-mb", std::to_string(settings.bucketMiB)});
+        arguments.insert(arguments.end(), {"--bucket-mb", std::to_string(settings.bucketMiB)});
         if (!settings.jsonLines || settings.progressEvents) arguments.push_back("--no-json-lines");
         DistributedRequest request{c.ranksPerNode, c.nodes, settings.hostfile, isGpuBackend(c.backend)};
         const MpirunResult job = runMpirun(mpirunCommand(request, selfExecutable(), arguments));

@@ -54,7 +54,7 @@ struct SweepSettings {
     int repeats = 3;
     double budgetSeconds = 30;
     bool capture = true;
-    double bucketMiB = 0;            // --bucket-mb: gradient all-reduce bucket; 0: GradientSync's default
+    double bucketMiB = kDefaultGradientBucketBytes / double(1 << 20);  // gradient all-reduce bucket
     int device = 0;
     std::string hostfile;
     std::string model = "fer-cnn";   // a preset name or a spec file
