@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <set>
+#include <string_view>
 
 namespace cnnstudio::datasets {
 
@@ -85,11 +87,23 @@ std::vector<ImageFile> listClassFolders(const fs::path& root, const std::vector<
     return files;
 }
 
+// True for a DICOM file: "DICM" after its 128-byte preamble. OpenCV picks a decoder by the
+// content, not the name, and Debian's passes DICOM to GDCM, which aborts the whole process on
+// a damaged file (an assertion; found by the image_file fuzz target). DICOM is none of the
+// formats an image folder holds (isImageFile), so it is refused before OpenCV sees it.
+bool isDicom(const fs::path& path) {
+    char marker[4] = {};
+    std::ifstream file(path, std::ios::binary);
+    file.seekg(128);
+    return file.read(marker, sizeof marker) && std::string_view(marker, sizeof marker) == "DICM";
+}
+
 // Decodes one image into `destination` (channels x height x width planes); returns what went
 // wrong, if anything.
 std::optional<std::string> decodeInto(const fs::path& path, const LoadOptions& options,
                                       std::uint8_t* destination) {
 #ifdef CNNSTUDIO_HAVE_OPENCV
+    if (isDicom(path)) return "a DICOM file, not an image format CNN Studio reads (convert it to PNG)";
     cv::Mat image;
     try {
         image = cv::imread(path.string(), options.imageChannels == 1 ? cv::IMREAD_GRAYSCALE

@@ -129,6 +129,20 @@ TEST(ImageFolder, UnreadableImageNamesTheFile) {
     EXPECT_NE(error.hint().find("--skip-bad"), std::string::npos) << "the hint names the flag: " << error.hint();
 }
 
+TEST(ImageFolder, DicomFileIsRefusedBeforeOpenCvDecodesIt) {
+    // The image_file fuzz target's reproducer, named .png: "DICM" after a 128-byte preamble of a
+    // damaged DICOM file. Debian's OpenCV hands it to GDCM, whose assertion ended the process.
+    std::string dicom(128, '\xff');
+    dicom[0] = dicom[1] = '\0';
+    dicom += "DICMP`";
+    TempDir dir;
+    writeSolidImage(dir / "a/good.png", 8, 8, {1, 2, 3});
+    writeFile(dir / "a/scan.png", dicom);
+    const Error error = errorOf([&] { loadImageFolder(dir.path(), rgb8x8()); });
+    EXPECT_EQ(error.where(), (dir / "a/scan.png").string());
+    EXPECT_NE(error.reason().find("a DICOM file"), std::string::npos) << error.what();
+}
+
 TEST(ImageFolder, SkipBadSkipsAndCountsUnreadableImages) {
     TempDir dir;
     writeSolidImage(dir / "a/good.png", 8, 8, {1, 2, 3});
