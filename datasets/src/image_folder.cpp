@@ -87,15 +87,31 @@ std::vector<ImageFile> listClassFolders(const fs::path& root, const std::vector<
     return files;
 }
 
-// True for a DICOM file: "DICM" after its 128-byte preamble. OpenCV picks a decoder by the
-// content, not the name, and Debian's passes DICOM to GDCM, which aborts the whole process on
-// a damaged file (an assertion; found by the image_file fuzz target). DICOM is none of the
-// formats an image folder holds (isImageFile), so it is refused before OpenCV sees it.
-bool isDicom(const fs::path& path) {
-    char marker[4] = {};
+// Formats Debian's OpenCV recognises by content, whatever the file's name, and hands to a
+// library made for another field: DICOM ("DICM" after a 128-byte preamble) to GDCM, whose
+// assertion aborts the whole process on a damaged file, and NITF ("NITF" at the start) and DTED
+// ("DTED" at byte 140) to GDAL, which then tries its many drivers on the file (HDF4's leaked
+// memory on a damaged one). Both found by the image_file fuzz target. None is a format an image
+// folder holds (isImageFile), so such a file is refused before OpenCV sees it.
+struct ForeignFormat {
+    std::size_t offset;
+    std::string_view marker;
+    std::string_view name;
+};
+constexpr ForeignFormat kForeignFormats[] = {
+    {128, "DICM", "a DICOM file"}, {0, "NITF", "a NITF file"}, {140, "DTED", "a DTED file"}};
+constexpr std::size_t kForeignMarkersEnd = 144;  // past the furthest marker
+
+std::optional<std::string_view> foreignFormatOf(const fs::path& path) {
+    char head[kForeignMarkersEnd] = {};
     std::ifstream file(path, std::ios::binary);
-    file.seekg(128);
-    return file.read(marker, sizeof marker) && std::string_view(marker, sizeof marker) == "DICM";
+    file.read(head, sizeof head);
+    const std::string_view read(head, std::size_t(file.gcount()));
+    for (const ForeignFormat& format : kForeignFormats)
+        if (read.size() >= format.offset + format.marker.size() &&
+            read.substr(format.offset, format.marker.size()) == format.marker)
+            return format.name;
+    return std::nullopt;
 }
 
 // Decodes one image into `destination` (channels x height x width planes); returns what went
@@ -103,7 +119,8 @@ bool isDicom(const fs::path& path) {
 std::optional<std::string> decodeInto(const fs::path& path, const LoadOptions& options,
                                       std::uint8_t* destination) {
 #ifdef CNNSTUDIO_HAVE_OPENCV
-    if (isDicom(path)) return "a DICOM file, not an image format CNN Studio reads (convert it to PNG)";
+    if (const std::optional<std::string_view> format = foreignFormatOf(path))
+        return std::string(*format) + ", not an image format CNN Studio reads (convert it to PNG)";
     cv::Mat image;
     try {
         image = cv::imread(path.string(), options.imageChannels == 1 ? cv::IMREAD_GRAYSCALE

@@ -129,18 +129,29 @@ TEST(ImageFolder, UnreadableImageNamesTheFile) {
     EXPECT_NE(error.hint().find("--skip-bad"), std::string::npos) << "the hint names the flag: " << error.hint();
 }
 
-TEST(ImageFolder, DicomFileIsRefusedBeforeOpenCvDecodesIt) {
-    // The image_file fuzz target's reproducer, named .png: "DICM" after a 128-byte preamble of a
-    // damaged DICOM file. Debian's OpenCV hands it to GDCM, whose assertion ended the process.
+// Files Debian's OpenCV would hand to GDCM or GDAL by their content, named .png: each refused
+// with the file and its format named, before OpenCV sees it.
+TEST(ImageFolder, FilesForMedicalAndGeospatialLibrariesAreRefusedBeforeOpenCvDecodesThem) {
+    // The image_file fuzz target's reproducers: "DICM" after a 128-byte preamble of a damaged
+    // DICOM file (GDCM's assertion ended the process), and a damaged HDF4 file with "DTED" at
+    // byte 140 (GDAL's HDF4 driver leaked it).
     std::string dicom(128, '\xff');
     dicom[0] = dicom[1] = '\0';
     dicom += "DICMP`";
-    TempDir dir;
-    writeSolidImage(dir / "a/good.png", 8, 8, {1, 2, 3});
-    writeFile(dir / "a/scan.png", dicom);
-    const Error error = errorOf([&] { loadImageFolder(dir.path(), rgb8x8()); });
-    EXPECT_EQ(error.where(), (dir / "a/scan.png").string());
-    EXPECT_NE(error.reason().find("a DICOM file"), std::string::npos) << error.what();
+    std::string dted("\x0e\x03\x13\x01" "2P2 r<!PDS_VERSION_ID_Capabilities", 38);
+    dted.resize(140, '\0');
+    dted += std::string("DTED\0\0\0", 7);
+    const std::string nitf = "NITF02.10" + std::string(20, ' ');
+    const std::pair<std::string, std::string> files[] = {
+        {dicom, "a DICOM file"}, {dted, "a DTED file"}, {nitf, "a NITF file"}};
+    for (const auto& [content, format] : files) {
+        TempDir dir;
+        writeSolidImage(dir / "a/good.png", 8, 8, {1, 2, 3});
+        writeFile(dir / "a/scan.png", content);
+        const Error error = errorOf([&] { loadImageFolder(dir.path(), rgb8x8()); });
+        EXPECT_EQ(error.where(), (dir / "a/scan.png").string());
+        EXPECT_NE(error.reason().find(format + ", not an image format"), std::string::npos) << error.what();
+    }
 }
 
 TEST(ImageFolder, SkipBadSkipsAndCountsUnreadableImages) {
