@@ -578,7 +578,6 @@ int main(int argc, char** argv) {
     card->add_option("--tta-accuracy", cardTtaAccuracy, "the accuracy with flip test-time augmentation, from evaluate --tta flip")
         ->check(numberFrom(0.0, 1.0));
 
-#ifdef CNNSTUDIO_HAVE_OPENCV
     app::PredictCommand predictCommand;
     CLI::App* predict = app.add_subcommand("predict", "the most likely classes of image files");
     predict->add_option("target", predictCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name (`models`)")->required();
@@ -587,7 +586,6 @@ int main(int argc, char** argv) {
     predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
     predict->add_option("--top", predictCommand.top, "classes shown per image")->check(CLI::Range(1, 1000))->capture_default_str();
     predict->add_flag("--logits", predictCommand.logits, "print each image's logits as a JSON line instead");
-#endif
 
     try {
         app.parse(argc, argv);
@@ -598,13 +596,7 @@ int main(int argc, char** argv) {
 
     // Once, from the process the user started: ranks under mpirun would repeat it.
     if (!launchedByMpi())
-        warnAboutThreadsBeyondCores(std::max({training.threads, evaluateCommand.threads,
-#ifdef CNNSTUDIO_HAVE_OPENCV
-                                              predictCommand.threads
-#else
-                                              0
-#endif
-                                             }));
+        warnAboutThreadsBeyondCores(std::max({training.threads, evaluateCommand.threads, predictCommand.threads}));
     try {
         if (*backends) {
             printBackends(stdout);
@@ -641,12 +633,10 @@ int main(int argc, char** argv) {
             app::runEvaluate(evaluateCommand, stdout);
             return 0;
         }
-#ifdef CNNSTUDIO_HAVE_OPENCV
         if (*predict) {
             app::runPredict(predictCommand, stdout);
             return 0;
         }
-#endif
         if (training.summary) {
             if (training.preset.empty() && training.specFile.empty())
                 throw Error("no network given", "--summary", "choose one with --preset NAME or --spec FILE");

@@ -1,14 +1,14 @@
-// `predict`: image files through a trained model. OpenCV decodes and resizes the images as the
-// datasets library's image-folder loader does, so a model sees what it saw in training.
+// `predict`: image files through a trained model. The datasets library reads each image as its
+// image-folder loader does, so a model sees what it saw in training.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 
 #include "cnnstudio/backend_registry.h"
+#include "cnnstudio/datasets/image_file.h"
+#include "cnnstudio/datasets/normalization.h"
 #include "cnnstudio/error.h"
 #include "train/model_commands.h"
 
@@ -16,39 +16,20 @@ namespace cnnstudio::app {
 
 namespace {
 
-// One image file as the model's input: read grey or colour (RGB), resized as the image-folder
-// loader does, scaled to [0, 1] and normalised as in training.
+// One image file as the model's input: read as the image-folder loader reads it (grey or RGB,
+// resized), scaled to [0, 1] and normalised as in training.
 std::vector<float> readImageAsInput(const std::string& path, const TensorShape& input,
                                     const InputNormalization& normalization) {
     if (input.channels != 1 && input.channels != 3)
         throw Error("the model takes " + std::to_string(input.channels) + "-channel images", path,
                     "predict reads grey (1) or colour (3) images only");
-    cv::Mat image;
-    try {
-        image = cv::imread(path, input.channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
-        if (image.empty())
-            throw Error("cannot read the image", path, "check that the file exists and is an image (png, jpg, ...)");
-        if (input.channels == 3) cv::cvtColor(image, image, cv::COLOR_BGR2RGB);
-        const bool shrinking = image.cols > input.width || image.rows > input.height;
-        if (image.cols != input.width || image.rows != input.height)
-            cv::resize(image, image, cv::Size(input.width, input.height), 0, 0,
-                       shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
-    } catch (const cv::Exception& error) {
-        throw Error(std::string("OpenCV cannot decode the image: ") + error.what(), path,
-                    "convert it to png or jpg");
-    }
-    std::vector<float> values(std::size_t(input.countPerImage()));
-    const int plane = input.height * input.width;
-    for (int y = 0; y < input.height; ++y) {
-        const std::uint8_t* row = image.ptr<std::uint8_t>(y);
-        for (int x = 0; x < input.width; ++x)
-            for (int c = 0; c < input.channels; ++c) {
-                float value = float(row[x * input.channels + c]) / 255.0f;
-                if (!normalization.mean.empty())
-                    value = (value - normalization.mean[std::size_t(c)]) / normalization.stddev[std::size_t(c)];
-                values[std::size_t(c * plane + y * input.width + x)] = value;
-            }
-    }
+    const std::vector<std::uint8_t> pixels =
+        datasets::readImageFile(path, {input.channels, input.height, input.width});
+    const datasets::Normalization normalized =
+        normalization.mean.empty() ? datasets::Normalization::unit(input.channels)
+                                   : datasets::Normalization{normalization.mean, normalization.stddev};
+    std::vector<float> values(pixels.size());
+    datasets::normalizeImage(pixels, input.channels, normalized, values);
     return values;
 }
 

@@ -3,21 +3,16 @@
 // failures in file order.
 #include "cnnstudio/datasets/image_folder.h"
 
+#include "cnnstudio/datasets/image_file.h"
 #include "cnnstudio/error.h"
 
 #ifdef CNNSTUDIO_HAVE_OPENCV
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 #endif
 
 #include <algorithm>
-#include <cctype>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <set>
-#include <string_view>
 
 namespace cnnstudio::datasets {
 
@@ -29,18 +24,6 @@ struct ImageFile {
     fs::path path;
     std::int32_t label;
 };
-
-bool isImageFile(const fs::path& path) {
-    static const std::set<std::string> extensions = {
-        ".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".dib", ".pgm", ".ppm", ".pbm", ".pnm",
-        ".pxm", ".pfm", ".tif", ".tiff", ".webp", ".jp2", ".sr",  ".ras", ".exr", ".hdr", ".pic"};
-    const std::string name = path.filename().string();
-    if (name.empty() || name.front() == '.') return false;
-    std::string extension = path.extension().string();
-    std::transform(extension.begin(), extension.end(), extension.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    return extensions.count(extension) > 0;
-}
 
 std::vector<std::string> sortedSubfolders(const fs::path& folder) {
     std::vector<std::string> names;
@@ -87,66 +70,6 @@ std::vector<ImageFile> listClassFolders(const fs::path& root, const std::vector<
     return files;
 }
 
-// Formats Debian's OpenCV recognises by content, whatever the file's name, and hands to a
-// library made for another field: DICOM ("DICM" after a 128-byte preamble) to GDCM, whose
-// assertion aborts the whole process on a damaged file, and NITF ("NITF" at the start) and DTED
-// ("DTED" at byte 140) to GDAL, which then tries its many drivers on the file (HDF4's leaked
-// memory on a damaged one). Both found by the image_file fuzz target. None is a format an image
-// folder holds (isImageFile), so such a file is refused before OpenCV sees it.
-struct ForeignFormat {
-    std::size_t offset;
-    std::string_view marker;
-    std::string_view name;
-};
-constexpr ForeignFormat kForeignFormats[] = {
-    {128, "DICM", "a DICOM file"}, {0, "NITF", "a NITF file"}, {140, "DTED", "a DTED file"}};
-constexpr std::size_t kForeignMarkersEnd = 144;  // past the furthest marker
-
-std::optional<std::string_view> foreignFormatOf(const fs::path& path) {
-    char head[kForeignMarkersEnd] = {};
-    std::ifstream file(path, std::ios::binary);
-    file.read(head, sizeof head);
-    const std::string_view read(head, std::size_t(file.gcount()));
-    for (const ForeignFormat& format : kForeignFormats)
-        if (read.size() >= format.offset + format.marker.size() &&
-            read.substr(format.offset, format.marker.size()) == format.marker)
-            return format.name;
-    return std::nullopt;
-}
-
-// Decodes one image into `destination` (channels x height x width planes); returns what went
-// wrong, if anything.
-std::optional<std::string> decodeInto(const fs::path& path, const LoadOptions& options,
-                                      std::uint8_t* destination) {
-#ifdef CNNSTUDIO_HAVE_OPENCV
-    if (const std::optional<std::string_view> format = foreignFormatOf(path))
-        return std::string(*format) + ", not an image format CNN Studio reads (convert it to PNG)";
-    cv::Mat image;
-    try {
-        image = cv::imread(path.string(), options.imageChannels == 1 ? cv::IMREAD_GRAYSCALE
-                                                                     : cv::IMREAD_COLOR);
-        if (image.empty()) return "cannot read the image (unknown format or damaged file)";
-        if (options.imageChannels == 3) cv::cvtColor(image, image, cv::COLOR_BGR2RGB);
-        const cv::Size size(options.imageWidth, options.imageHeight);
-        if (image.size() != size) {
-            const bool shrinking = image.cols > size.width || image.rows > size.height;
-            cv::resize(image, image, size, 0, 0, shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
-        }
-        std::vector<cv::Mat> planes;
-        const std::size_t planeBytes = std::size_t(options.imageHeight) * options.imageWidth;
-        for (int c = 0; c < options.imageChannels; ++c)
-            planes.emplace_back(options.imageHeight, options.imageWidth, CV_8UC1,
-                                destination + std::size_t(c) * planeBytes);
-        cv::split(image, planes);
-    } catch (const cv::Exception& e) {
-        return "cannot decode the image: " + e.msg;
-    }
-    return std::nullopt;
-#else
-    return "this build of CNN Studio cannot decode images (it was built without OpenCV)";
-#endif
-}
-
 // Calls decode(i) for every file, on OpenCV's thread pool (TBB in Debian's build), whose
 // threads live on between loads: a load starts no thread, and OpenCV's own parallel loops inside
 // (cvtColor, resize) run serially within ours instead of nesting. (Threads started per load each
@@ -180,9 +103,9 @@ Dataset decodeAll(const std::vector<ImageFile>& files, const LoadOptions& option
     data.images.resize(files.size() * data.sampleBytes());
     data.labels.resize(files.size());
     std::vector<std::optional<std::string>> problems(files.size());
-
+    const ImageSize size{options.imageChannels, options.imageHeight, options.imageWidth};
     forEachFile(files, [&](std::size_t i) {
-        problems[i] = decodeInto(files[i].path, options, data.images.data() + i * data.sampleBytes());
+        problems[i] = decodeImageFile(files[i].path, size, data.images.data() + i * data.sampleBytes());
         data.labels[i] = files[i].label;
     });
 

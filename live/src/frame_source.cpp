@@ -1,10 +1,10 @@
 #include "cnnstudio/live/frame_source.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "cnnstudio/datasets/image_file.h"
 #include "cnnstudio/error.h"
 
 namespace cnnstudio::live {
@@ -12,12 +12,6 @@ namespace cnnstudio::live {
 namespace {
 
 constexpr const char* kSourceHint = "use camera:N (N = 0, 1, ...), video:FILE or folder:DIR";
-
-bool isImageFile(const std::filesystem::path& file) {
-    std::string extension = file.extension().string();
-    std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return extension == ".png" || extension == ".jpg" || extension == ".jpeg" || extension == ".bmp";
-}
 
 }  // namespace
 
@@ -98,15 +92,18 @@ double VideoFileSource::nominalFramesPerSecond() const { return capture_.get(cv:
 ImageFolderSource::ImageFolderSource(const std::filesystem::path& folder) : folder_(folder) {
     if (!std::filesystem::is_directory(folder)) throw Error("no such folder", folder.string(), "check the path");
     for (const auto& entry : std::filesystem::directory_iterator(folder))
-        if (entry.is_regular_file() && isImageFile(entry.path())) images_.push_back(entry.path());
+        if (entry.is_regular_file() && datasets::isImageFile(entry.path())) images_.push_back(entry.path());
     std::sort(images_.begin(), images_.end());
     if (images_.empty())
-        throw Error("the folder holds no images", folder.string(), "put png, jpg or bmp files in it");
+        throw Error("the folder holds no images", folder.string(), "put image files (png, jpg, ...) in it");
 }
 
 std::optional<cv::Mat> ImageFolderSource::nextFrame() {
     if (next_ >= images_.size()) return std::nullopt;
     const std::filesystem::path& file = images_[next_++];
+    // Refused before OpenCV sees them, as everywhere images are read (datasets/image_file.h).
+    if (const std::optional<std::string> format = datasets::foreignFormatOf(file))
+        throw Error(*format + ", not an image format CNN Studio reads", file.string(), "convert it to png or jpg");
     cv::Mat image = cv::imread(file.string(), cv::IMREAD_COLOR);
     if (image.empty()) throw Error("OpenCV cannot read the image", file.string(), "convert it to png or jpg");
     return image;

@@ -94,6 +94,13 @@ TEST(CnnstudioTrain, LeNetReachesEightyPercentInUnderTwoMinutesAndItsModelEvalua
     const ProcessResult unreadable = train({"predict", runDir.string(), (runDir / "spec.json").string()}, work);
     EXPECT_EQ(unreadable.exitCode, 1);
     EXPECT_NE(unreadable.err.find("cannot read the image"), std::string::npos) << unreadable.err;
+    // A damaged DICOM file named .png: Debian's OpenCV would hand it to GDCM, whose assertion
+    // ended the process; predict reads images as image folders do and refuses it.
+    const auto dicom = work / "scan.png";
+    std::ofstream(dicom, std::ios::binary) << std::string(128, '\xff') << "DICMP`";
+    const ProcessResult refused = train({"predict", (runDir / "model").string(), dicom.string()}, work);
+    EXPECT_EQ(refused.exitCode, 1) << refused.err;
+    EXPECT_NE(refused.err.find("a DICOM file"), std::string::npos) << refused.err;
 #endif
 }
 

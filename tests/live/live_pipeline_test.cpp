@@ -241,6 +241,21 @@ TEST(FrameSources, ImageFolderGivesItsImagesInNameOrder) {
     EXPECT_THROW(ImageFolderSource(scratchFolder("empty-folder")), Error);
 }
 
+TEST(FrameSources, ImageFolderRefusesADicomFileBeforeOpenCvDecodesIt) {
+    // Named .png, "DICM" after a damaged 128-byte preamble: Debian's OpenCV would hand it to
+    // GDCM, whose assertion ends the process.
+    const std::filesystem::path folder = scratchFolder("image-folder-dicom");
+    std::ofstream(folder / "scan.png", std::ios::binary) << std::string(128, '\xff') << "DICMP`";
+    ImageFolderSource source(folder);
+    try {
+        source.nextFrame();
+        FAIL() << "a DICOM file was decoded";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.where(), (folder / "scan.png").string());
+        EXPECT_NE(error.reason().find("a DICOM file"), std::string::npos) << error.what();
+    }
+}
+
 TEST(LiveModels, ResolvesModelAndRunFoldersAndNamesWhatItTried) {
     const std::filesystem::path folder = scratchFolder("resolve");
     makeFerShapedModel(folder / "run" / "model");

@@ -64,11 +64,12 @@ private:
     cv::VideoCapture capture_;
 };
 
-// The images of a folder (png, jpg, jpeg, bmp), in name order; one frame each.
+// The images of a folder (the files an image folder holds: png, jpg, bmp, ...), in name order;
+// one frame each.
 class ImageFolderSource : public FrameSource {
 public:
     explicit ImageFolderSource(const std::filesystem::path& folder);  // Error when it holds none
-    std::optional<cv::Mat> nextFrame() override;  // Error naming an image OpenCV cannot read
+    std::optional<cv::Mat> nextFrame() override;  // Error naming an image it cannot read
     std::string description() const override { return folder_.string(); }
 
 private:
