@@ -1,4 +1,4 @@
-// One image file: the format check, OpenCV's decode, the conversion to planes of the asked size.
+// One image file: the refused formats, OpenCV's decode, the conversion to planes of the asked size.
 #include "cnnstudio/datasets/image_file.h"
 
 #include "cnnstudio/error.h"
@@ -19,20 +19,25 @@ namespace cnnstudio::datasets {
 
 namespace {
 
-// Formats Debian's OpenCV recognises by content, whatever the file's name, and hands to a
-// library made for another field: DICOM ("DICM" after a 128-byte preamble) to GDCM, whose
-// assertion aborts the whole process on a damaged file, and NITF ("NITF" at the start) and DTED
-// ("DTED" at byte 140) to GDAL, which then tries its many drivers on the file (HDF4's leaked
-// memory on a damaged one). Both found by the image_file fuzz target. None is a format an image
-// folder holds (isImageFile), so such a file is refused before OpenCV sees it.
-struct ForeignFormat {
+// Files OpenCV must not be handed, recognised as OpenCV recognises them: by content, whatever
+// the file's name. Debian's OpenCV passes DICOM ("DICM" after a 128-byte preamble) to GDCM,
+// whose assertion aborts the whole process on a damaged file, and NITF ("NITF" at the start)
+// and DTED ("DTED" at byte 140) to GDAL, which then tries its many drivers on the file (HDF4's
+// leaked memory on a damaged one). OpenCV 4.6's own Radiance HDR decoder ("#?RGBE" or
+// "#?RADIANCE" at the start) leaves the file open when the header is damaged: one file
+// descriptor lost per file, until the process can open none. All found by the image_file fuzz
+// target. None is an 8-bit image format of the kind a network trains on, so each is refused
+// before OpenCV sees it.
+struct RefusedFormat {
     std::size_t offset;
     std::string_view marker;
     std::string_view name;
 };
-constexpr ForeignFormat kForeignFormats[] = {
-    {128, "DICM", "a DICOM file"}, {0, "NITF", "a NITF file"}, {140, "DTED", "a DTED file"}};
-constexpr std::size_t kForeignMarkersEnd = 144;  // past the furthest marker
+constexpr RefusedFormat kRefusedFormats[] = {
+    {128, "DICM", "a DICOM file"},        {0, "NITF", "a NITF file"},
+    {140, "DTED", "a DTED file"},         {0, "#?RGBE", "a Radiance HDR file"},
+    {0, "#?RADIANCE", "a Radiance HDR file"}};
+constexpr std::size_t kRefusedMarkersEnd = 144;  // past the furthest marker
 
 }  // namespace
 
@@ -48,12 +53,12 @@ bool isImageFile(const std::filesystem::path& path) {
     return extensions.count(extension) > 0;
 }
 
-std::optional<std::string> foreignFormatOf(const std::filesystem::path& path) {
-    char head[kForeignMarkersEnd] = {};
+std::optional<std::string> refusedFormatOf(const std::filesystem::path& path) {
+    char head[kRefusedMarkersEnd] = {};
     std::ifstream file(path, std::ios::binary);
     file.read(head, sizeof head);
     const std::string_view read(head, std::size_t(file.gcount()));
-    for (const ForeignFormat& format : kForeignFormats)
+    for (const RefusedFormat& format : kRefusedFormats)
         if (read.size() >= format.offset + format.marker.size() &&
             read.substr(format.offset, format.marker.size()) == format.marker)
             return std::string(format.name);
@@ -63,7 +68,7 @@ std::optional<std::string> foreignFormatOf(const std::filesystem::path& path) {
 std::optional<std::string> decodeImageFile(const std::filesystem::path& path, ImageSize size,
                                            std::uint8_t* destination) {
 #ifdef CNNSTUDIO_HAVE_OPENCV
-    if (const std::optional<std::string> format = foreignFormatOf(path))
+    if (const std::optional<std::string> format = refusedFormatOf(path))
         return *format + ", not an image format CNN Studio reads (convert it to PNG)";
     cv::Mat image;
     try {

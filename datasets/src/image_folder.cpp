@@ -129,25 +129,9 @@ std::optional<fs::path> existingFolder(const fs::path& root, std::initializer_li
     return std::nullopt;
 }
 
-}  // namespace
-
-DatasetSplits loadImageFolder(const fs::path& root, const LoadOptions& options) {
+// The classes and splits under root, decoded (root and options already checked).
+DatasetSplits readSplits(const fs::path& root, const LoadOptions& options) {
     const std::string where = root.string();
-#ifndef CNNSTUDIO_HAVE_OPENCV
-    throw Error("image folders need OpenCV to decode images, and this build has none", where,
-                "rebuild with libopencv-dev installed, or convert the images to IDX");
-#endif
-    if (options.imageChannels != 1 && options.imageChannels != 3)
-        throw Error("image channels " + std::to_string(options.imageChannels) + " is not 1 or 3", where,
-                    "use 1 for grey or 3 for RGB");
-    if (options.imageHeight < 1 || options.imageWidth < 1 || options.imageHeight > 4096 ||
-        options.imageWidth > 4096)
-        throw Error("image size " + std::to_string(options.imageHeight) + "x" +
-                        std::to_string(options.imageWidth) + " is outside 1..4096",
-                    where, "pick the network's input height and width");
-    if (!fs::is_directory(root))
-        throw Error("not a directory", where, "give a folder with one sub-folder per class");
-
     DatasetSplits splits;
     const std::optional<fs::path> trainFolder = existingFolder(root, {"train"});
     const fs::path classRoot = trainFolder ? *trainFolder : root;
@@ -179,6 +163,36 @@ DatasetSplits loadImageFolder(const fs::path& root, const LoadOptions& options) 
                     options.skipBad ? "every image was skipped as unreadable" : "add more images");
     applyLimit(splits, options.limit);
     return splits;
+}
+
+}  // namespace
+
+DatasetSplits loadImageFolder(const fs::path& root, const LoadOptions& options) {
+    const std::string where = root.string();
+#ifndef CNNSTUDIO_HAVE_OPENCV
+    throw Error("image folders need OpenCV to decode images, and this build has none", where,
+                "rebuild with libopencv-dev installed, or convert the images to IDX");
+#endif
+    if (options.imageChannels != 1 && options.imageChannels != 3)
+        throw Error("image channels " + std::to_string(options.imageChannels) + " is not 1 or 3", where,
+                    "use 1 for grey or 3 for RGB");
+    if (options.imageHeight < 1 || options.imageWidth < 1 || options.imageHeight > 4096 ||
+        options.imageWidth > 4096)
+        throw Error("image size " + std::to_string(options.imageHeight) + "x" +
+                        std::to_string(options.imageWidth) + " is outside 1..4096",
+                    where, "pick the network's input height and width");
+    if (!fs::is_directory(root))
+        throw Error("not a directory", where, "give a folder with one sub-folder per class");
+
+    // A folder that cannot be listed or a link that cannot be followed (no permission, a link to
+    // itself, no file descriptors left) throws from std::filesystem: named as ours are.
+    try {
+        return readSplits(root, options);
+    } catch (const fs::filesystem_error& error) {
+        throw Error("cannot read it: " + error.code().message(),
+                    (error.path1().empty() ? root : error.path1()).string(),
+                    "check that it exists and that you may read it");
+    }
 }
 
 }  // namespace cnnstudio::datasets

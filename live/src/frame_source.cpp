@@ -102,7 +102,7 @@ std::optional<cv::Mat> ImageFolderSource::nextFrame() {
     if (next_ >= images_.size()) return std::nullopt;
     const std::filesystem::path& file = images_[next_++];
     // Refused before OpenCV sees them, as everywhere images are read (datasets/image_file.h).
-    if (const std::optional<std::string> format = datasets::foreignFormatOf(file))
+    if (const std::optional<std::string> format = datasets::refusedFormatOf(file))
         throw Error(*format + ", not an image format CNN Studio reads", file.string(), "convert it to png or jpg");
     cv::Mat image = cv::imread(file.string(), cv::IMREAD_COLOR);
     if (image.empty()) throw Error("OpenCV cannot read the image", file.string(), "convert it to png or jpg");

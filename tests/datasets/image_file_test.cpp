@@ -35,7 +35,7 @@ TEST(ImageFile, GreyImageShrinksByAveraging) {
     EXPECT_EQ(readImageFile(dir / "two.pgm", {1, 1, 1}), std::vector<std::uint8_t>{0x20});
 }
 
-TEST(ImageFile, UnreadableAndForeignFilesAreErrorsNamingTheFile) {
+TEST(ImageFile, UnreadableAndRefusedFilesAreErrorsNamingTheFile) {
     TempDir dir;
     writeFile(dir / "broken.png", "garbage");
     writeFile(dir / "scan.png", std::string(128, '\xff') + "DICMP`");
@@ -50,7 +50,7 @@ TEST(ImageFile, UnreadableAndForeignFilesAreErrorsNamingTheFile) {
             EXPECT_NE(error.reason().find(reason), std::string::npos) << error.what();
         }
     }
-    EXPECT_EQ(foreignFormatOf(dir / "broken.png"), std::nullopt);
+    EXPECT_EQ(refusedFormatOf(dir / "broken.png"), std::nullopt);
     EXPECT_THROW(readImageFile(dir / "broken.png", {2, 8, 8}), Error) << "two channels";
 }
 

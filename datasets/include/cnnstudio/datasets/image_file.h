@@ -1,6 +1,7 @@
 // One image file, read the one way CNN Studio reads images (image folders, `predict`, the live
 // demo's folder source): decoded by OpenCV, converted to grey or RGB and resized as training
-// does. Files that OpenCV would hand to a medical or geospatial library are refused first.
+// does. Files that OpenCV would hand to a medical or geospatial library, or decode leaking a
+// file descriptor, are refused first.
 #pragma once
 
 #include <cstdint>
@@ -19,10 +20,10 @@ struct ImageSize {
 // True for a file an image folder holds: a known image extension (any case), not hidden.
 bool isImageFile(const std::filesystem::path& path);
 
-// What the file is when OpenCV would pass it to a library outside image decoding ("a DICOM
-// file", "a NITF file", "a DTED file"), judged by its content as OpenCV judges it; nothing for
-// any other file, readable or not.
-std::optional<std::string> foreignFormatOf(const std::filesystem::path& path);
+// What the file is when CNN Studio refuses to hand it to OpenCV ("a DICOM file", "a NITF
+// file", "a DTED file", "a Radiance HDR file"), judged by its content as OpenCV judges it;
+// nothing for any other file, readable or not.
+std::optional<std::string> refusedFormatOf(const std::filesystem::path& path);
 
 // Decodes `path` into `destination` (size.channels x size.height x size.width planes of bytes),
 // shrinking with area averaging and enlarging bilinearly. Returns what went wrong, without the
