@@ -121,6 +121,39 @@ TEST(Checkpoint, ACrashWhileWritingLeavesThePreviousCheckpointReadable) {
     EXPECT_EQ(loadCheckpoint(folder, model.network, model.optimizer).epoch, 2);
 }
 
+// The trainer's best checkpoint of an improving epoch is the latest one, linked rather than
+// written twice: the copy must outlive the latest being replaced at the next epoch.
+TEST(Checkpoint, ACopyLinksTheFilesAndOutlivesTheReplacedSource) {
+    const auto checkpoints = testing::freshFolder();
+    Model model(1);
+    const std::vector<float> atEpochOne = model.parameters();
+    saveCheckpoint(checkpoints / "latest", model.network, model.optimizer, someProgress(1));
+    copyCheckpoint(checkpoints / "latest", checkpoints / "best");
+    EXPECT_EQ(folderEntries(checkpoints), std::vector<std::string>({"best", "latest"}));
+    for (const char* file : {"optimizer.safetensors", "progress.json", "weights.safetensors"})
+        EXPECT_EQ(std::filesystem::hard_link_count(checkpoints / "best" / file), 2u) << file << " was not linked";
+
+    model.network.parameters()[0] += 1.0f;
+    saveCheckpoint(checkpoints / "latest", model.network, model.optimizer, someProgress(2));
+    EXPECT_EQ(std::filesystem::hard_link_count(checkpoints / "best" / "weights.safetensors"), 1u);
+    Model restored(2);
+    EXPECT_EQ(loadCheckpoint(checkpoints / "best", restored.network, restored.optimizer).epoch, 1);
+    EXPECT_EQ(restored.parameters(), atEpochOne);
+    EXPECT_EQ(loadCheckpoint(checkpoints / "latest", restored.network, restored.optimizer).epoch, 2);
+}
+
+TEST(Checkpoint, CopyingAMissingCheckpointNamesTheFileAndLeavesNoLitter) {
+    const auto checkpoints = testing::freshFolder();
+    std::filesystem::create_directories(checkpoints / "latest");
+    try {
+        copyCheckpoint(checkpoints / "latest", checkpoints / "best");
+        FAIL() << "copying an empty folder succeeded";
+    } catch (const Error& error) {
+        EXPECT_NE(error.where().find("weights.safetensors"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(folderEntries(checkpoints), std::vector<std::string>({"latest"}));
+}
+
 TEST(Checkpoint, AFailedWriteLeavesNoTemporaryFiles) {
     const auto folder = testing::freshFolder();
     EXPECT_THROW(writeSafetensors(folder / "no-such-folder" / "w.safetensors", {{"w", {1}, {1.0f}}}), Error);

@@ -62,6 +62,10 @@ void loadNetworkTensors(Network& network, const std::vector<NamedTensor>& tensor
 
 void saveCheckpoint(const std::filesystem::path& folder, Network& network, Optimizer& optimizer,
                     const TrainingProgress& progress);
+// Puts the checkpoint in `from` in `to` as well, atomically: hard links where the file system
+// allows them (a checkpoint's files are only ever replaced, never changed in place), copies
+// flushed to disk where it does not.
+void copyCheckpoint(const std::filesystem::path& from, const std::filesystem::path& to);
 // Restores the network's weights and state and the optimiser's buffers; returns the progress.
 TrainingProgress loadCheckpoint(const std::filesystem::path& folder, Network& network,
                                 Optimizer& optimizer);

@@ -196,7 +196,9 @@ private:
     StepSums readStepSums();
     void clearStepSums();
     void foldStepSums(const StepSums& sums, int epoch, float learningRate);
-    void writeCheckpoint(const std::string& kind, Session& session);
+    void writeLatestCheckpoint(Session& session);
+    void copyLatestCheckpointToBest();
+    void emitCheckpointEvent(const std::string& kind, const std::filesystem::path& folder);
     // Whether the cadence asks for a checkpoint now, in the middle of an epoch.
     bool checkpointDue(const Session& session) const;
     void rememberBestWeights();

@@ -31,14 +31,19 @@ std::string shapeText(const std::vector<std::int64_t>& shape) {
     return text + "]";
 }
 
-nlohmann::json readJsonFile(const std::filesystem::path& file) {
+std::string readFileBytes(const std::filesystem::path& file) {
     std::ifstream stream(file, std::ios::binary);
     if (!stream) throw Error("cannot open the file", file.string(), "check that it exists and is readable");
     std::ostringstream text;
     text << stream.rdbuf();
-    rejectDeepJsonNesting(text.str(), file.string());
+    return std::move(text).str();
+}
+
+nlohmann::json readJsonFile(const std::filesystem::path& file) {
+    const std::string text = readFileBytes(file);
+    rejectDeepJsonNesting(text, file.string());
     try {
-        return nlohmann::json::parse(text.str());
+        return nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& error) {
         throw Error(std::string("not valid JSON: ") + error.what(), file.string(),
                     "the file is damaged; restore it or start a new run");
@@ -271,6 +276,23 @@ void saveCheckpoint(const std::filesystem::path& folder, Network& network, Optim
                                  : "no earlier checkpoint exists; free some space and train again");
     }
     replaceFolder(staged, folder);
+}
+
+void copyCheckpoint(const std::filesystem::path& from, const std::filesystem::path& to) {
+    const std::filesystem::path source = readableFolder(from);
+    const std::filesystem::path staged = createStagingFolder(to);
+    try {
+        for (const char* name : {kWeightsFile, kOptimizerFile, kProgressFile}) {
+            std::error_code notLinked;
+            std::filesystem::create_hard_link(source / name, staged / name, notLinked);
+            if (notLinked) writeFileAtomically(staged / name, readFileBytes(source / name));
+        }
+    } catch (const Error&) {
+        std::error_code ignored;
+        std::filesystem::remove_all(staged, ignored);
+        throw;
+    }
+    replaceFolder(staged, to);
 }
 
 bool checkpointExists(const std::filesystem::path& folder) {

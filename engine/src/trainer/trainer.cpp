@@ -507,14 +507,28 @@ bool Trainer::checkpointDue(const Session& session) const {
     return every.minutes > 0 && secondsSince(session.lastCheckpoint) >= every.minutes * 60.0;
 }
 
-void Trainer::writeCheckpoint(const std::string& kind, Session& session) {
+void Trainer::writeLatestCheckpoint(Session& session) {
     session.lastCheckpoint = Clock::now();
     session.lastCheckpointStep = progress_.step;
     if (!writesFiles()) return;
     progress_.wallSeconds = session.wallSeconds();
     progress_.schedule = schedule_->state();
-    const auto folder = folder_->checkpointFolder(kind);
+    const auto folder = folder_->checkpointFolder("latest");
     saveCheckpoint(folder, network_, *optimizer_, progress_);
+    emitCheckpointEvent("latest", folder);
+}
+
+// An epoch that improved ends with the best checkpoint equal to the latest one just written:
+// linking its files instead of downloading, writing and syncing the same bytes again halves
+// the epoch-end cost (about 0.1 s of a 0.6 s fer-cnn epoch on an H200).
+void Trainer::copyLatestCheckpointToBest() {
+    if (!writesFiles()) return;
+    const auto folder = folder_->checkpointFolder("best");
+    copyCheckpoint(folder_->checkpointFolder("latest"), folder);
+    emitCheckpointEvent("best", folder);
+}
+
+void Trainer::emitCheckpointEvent(const std::string& kind, const std::filesystem::path& folder) {
     const int epoch = progress_.epochStep == 0 ? progress_.epoch : progress_.epoch + 1;
     events_.emit("checkpoint", {{"kind", kind}, {"path", folder.string()}, {"epoch", epoch},
                                 {"step", progress_.step}});
@@ -662,7 +676,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                 if (progress_.step > stepSumsSince_)
                     foldStepSums(readStepSums(), epoch, schedule_->at(progress_.step - 1));
                 progress_.epochSeconds = session.epochSeconds();
-                writeCheckpoint("latest", session);
+                writeLatestCheckpoint(session);
                 return finish("stopped", test, description, session);
             }
             Batch batch;
@@ -703,7 +717,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
             // With several ranks only rank 0 writes, and nothing here waits for the others.
             if (progress_.epochStep < session.stepsPerEpoch && checkpointDue(session)) {
                 progress_.epochSeconds = session.epochSeconds();
-                writeCheckpoint("latest", session);
+                writeLatestCheckpoint(session);
             }
         }
 
@@ -765,8 +779,8 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
         epochEvent["seconds_to_target"] = secondsToTargetJson();
         events_.emit("epoch", std::move(epochEvent));
 
-        writeCheckpoint("latest", session);
-        if (improved) writeCheckpoint("best", session);
+        writeLatestCheckpoint(session);
+        if (improved) copyLatestCheckpointToBest();
         if (config_.earlyStopPatience > 0 && progress_.epochsWithoutImprovement >= config_.earlyStopPatience &&
             progress_.epoch < config_.epochs)
             return finish("early_stopped", test, description, session);
