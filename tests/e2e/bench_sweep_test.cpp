@@ -176,8 +176,7 @@ TEST(BenchSweep, BadConfigurationTextIsNamed) {
 }
 
 TEST(BenchSweep, TwoRanksRunUnderMpirunAndRankZeroReports) {
-    if (std::system("command -v mpirun > /dev/null 2>&1") != 0)
-        GTEST_SKIP() << "mpirun is not on the PATH (install openmpi-bin)";
+    if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
     const auto work = scratchFolder("mpirun");
     // OpenMPI refuses root unless told (CI runs as root); the ranks share CI's two cores.
     std::vector<std::string> environment = environmentFor(work);

@@ -95,8 +95,6 @@ int mpiRankOf(pid_t pid) {
 const std::vector<std::string> kMpiEnvironment = {"OMP_WAIT_POLICY=passive", "OMPI_ALLOW_RUN_AS_ROOT=1",
                                                   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl=self,tcp"};
 
-bool haveMpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
-
 class Chaos : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -185,7 +183,7 @@ TEST_F(Chaos, ALossThatExplodesStopsTheRunNamingTheStepAndTheLayer) {
 }
 
 TEST_F(Chaos, CtrlCInATerminalOnADistributedRunStopsEveryRankWithACheckpoint) {
-    if (!haveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+    if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
     const auto work = scratchFolder("ctrl-c");
     const auto runDir = work / "run";
     std::vector<std::string> command = smallRun(runDir, 25600);
@@ -219,7 +217,7 @@ TEST_F(Chaos, CtrlCInATerminalOnADistributedRunStopsEveryRankWithACheckpoint) {
 }
 
 TEST_F(Chaos, KillingTheLauncherEndsEveryRank) {
-    if (!haveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+    if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
     const auto work = scratchFolder("launcher-killed");
     const auto runDir = work / "run";
     std::vector<std::string> command = smallRun(runDir, 25600);
@@ -234,7 +232,7 @@ TEST_F(Chaos, KillingTheLauncherEndsEveryRank) {
 }
 
 TEST_F(Chaos, ARankKilledInAFourRankJobEndsEveryRankAndIsNamed) {
-    if (!haveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+    if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
     const auto work = scratchFolder("rank-killed");
     const auto runDir = work / "run";
     std::vector<std::string> command = smallRun(runDir, 25600, 8);

@@ -208,8 +208,6 @@ const std::vector<std::string> kMpiEnvironment = {"OMP_WAIT_POLICY=passive", "OM
                                                   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
                                                   "OMPI_MCA_rmaps_base_oversubscribe=1"};
 
-bool mpirunOnPath() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
-
 ProcessResult trainWithMpi(std::vector<std::string> arguments, const std::filesystem::path& work) {
     arguments.insert(arguments.begin(), kTrainProgram);
     return runProcess(arguments, work.string(), kMpiEnvironment);
@@ -270,7 +268,7 @@ TEST(CnnstudioTrainDistributed, MissingMpirunAndWrongRankKindSayWhatToDo) {
 }
 
 TEST(CnnstudioTrainDistributed, TwoCpuRanksTrainLeNetAndOnlyRankZeroWritesEvents) {
-    if (!mpirunOnPath()) GTEST_SKIP() << "mpirun is not on the PATH (install openmpi-bin)";
+    if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
     if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
     const auto work = scratchFolder("two-ranks");
     const auto runDir = work / "run";

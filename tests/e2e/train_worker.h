@@ -1,6 +1,7 @@
 // Running the built cnnstudio-train as a user does, for the end-to-end suites.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +16,16 @@ namespace cnnstudio::e2e {
 inline const std::string kTrainProgram = CNNSTUDIO_TRAIN_BINARY;
 // Waiting OpenMP threads sleep: CI's two cores are shared with other tests.
 inline const std::vector<std::string> kQuietOpenMp = {"OMP_WAIT_POLICY=passive"};
+
+inline bool mpirunOnPath() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
+
+// Why ranks started by mpirun cannot train here, or "" when they can: they need mpirun and a
+// build with MPI support (ranks of a build without it stop at once, saying so).
+inline std::string whyRanksCannotRun() {
+    if (!CNNSTUDIO_BUILT_WITH_MPI) return "this build has no MPI support (CNNSTUDIO_MPI=OFF or no libopenmpi-dev)";
+    if (!mpirunOnPath()) return "mpirun is not on the PATH (install openmpi-bin)";
+    return "";
+}
 
 // An empty folder `name` under `root`, made afresh.
 inline std::filesystem::path freshFolder(const std::filesystem::path& root, const std::string& name) {
