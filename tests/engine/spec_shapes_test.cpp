@@ -169,15 +169,15 @@ TEST(SpecCatalogue, ListsEveryLayerTypeWithItsInputs) {
     EXPECT_EQ(stride->defaultsTo, "kernel");
 }
 
-TEST(SpecPresets, AreTheSixBuiltInNetworks) {
-    EXPECT_EQ(presetNames(), (std::vector<std::string>{"fer-cnn", "lenet5", "mini-xception", "resnet-fer", "vgg-fer",
-                                                       "vgg-wide"}));
+TEST(SpecPresets, AreTheSevenBuiltInNetworks) {
+    EXPECT_EQ(presetNames(), (std::vector<std::string>{"fer-cnn", "lenet5", "mini-xception", "resnet-fer", "resnet4-fer",
+                                                       "vgg-fer", "vgg-wide"}));
     try {
         loadPreset("resnet50");
         FAIL() << "expected an Error";
     } catch (const Error& error) {
         EXPECT_NE(error.reason().find("unknown preset 'resnet50'"), std::string::npos);
-        EXPECT_NE(error.hint().find("fer-cnn, lenet5, mini-xception, resnet-fer, vgg-fer, vgg-wide"), std::string::npos);
+        EXPECT_NE(error.hint().find("fer-cnn, lenet5, mini-xception, resnet-fer, resnet4-fer, vgg-fer, vgg-wide"), std::string::npos);
     }
 }
 
@@ -185,7 +185,8 @@ TEST(SpecPresets, AreTheSixBuiltInNetworks) {
 TEST(SpecPresets, StrongerFerNetworksFitEightMegabytesOfBf16Weights) {
     EXPECT_EQ(inferShapes(loadPreset("vgg-wide")).totalParameters, 2577511);
     EXPECT_EQ(inferShapes(loadPreset("resnet-fer")).totalParameters, 2775751);
-    for (const char* name : {"vgg-wide", "resnet-fer", "mini-xception", "fer-cnn"})
+    EXPECT_EQ(inferShapes(loadPreset("resnet4-fer")).totalParameters, 3909879);
+    for (const char* name : {"vgg-wide", "resnet-fer", "resnet4-fer", "mini-xception", "fer-cnn"})
         EXPECT_LE(inferShapes(loadPreset(name)).totalParameters * 2, 8 * 1024 * 1024) << name;
 }
 

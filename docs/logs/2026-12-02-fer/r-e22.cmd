@@ -1,0 +1,1 @@
+cnnstudio-train --recipe fer-cnn --epochs 22 --threads 16 --dataset fer2013:fer2013.csv --run-dir runs/r-e22
