@@ -25,7 +25,7 @@
 #   live    cnnstudio-live --benchmark at 640x480, one face, detecting every frame and every third,
 #           with and without Grad-CAM, on cudnn and cuda (and cpu at 16
 #           threads for comparison); needs a build with OpenCV packed (.device/live)
-#   fer     the FER2013 recipes in $RECIPES (default: all four) on $FER_CSV (Kaggle's fer2013.csv,
+#   fer     the FER2013 recipes in $RECIPES (default: every one, `cnnstudio-train recipes`) on $FER_CSV (Kaggle's fer2013.csv,
 #           Training and PublicTest), each then evaluated on PublicTest with flip test-time
 #           augmentation and given its MODEL_CARD.md; run folders and logs in $OUT/fer-RECIPE
 #   fuzz    a long fuzz campaign (the fuzz build packed by tools/pack-fuzz.sh into .device/fuzz):
@@ -187,7 +187,7 @@ for step in "$@"; do
       done 2>&1 | tee "$out/live_benchmark.jsonl"
     fi ;;
   fer)
-    for recipe in ${RECIPES:-fer-cnn mini-xception resnet-fer vgg-wide}; do
+    for recipe in ${RECIPES:-$("$bin/cnnstudio-train" recipes | awk '$3 == "fer2013" {print $1}')}; do
       run="$out/fer-$recipe"
       "$bin/cnnstudio-train" --recipe "$recipe" --dataset "fer2013:${FER_CSV:?set FER_CSV to the FER2013 CSV}" \
         --threads 16 --run-dir "$run" --events "$run.events.jsonl" 2>&1 | tail -30 | tee "$run.log"
