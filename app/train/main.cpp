@@ -638,11 +638,13 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (training.summary) {
-            if (training.preset.empty() && training.specFile.empty())
-                throw Error("no network given", "--summary", "choose one with --preset NAME or --spec FILE");
-            const std::string source = training.preset.empty()
-                                           ? "file:" + training.specFile
-                                           : "preset:" + training.preset;
+            const std::string source = !training.specFile.empty() ? "file:" + training.specFile
+                                       : !training.preset.empty() ? "preset:" + training.preset
+                                       : !training.recipe.empty() ? app::loadRecipe(training.recipe).network
+                                                                  : "";
+            if (source.empty())
+                throw Error("no network given", "--summary",
+                            "choose one with --preset NAME, --spec FILE or --recipe NAME");
             const std::optional<std::string> dataset =
                 app.count("--dataset") ? std::optional<std::string>(training.dataset) : std::nullopt;
             return app::printSummary(source, dataset, stdout) ? 0 : kExitError;

@@ -47,6 +47,13 @@ TEST(Recipes, ListedWithTheirNetworksAndDataSetKind) {
     EXPECT_NE(listed.out.find("fer2013"), std::string::npos);
 }
 
+// The recipe names the network: --summary needs nothing else (it asked for --preset or --spec).
+TEST(Recipes, SummaryShowsTheRecipesNetwork) {
+    const ProcessResult summary = train({"--recipe", "resnet4-fer", "--summary"}, scratchFolder("summary"));
+    EXPECT_EQ(summary.exitCode, 0) << summary.err;
+    EXPECT_NE(summary.out.find("3,909,879"), std::string::npos) << summary.out;
+}
+
 TEST(Recipes, NeedTheirKindOfDataSet) {
     const auto work = scratchFolder("kind");
     const ProcessResult noData = train({"--recipe", "fer-cnn"}, work);
