@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <type_traits>
 #include <utility>
 
@@ -13,6 +11,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/json_text.h"
 #include "trainer/folder_swap.h"
+#include "trainer/whole_file.h"
 
 namespace cnnstudio {
 
@@ -31,16 +30,8 @@ std::string shapeText(const std::vector<std::int64_t>& shape) {
     return text + "]";
 }
 
-std::string readFileBytes(const std::filesystem::path& file) {
-    std::ifstream stream(file, std::ios::binary);
-    if (!stream) throw Error("cannot open the file", file.string(), "check that it exists and is readable");
-    std::ostringstream text;
-    text << stream.rdbuf();
-    return std::move(text).str();
-}
-
 nlohmann::json readJsonFile(const std::filesystem::path& file) {
-    const std::string text = readFileBytes(file);
+    const std::string text = readWholeFile(file);
     rejectDeepJsonNesting(text, file.string());
     try {
         return nlohmann::json::parse(text);
@@ -285,7 +276,7 @@ void copyCheckpoint(const std::filesystem::path& from, const std::filesystem::pa
         for (const char* name : {kWeightsFile, kOptimizerFile, kProgressFile}) {
             std::error_code notLinked;
             std::filesystem::create_hard_link(source / name, staged / name, notLinked);
-            if (notLinked) writeFileAtomically(staged / name, readFileBytes(source / name));
+            if (notLinked) writeFileAtomically(staged / name, readWholeFile(source / name));
         }
     } catch (const Error&) {
         std::error_code ignored;

@@ -6,11 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -18,6 +16,7 @@
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/json_text.h"
+#include "trainer/whole_file.h"
 
 namespace cnnstudio {
 
@@ -81,15 +80,6 @@ std::string shapeText(const std::vector<std::int64_t>& shape) {
     throw Error(what, file.string(),
                 "the file is damaged or not a float32 safetensors file; write it again "
                 "(or resume from another checkpoint)");
-}
-
-std::string readWholeFile(const std::filesystem::path& file) {
-    std::ifstream stream(file, std::ios::binary);
-    if (!stream) throw Error("cannot open the file", file.string(), "check that it exists and is readable");
-    std::ostringstream contents;
-    contents << stream.rdbuf();
-    if (stream.bad()) throw Error("cannot read the file", file.string());
-    return std::move(contents).str();
 }
 
 std::uint64_t nonNegativeInteger(const nlohmann::json& value, const std::filesystem::path& file,
