@@ -1,1 +1,1 @@
-cnnstudio-train --recipe resnet-fer --spec /work/main/docs/logs/2026-12-02-fer/resnet4-fer.json --epochs 200 --augment crop=6,flip,rotate=15,scale=0.8-1.2,erase=0.5 --threads 4 --dataset fer2013:fer2013.csv --run-dir runs/resnet4-heavy-e200
+cnnstudio-train --recipe resnet-fer --spec docs/logs/2026-12-02-fer/resnet4-fer.json --epochs 200 --augment crop=6,flip,rotate=15,scale=0.8-1.2,erase=0.5 --threads 4 --dataset fer2013:fer2013.csv --run-dir runs/resnet4-heavy-e200
