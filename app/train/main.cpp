@@ -101,6 +101,8 @@ struct TrainingOptions {
     int epochs = 10, batch = 64, warmupEpochs = 0, earlyStop = 0, logEvery = 50, threads = 0;
     std::string optimizer = "adam", schedule = "constant", augment = "none", classWeights = "none";
     float learningRate = 0.001f, momentum = 0.9f, weightDecay = 0.0f, labelSmoothing = 0.0f;
+    std::vector<std::string> teachers;  // models to distil from: names or folders
+    float distillWeight = 0.5f, distillTemperature = 1.0f;
     double targetAccuracy = 0.66;
     std::string runDir, resume, events, recipe, checkpointEvery = "5min";
     double predictedEpochSeconds = 0, predictedTotalSeconds = 0;
@@ -119,7 +121,8 @@ const char* const kFixedOnResume[] = {"--preset", "--spec", "--dataset", "--back
                                       "--batch", "--optimizer", "--lr", "--momentum", "--nesterov", "--weight-decay",
                                       "--schedule", "--warmup-epochs", "--augment", "--label-smoothing",
                                       "--class-weights", "--early-stop", "--run-dir", "--seed", "--limit",
-                                      "--skip-bad", "--summary", "--recipe", "--target-accuracy"};
+                                      "--skip-bad", "--summary", "--recipe", "--target-accuracy",
+                                      "--teacher", "--distill-weight", "--distill-temperature"};
 
 void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     auto* preset = app.add_option("--preset", o.preset, "a built-in network")->check(CLI::IsMember(presetNames()));
@@ -158,6 +161,15 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
         ->capture_default_str();
     app.add_option("--label-smoothing", o.labelSmoothing, "in [0, 1)")
         ->check(numberFrom(0.0, 0.999))->capture_default_str();
+    app.add_option("--teacher", o.teachers,
+                   "distil from this trained model (an installed model's name, a model or run folder); "
+                   "repeat for an ensemble: the network also learns the mean of their probabilities on "
+                   "each augmented batch");
+    app.add_option("--distill-weight", o.distillWeight, "with --teacher: the share of the loss that learns the teachers, in (0, 1]")
+        ->check(numberFrom(0.0001, 1.0))->capture_default_str();
+    app.add_option("--distill-temperature", o.distillTemperature,
+                   "with --teacher: the teachers' probabilities are softmax(logits / T); above 1 softens them")
+        ->check(numberFrom(0.01, 100.0))->capture_default_str();
     app.add_option("--class-weights", o.classWeights, "balanced | none")
         ->check(CLI::IsMember({"balanced", "none"}))->capture_default_str();
     app.add_option("--early-stop", o.earlyStop, "stop after this many epochs without a better validation accuracy (0: off)")
@@ -354,7 +366,8 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o, const std
 // naming the recipe and setting for a value of the wrong type.
 void applyRecipeSetting(const CLI::App& app, const std::string& key, const nlohmann::json& value,
                         const std::string& recipe, TrainingOptions& o) {
-    if (app.count("--" + key) > 0) return;
+    const std::string option = key == "teachers" ? "--teacher" : "--" + key;  // a list, given once per model
+    if (app.count(option) > 0) return;
     try {
         if (key == "backend") o.backend = value.get<std::string>();
         else if (key == "precision") o.precision = value.get<std::string>();
@@ -374,6 +387,9 @@ void applyRecipeSetting(const CLI::App& app, const std::string& key, const nlohm
         else if (key == "seed") o.seed = value.get<std::uint64_t>();
         else if (key == "log-every") o.logEvery = value.get<int>();
         else if (key == "target-accuracy") o.targetAccuracy = value.get<double>();
+        else if (key == "teachers") o.teachers = value.get<std::vector<std::string>>();
+        else if (key == "distill-weight") o.distillWeight = value.get<float>();
+        else if (key == "distill-temperature") o.distillTemperature = value.get<float>();
     } catch (const nlohmann::json::exception& error) {
         throw Error("setting '" + key + "' has the wrong type: " + error.what(), "recipe " + recipe);
     }
@@ -477,6 +493,13 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
     trainer.schedule.kind = o.schedule;
     trainer.schedule.warmupEpochs = o.warmupEpochs;
     trainer.loss.labelSmoothing = o.labelSmoothing;
+    if (o.teachers.empty() && (app.count("--distill-weight") || app.count("--distill-temperature")))
+        throw Error("--distill-weight and --distill-temperature need a teacher", "options",
+                    "name the model to distil from with --teacher NAME");
+    for (const std::string& teacher : o.teachers)
+        trainer.distillation.teachers.push_back(std::filesystem::absolute(app::locateModel(teacher).folder).string());
+    trainer.distillation.weight = o.distillWeight;
+    trainer.distillation.temperature = o.distillTemperature;
     trainer.validate();
     command.runDir = o.runDir;
     return command;

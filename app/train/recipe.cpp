@@ -16,7 +16,8 @@ namespace cnnstudio::app {
 const std::vector<std::string> kRecipeSettings = {
     "backend",  "precision",    "epochs",        "batch",           "optimizer",     "lr",
     "momentum", "nesterov",     "weight-decay",  "schedule",        "warmup-epochs", "augment",
-    "label-smoothing", "class-weights", "early-stop", "seed",       "log-every", "target-accuracy"};
+    "label-smoothing", "class-weights", "early-stop", "seed",       "log-every", "target-accuracy",
+    "teachers", "distill-weight", "distill-temperature"};
 
 Recipe parseRecipe(const nlohmann::json& json, const std::string& source) {
     if (!json.is_object() || json.value("format", "") != "cnnstudio-recipe" || json.value("version", 0) != 1)

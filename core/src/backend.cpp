@@ -287,24 +287,28 @@ void Backend::copyChannels(int batch, int spatial, int channels, const float* sr
 
 void Backend::softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                          const std::int32_t* labels, const float* classWeights,
-                                         float* probabilities, float* loss, const LabelMix& mix) {
+                                         float* probabilities, float* loss, const LabelMix& mix,
+                                         const SoftTargets& soft) {
     const OpLabel op = opLabel("softmaxCrossEntropyForward");
     ops::checkLossGeometry(g, op);
     ops::checkLabelMix(mix, op);
+    ops::checkSoftTargets(soft, op);
     requirePointers({{logits, "logits"}, {labels, "labels"}, {probabilities, "probabilities"},
                      {loss, "loss"}}, op);
-    doSoftmaxCrossEntropyForward(g, logits, labels, classWeights, probabilities, loss, mix);
+    doSoftmaxCrossEntropyForward(g, logits, labels, classWeights, probabilities, loss, mix, soft);
 }
 
 void Backend::softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                           const std::int32_t* labels, const float* classWeights,
-                                          float* dlogits, const LabelMix& mix) {
+                                          float* dlogits, const LabelMix& mix,
+                                          const SoftTargets& soft) {
     const OpLabel op = opLabel("softmaxCrossEntropyBackward");
     ops::checkLossGeometry(g, op);
     ops::checkLabelMix(mix, op);
+    ops::checkSoftTargets(soft, op);
     requirePointers({{probabilities, "probabilities"}, {labels, "labels"}, {dlogits, "dlogits"}},
                     op);
-    doSoftmaxCrossEntropyBackward(g, probabilities, labels, classWeights, dlogits, mix);
+    doSoftmaxCrossEntropyBackward(g, probabilities, labels, classWeights, dlogits, mix, soft);
 }
 
 // ---- augmentation -----------------------------------------------------------------------------

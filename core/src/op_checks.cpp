@@ -131,6 +131,19 @@ void checkLossGeometry(const LossGeometry& g, const OpLabel& op) {
     if (!(g.labelSmoothing >= 0.0f && g.labelSmoothing <= 1.0f))
         fail("labelSmoothing is " + std::to_string(g.labelSmoothing) + ", must lie in [0, 1]", op,
              "typical values are 0 (off) to 0.1");
+    if (!(g.temperature > 0.0f && std::isfinite(g.temperature)))
+        fail("temperature is " + std::to_string(g.temperature) + ", must be positive", op,
+             "1 for training; distillation softens a teacher with 2 to 4");
+}
+
+void checkSoftTargets(const SoftTargets& soft, const OpLabel& op) {
+    if ((soft.probabilities == nullptr) != (soft.sets == 0) || soft.sets < 0)
+        fail("soft targets with " + std::to_string(soft.sets) + " sets and " +
+                 (soft.probabilities ? "a" : "no") + " probability table",
+             op, "give the table and its number of sets (one per teacher), or neither");
+    if (!(soft.weight >= 0.0f && soft.weight <= 1.0f))
+        fail("the soft targets' weight is " + std::to_string(soft.weight) + ", must lie in [0, 1]",
+             op, "it is the share of the loss that learns the teachers' probabilities");
 }
 
 void checkMetricsGeometry(const MetricsGeometry& g, const OpLabel& op) {

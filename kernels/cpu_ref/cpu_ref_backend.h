@@ -126,13 +126,15 @@ protected:
                                       const float* classWeights /* (classes) or null */,
                                       float* probabilities /* (batch, classes) */,
                                       float* loss /* one float */,
-                                      const LabelMix& mix /* (batch) each, or none */) override;
+                                      const LabelMix& mix /* (batch) each, or none */,
+                                      const SoftTargets& soft /* (sets, batch, classes), or none */) override;
     void doSoftmaxCrossEntropyBackward(const LossGeometry& g,
                                        const float* probabilities /* (batch, classes) */,
                                        const std::int32_t* labels /* (batch) */,
                                        const float* classWeights /* (classes) or null */,
                                        float* dlogits /* (batch, classes) */,
-                                       const LabelMix& mix /* (batch) each, or none */) override;
+                                       const LabelMix& mix /* (batch) each, or none */,
+                                      const SoftTargets& soft /* (sets, batch, classes), or none */) override;
 
     // augment.cpp
     void doAugmentImages(const AugmentGeometry& g,

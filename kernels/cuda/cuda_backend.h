@@ -131,10 +131,10 @@ protected:
     void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                       const std::int32_t* labels, const float* classWeights,
                                       float* probabilities, float* loss,
-                                      const LabelMix& mix) override;
+                                      const LabelMix& mix, const SoftTargets& soft) override;
     void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                        const std::int32_t* labels, const float* classWeights,
-                                       float* dlogits, const LabelMix& mix) override;
+                                       float* dlogits, const LabelMix& mix, const SoftTargets& soft) override;
 
     void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
                          float* images) override;  // augment.cu

@@ -8,7 +8,10 @@
 //   loss     = sum_i w[y_i] loss_i / sum_i w[y_i]   (w = 1 without class weights: the mean)
 //   dz[i][k] = w[y_i] / sum_j w[y_j] * (p[i][k] - q[i][k])
 // With a LabelMix (second labels b, label weights l) sample i counts l_i as labelled y_i and
-// 1 - l_i as labelled b_i in the loss, the weight sum and dz (backend.h, LossGeometry).
+// 1 - l_i as labelled b_i in the loss, the weight sum and dz; with SoftTargets (weight a) the
+// label terms weigh 1 - a and the mean t_i of the soft target sets, at the sample's whole
+// weight, a; a temperature T makes p = softmax(z / T) and divides dz by T (backend.h,
+// LossGeometry).
 // The loss is reduced on the device into one float (no host synchronisation). One block does
 // the whole batch: a warp per sample (lanes over classes, shuffle reductions), then a block
 // sum. A label outside [0, K) makes the loss (and that sample's gradient) NaN, which the
@@ -41,33 +44,56 @@ __device__ __forceinline__ float warpAllSum(float value) {
     return value;
 }
 
+// The targets besides the labels, as the kernels read them.
+struct SoftTargetView {
+    const float* probabilities;  // (sets, batch, classes), or null
+    int sets;
+    float weight;  // 0 without soft targets
+
+    explicit SoftTargetView(const SoftTargets& soft)
+        : probabilities(soft.probabilities), sets(soft.sets), weight(soft.active() ? soft.weight : 0.0f) {}
+    // t_ik: the mean of the sets' rows i.
+    __device__ float target(int batch, int classes, int i, int k) const {
+        float sum = 0.0f;
+        for (int set = 0; set < sets; ++set)
+            sum += probabilities[(std::int64_t(set) * batch + i) * classes + k];
+        return sum / float(sets);
+    }
+};
+
 template <class T>
 __global__ void __launch_bounds__(kLossThreads)
-softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
+softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing, float inverseTemperature,
                                  const T* __restrict__ logits,
                                  const std::int32_t* __restrict__ labels,
                                  const float* __restrict__ classWeights,
                                  const std::int32_t* __restrict__ secondLabels,
-                                 const float* __restrict__ labelWeights,
+                                 const float* __restrict__ labelWeights, SoftTargetView soft,
                                  float* __restrict__ probabilities, float* __restrict__ loss) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     double weightedLoss = 0.0, weightTotal = 0.0;  // meaningful in lane 0
     for (int i = warp; i < batch; i += warps) {
         const T* row = logits + std::int64_t(i) * classes;
+        auto scaledLogit = [&](int k) { return toFloat(row[k]) * inverseTemperature; };
         float rowMax = -INFINITY;
-        for (int k = lane; k < classes; k += 32) rowMax = fmaxf(rowMax, toFloat(row[k]));
+        for (int k = lane; k < classes; k += 32) rowMax = fmaxf(rowMax, scaledLogit(k));
         rowMax = warpMax(rowMax);
         float expSum = 0.0f, logitSum = 0.0f;
         for (int k = lane; k < classes; k += 32) {
-            const float logit = toFloat(row[k]);
+            const float logit = scaledLogit(k);
             expSum += expf(logit - rowMax);
             logitSum += logit;
         }
         expSum = warpAllSum(expSum);
         logitSum = warpAllSum(logitSum);
         const float logNormaliser = rowMax + logf(expSum);
-        for (int k = lane; k < classes; k += 32)
-            probabilities[std::int64_t(i) * classes + k] = expf(toFloat(row[k]) - logNormaliser);
+        float softLoss = 0.0f;  // -sum_k t_ik log p_ik
+        for (int k = lane; k < classes; k += 32) {
+            const float logP = scaledLogit(k) - logNormaliser;
+            probabilities[std::int64_t(i) * classes + k] = expf(logP);
+            if (soft.weight != 0.0f) softLoss -= soft.target(batch, classes, i, k) * logP;
+        }
+        softLoss = warpAllSum(softLoss);
         if (lane == 0) {
             const int label = labels[i];
             const int second = secondLabels ? secondLabels[i] : label;
@@ -79,13 +105,15 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
             // sum_k log p_k = sum_k z_k - K log-normaliser
             const float logSum = logitSum - float(classes) * logNormaliser;
             auto labelLoss = [&](int target) {
-                const float logLabel = toFloat(row[target]) - logNormaliser;
+                const float logLabel = scaledLogit(target) - logNormaliser;
                 return -((1.0f - smoothing) * logLabel + smoothing / float(classes) * logSum);
             };
             const float weight = share * (classWeights ? classWeights[label] : 1.0f);
             const float secondWeight = (1.0f - share) * (classWeights ? classWeights[second] : 1.0f);
-            weightedLoss += double(weight) * labelLoss(label);
-            if (secondWeight != 0.0f) weightedLoss += double(secondWeight) * labelLoss(second);
+            double labelTerms = double(weight) * labelLoss(label);
+            if (secondWeight != 0.0f) labelTerms += double(secondWeight) * labelLoss(second);
+            weightedLoss += (1.0 - soft.weight) * labelTerms +
+                            double(soft.weight) * (double(weight) + secondWeight) * softLoss;
             weightTotal += double(weight) + double(secondWeight);
         }
     }
@@ -97,12 +125,13 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing,
 // thread); a bf16 dlogits must not overlap them (its elements straddle other threads' floats).
 template <class T>
 __global__ void __launch_bounds__(kLossThreads)
-softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
+softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing, float inverseTemperature,
                                   const float* probabilities,
                                   const std::int32_t* __restrict__ labels,
                                   const float* __restrict__ classWeights,
                                   const std::int32_t* __restrict__ secondLabels,
-                                  const float* __restrict__ labelWeights, T* dlogits) {
+                                  const float* __restrict__ labelWeights, SoftTargetView soft,
+                                  T* dlogits) {
     __shared__ float inverseWeightTotal;
     double weightTotal = 0.0;
     for (int i = threadIdx.x; i < batch; i += blockDim.x) {
@@ -114,7 +143,7 @@ softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
                            (1.0f - share) * (classWeights ? classWeights[second] : 1.0f);
     }
     const double2 total = blockSum(double2{weightTotal, 0.0});
-    if (threadIdx.x == 0) inverseWeightTotal = float(1.0 / total.x);
+    if (threadIdx.x == 0) inverseWeightTotal = float(inverseTemperature / total.x);
     __syncthreads();
     const float offTarget = smoothing / float(classes);
     const int count = batch * classes;
@@ -132,8 +161,10 @@ softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
         const float secondTarget = (k == second ? 1.0f - smoothing : 0.0f) + offTarget;
         const float weight = share * (classWeights ? classWeights[label] : 1.0f);
         const float secondWeight = (1.0f - share) * (classWeights ? classWeights[second] : 1.0f);
-        dlogits[e] = fromFloat<T>(inverseWeightTotal *
-                                  (weight * (p - target) + secondWeight * (p - secondTarget)));
+        float gradient = (1.0f - soft.weight) * (weight * (p - target) + secondWeight * (p - secondTarget));
+        if (soft.weight != 0.0f)
+            gradient += soft.weight * (weight + secondWeight) * (p - soft.target(batch, classes, i, k));
+        dlogits[e] = fromFloat<T>(inverseWeightTotal * gradient);
     }
 }
 
@@ -142,26 +173,30 @@ softmaxCrossEntropyBackwardKernel(int batch, int classes, float smoothing,
 void CudaBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                                const std::int32_t* labels,
                                                const float* classWeights, float* probabilities,
-                                               float* loss, const LabelMix& mix) {
+                                               float* loss, const LabelMix& mix,
+                                               const SoftTargets& soft) {
     requireIndexable(g, opLabel("softmaxCrossEntropyForward"));
+    const float inverseTemperature = 1.0f / g.temperature;
     activateDevice();
     if (activationFormat().bf16)
         launchKernel("softmax cross-entropy forward",
                      softmaxCrossEntropyForwardKernel<__nv_bfloat16>, 1, kLossThreads, stream(),
-                     g.batch, g.classes, g.labelSmoothing,
+                     g.batch, g.classes, g.labelSmoothing, inverseTemperature,
                      reinterpret_cast<const __nv_bfloat16*>(logits), labels, classWeights,
-                     mix.secondLabels, mix.labelWeights, probabilities, loss);
+                     mix.secondLabels, mix.labelWeights, SoftTargetView(soft), probabilities, loss);
     else
         launchKernel("softmax cross-entropy forward", softmaxCrossEntropyForwardKernel<float>, 1,
-                     kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, logits, labels,
-                     classWeights, mix.secondLabels, mix.labelWeights, probabilities, loss);
+                     kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing, inverseTemperature,
+                     logits, labels, classWeights, mix.secondLabels, mix.labelWeights,
+                     SoftTargetView(soft), probabilities, loss);
 }
 
 void CudaBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                                 const std::int32_t* labels,
                                                 const float* classWeights, float* dlogits,
-                                                const LabelMix& mix) {
+                                                const LabelMix& mix, const SoftTargets& soft) {
     const OpLabel op = opLabel("softmaxCrossEntropyBackward");
+    const float inverseTemperature = 1.0f / g.temperature;
     requireIndexable(g, op);
     const bool bf16 = activationFormat().bf16;
     if (bf16 && static_cast<const void*>(dlogits) == probabilities)
@@ -171,13 +206,14 @@ void CudaBackend::doSoftmaxCrossEntropyBackward(const LossGeometry& g, const flo
     if (bf16)
         launchKernel("softmax cross-entropy backward",
                      softmaxCrossEntropyBackwardKernel<__nv_bfloat16>, 1, kLossThreads, stream(),
-                     g.batch, g.classes, g.labelSmoothing, probabilities, labels, classWeights,
-                     mix.secondLabels, mix.labelWeights, reinterpret_cast<__nv_bfloat16*>(dlogits));
+                     g.batch, g.classes, g.labelSmoothing, inverseTemperature, probabilities, labels,
+                     classWeights, mix.secondLabels, mix.labelWeights, SoftTargetView(soft),
+                     reinterpret_cast<__nv_bfloat16*>(dlogits));
     else
         launchKernel("softmax cross-entropy backward", softmaxCrossEntropyBackwardKernel<float>,
                      1, kLossThreads, stream(), g.batch, g.classes, g.labelSmoothing,
-                     probabilities, labels, classWeights, mix.secondLabels, mix.labelWeights,
-                     dlogits);
+                     inverseTemperature, probabilities, labels, classWeights, mix.secondLabels,
+                     mix.labelWeights, SoftTargetView(soft), dlogits);
 }
 
 }  // namespace cnnstudio::kernels

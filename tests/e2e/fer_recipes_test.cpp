@@ -1,7 +1,8 @@
 // Recipes, installed models and model cards as a user meets them: `recipes` lists them, a
 // recipe's settings reach config.json with the command line's overrides, a trained model exported
 // with bf16 weights into a models folder is found by name by `models`, `evaluate` (with
-// test-time augmentation) and `predict`, and `card` writes its MODEL_CARD.md.
+// test-time augmentation) and `predict`, and `card` writes its MODEL_CARD.md. A trained run
+// teaches a new one (--teacher).
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -141,6 +142,44 @@ TEST(Recipes, ResolvedIntoConfigAndTheModelShipsByName) {
                              "Confusion matrix", "| Disgust |", "| class | precision | recall | F1 | images |",
                              "FER2013: known biases and label noise"})
         EXPECT_NE(card.find(part), std::string::npos) << part << "\n" << card;
+}
+
+// Distillation from the command line: a finished run teaches a new one; config.json records
+// the teacher's model folder (absolute, for a resume from anywhere), the weight and temperature.
+TEST(Distillation, ARunTeachesANewOneAndItsConfigNamesTheTeacher) {
+    const auto work = scratchFolder("distil");
+    const auto csv = work / "fer-tiny.csv";
+    writeTinyFerCsv(csv, 32, 14);
+    auto trainRun = [&](const std::filesystem::path& runDir, std::vector<std::string> extra) {
+        std::vector<std::string> arguments = {"--preset", "fer-cnn", "--dataset", "fer2013:" + csv.string(),
+                                              "--backend", "cpu", "--epochs", "1", "--batch", "8",
+                                              "--threads", "2", "--run-dir", runDir.string()};
+        arguments.insert(arguments.end(), extra.begin(), extra.end());
+        return train(arguments, work);
+    };
+    const ProcessResult teacher = trainRun(work / "teacher", {});
+    ASSERT_EQ(teacher.exitCode, 0) << teacher.err;
+    const ProcessResult student =
+        trainRun(work / "student", {"--teacher", (work / "teacher").string(), "--distill-weight", "0.7",
+                                    "--distill-temperature", "2"});
+    ASSERT_EQ(student.exitCode, 0) << student.err;
+    const nlohmann::json distillation = readJson(work / "student" / "config.json")["trainer"]["distillation"];
+    ASSERT_EQ(distillation["teachers"].size(), 1u) << distillation;
+    EXPECT_EQ(std::filesystem::path(distillation["teachers"][0].get<std::string>()),
+              std::filesystem::absolute(work / "teacher" / "model"));
+    EXPECT_FLOAT_EQ(distillation["weight"].get<float>(), 0.7f);
+    EXPECT_FLOAT_EQ(distillation["temperature"].get<float>(), 2.0f);
+    EXPECT_TRUE(readJson(work / "teacher" / "config.json")["trainer"]["distillation"].is_null());
+
+    const ProcessResult noTeacher = trainRun(work / "none", {"--distill-weight", "0.5"});
+    EXPECT_EQ(noTeacher.exitCode, 2);
+    EXPECT_NE(noTeacher.err.find("need a teacher"), std::string::npos) << noTeacher.err;
+    const ProcessResult missing = trainRun(work / "missing", {"--teacher", "no-such-model"});
+    EXPECT_NE(missing.exitCode, 0);
+    EXPECT_NE(missing.err.find("no-such-model"), std::string::npos) << missing.err;
+    const ProcessResult resumed = train({"--resume", (work / "student").string(), "--teacher", "x"}, work);
+    EXPECT_EQ(resumed.exitCode, 2);
+    EXPECT_NE(resumed.err.find("--teacher cannot be changed when resuming"), std::string::npos) << resumed.err;
 }
 
 }  // namespace

@@ -82,6 +82,18 @@ public:
         for (auto& value : values) value = integer(0, classes - 1);
         return values;
     }
+    // `rows` random probability distributions over `classes` (each row sums to one), as a
+    // teacher network's softmax gives.
+    std::vector<float> probabilityRows(int rows, int classes) {
+        std::vector<float> values = uniforms(std::size_t(rows) * classes, 0.01f, 1.0f);
+        for (int row = 0; row < rows; ++row) {
+            float* begin = values.data() + std::size_t(row) * classes;
+            float sum = 0.0f;
+            for (int k = 0; k < classes; ++k) sum += begin[k];
+            for (int k = 0; k < classes; ++k) begin[k] /= sum;
+        }
+        return values;
+    }
 
 private:
     std::uint64_t seed_;

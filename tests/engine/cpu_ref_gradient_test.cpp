@@ -285,6 +285,87 @@ TEST(CpuRefGradients, MixedLabelLossIsTheWeightedSumOfThePlainOnes) {
                 0.5f * (lossOf(first.data(), {}) + lossOf(second.data(), {})), 1e-5);
 }
 
+// Distillation: soft targets (two sets, as two teachers give) beside mixed labels, with and
+// without class weights, at temperature 1 and above.
+TEST(CpuRefGradients, SoftmaxCrossEntropyWithSoftTargetsMatchesCentralDifferences) {
+    SeededRandom random;
+    for (bool weighted : {false, true}) {
+        for (float temperature : {1.0f, 2.5f}) {
+            LossGeometry g;
+            g.batch = 5;
+            g.classes = 4;
+            g.labelSmoothing = 0.1f;
+            g.temperature = temperature;
+            SCOPED_TRACE(describe(g) + " at temperature " + std::to_string(temperature) +
+                         (weighted ? " with class weights" : " without class weights"));
+            std::vector<float> logits = random.uniforms(std::size_t(g.batch) * g.classes, -2.0f, 2.0f);
+            const std::vector<std::int32_t> labels = random.labels(std::size_t(g.batch), g.classes);
+            const std::vector<std::int32_t> secondLabels = random.labels(std::size_t(g.batch), g.classes);
+            const std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
+            const LabelMix mix{secondLabels.data(), shares.data()};
+            const std::vector<float> teachers = random.probabilityRows(2 * g.batch, g.classes);
+            const SoftTargets soft{teachers.data(), 2, 0.7f};
+            const std::vector<float> classWeights = random.uniforms(std::size_t(g.classes), 0.2f, 3.0f);
+            const float* weights = weighted ? classWeights.data() : nullptr;
+            std::vector<float> probabilities(logits.size());
+            float loss = 0.0f;
+            const auto objective = [&] {
+                cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights,
+                                                    probabilities.data(), &loss, mix, soft);
+                return double(loss);
+            };
+            objective();
+            std::vector<float> dlogits(logits.size());
+            cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights,
+                                                 dlogits.data(), mix, soft);
+            EXPECT_TRUE(matchesNumerical(dlogits, centralDifferences(logits, kStep, objective), "dL/dlogits"));
+        }
+    }
+}
+
+// What the soft targets mean: at weight 0 they change nothing; at weight 1, one-hot soft
+// targets are the labels themselves; two sets count as their mean; a temperature T gives
+// softmax(logits / T).
+TEST(CpuRefGradients, SoftTargetLossIsTheCrossEntropyAgainstTheTeachersMean) {
+    SeededRandom random;
+    LossGeometry g;
+    g.batch = 6;
+    g.classes = 7;
+    const std::vector<float> logits = random.uniforms(std::size_t(g.batch) * g.classes, -2.0f, 2.0f);
+    const std::vector<std::int32_t> labels = random.labels(std::size_t(g.batch), g.classes);
+    const std::vector<std::int32_t> otherLabels = random.labels(std::size_t(g.batch), g.classes);
+    std::vector<float> probabilities(logits.size());
+    auto lossOf = [&](const std::int32_t* forLabels, const SoftTargets& soft) {
+        float loss = 0.0f;
+        cpuRef().softmaxCrossEntropyForward(g, logits.data(), forLabels, nullptr, probabilities.data(),
+                                            &loss, {}, soft);
+        return loss;
+    };
+    auto oneHot = [&](const std::vector<std::int32_t>& of) {
+        std::vector<float> rows(logits.size(), 0.0f);
+        for (int i = 0; i < g.batch; ++i) rows[std::size_t(i * g.classes + of[std::size_t(i)])] = 1.0f;
+        return rows;
+    };
+    const std::vector<float> teacher = random.probabilityRows(g.batch, g.classes);
+    EXPECT_FLOAT_EQ(lossOf(labels.data(), {teacher.data(), 1, 0.0f}), lossOf(labels.data(), {}));
+    const std::vector<float> otherRows = oneHot(otherLabels);
+    EXPECT_NEAR(lossOf(labels.data(), {otherRows.data(), 1, 1.0f}), lossOf(otherLabels.data(), {}), 1e-5);
+    std::vector<float> twoSets = oneHot(labels);
+    twoSets.insert(twoSets.end(), otherRows.begin(), otherRows.end());
+    EXPECT_NEAR(lossOf(labels.data(), {twoSets.data(), 2, 1.0f}),
+                0.5f * (lossOf(labels.data(), {}) + lossOf(otherLabels.data(), {})), 1e-5);
+
+    g.temperature = 4.0f;
+    lossOf(labels.data(), {});
+    for (int i = 0; i < g.batch; ++i) {
+        double sum = 0.0;
+        for (int k = 0; k < g.classes; ++k) sum += std::exp(logits[std::size_t(i * g.classes + k)] / 4.0);
+        const int k = labels[std::size_t(i)];
+        EXPECT_NEAR(probabilities[std::size_t(i * g.classes + k)],
+                    std::exp(logits[std::size_t(i * g.classes + k)] / 4.0) / sum, 1e-6);
+    }
+}
+
 // The backward of a channel copy is the copy back: dsrc gets dst's gradient on the copied
 // channels and zero elsewhere.
 TEST(CpuRefGradients, CopyChannelsGradientIsTheCopyBack) {

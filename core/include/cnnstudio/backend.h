@@ -136,9 +136,17 @@ struct MetricsGeometry {
 //          / sum_i (l_i w[a_i] + (1 - l_i) w[b_i])
 // (w = 1 without class weights, so the denominator is the batch size), as mixup and cutmix
 // train: the mixed image's loss is the lambda-weighted sum of its two images' losses.
+// With SoftTargets (distillation; t_i the mean of its sets' rows for sample i, a its weight)
+// every sample also learns t_i, with the weight W_i = l_i w[a_i] + (1 - l_i) w[b_i] it has in
+// the denominator:
+//   loss = sum_i ((1 - a) (the label terms above) + a W_i soft_i) / sum_i W_i,
+//   soft_i = -sum_k t_ik log p_ik
+// A temperature T divides the logits before the softmax: p = softmax(z / T). It is 1 for
+// training; a teacher's probabilities at T > 1 are the softer targets of Hinton et al. (2015).
 struct LossGeometry {
     int batch = 1, classes = 1;
     float labelSmoothing = 0.0f;
+    float temperature = 1.0f;
 };
 
 // Training-time augmentation of a batch of images, on the device (Backend::augmentImages).
@@ -189,6 +197,16 @@ struct AugmentGeometry {
 struct LabelMix {
     const std::int32_t* secondLabels = nullptr;
     const float* labelWeights = nullptr;
+};
+
+// Soft targets (knowledge distillation): `sets` probability tables, each (batch, classes) fp32 in
+// backend memory, back to back (one per teacher network); sample i's soft target is the mean of
+// their rows i. `weight` (in [0, 1]) is the share of the loss that learns them (LossGeometry).
+struct SoftTargets {
+    const float* probabilities = nullptr;
+    int sets = 0;
+    float weight = 0.0f;
+    bool active() const { return probabilities != nullptr && sets > 0; }
 };
 
 // Values that change from one training step to the next. They live in backend memory so that
@@ -374,15 +392,17 @@ public:
     // ---- loss: logits and dlogits are activations; probabilities (batch, classes) and the
     //      loss (one float) are fp32 in backend memory --------------------------------------
     //      mix: mixed targets (LossGeometry); its two pointers are both set or both null, and
-    //      each label weight lies in [0, 1].
+    //      each label weight lies in [0, 1]. soft: the teachers' probabilities (SoftTargets);
+    //      the backward pass must be given the same soft targets as the forward one.
     void softmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                     const std::int32_t* labels,
                                     const float* classWeights /* nullable */,
-                                    float* probabilities, float* loss, const LabelMix& mix = {});
+                                    float* probabilities, float* loss, const LabelMix& mix = {},
+                                    const SoftTargets& soft = {});
     void softmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                      const std::int32_t* labels,
                                      const float* classWeights /* nullable */, float* dlogits,
-                                     const LabelMix& mix = {});
+                                     const LabelMix& mix = {}, const SoftTargets& soft = {});
 
     // ---- augmentation: images (an activation tensor (batch, channels, height, width)) are
     //      warped, mixed and erased in place as augmentations (batch, backend memory) say
@@ -498,11 +518,13 @@ protected:
     virtual void doSoftmaxCrossEntropyForward(const LossGeometry& g, const float* logits,
                                               const std::int32_t* labels,
                                               const float* classWeights, float* probabilities,
-                                              float* loss, const LabelMix& mix) = 0;
+                                              float* loss, const LabelMix& mix,
+                                              const SoftTargets& soft) = 0;
     virtual void doSoftmaxCrossEntropyBackward(const LossGeometry& g, const float* probabilities,
                                                const std::int32_t* labels,
                                                const float* classWeights, float* dlogits,
-                                               const LabelMix& mix) = 0;
+                                               const LabelMix& mix,
+                                              const SoftTargets& soft) = 0;
 
     virtual void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
                                  float* images) = 0;

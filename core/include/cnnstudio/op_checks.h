@@ -64,6 +64,8 @@ double checkLabelsAndTotalWeight(const LossGeometry& g, const std::int32_t* labe
 
 // Both of a LabelMix's pointers set, or neither.
 void checkLabelMix(const LabelMix& mix, const OpLabel& op);
+// A table with at least one set, or none; a weight in [0, 1].
+void checkSoftTargets(const SoftTargets& soft, const OpLabel& op);
 
 // Positive batch, channels, height and width.
 void checkAugmentGeometry(const AugmentGeometry& g, const OpLabel& op);

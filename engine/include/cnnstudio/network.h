@@ -27,6 +27,7 @@ enum class Phase { Training, Inference };
 struct LossOptions {
     std::vector<float> classWeights;  // empty: unweighted
     float labelSmoothing = 0.0f;
+    float temperature = 1.0f;  // probabilities = softmax(logits / T): above 1 for a teacher's soft targets
 };
 
 // One layer's share of a training step, from Network::profileTrainingPass.
@@ -69,6 +70,11 @@ public:
     // the same buffers), so a trainer that mixes calls this before every step.
     void setMixedLabels(std::span<const std::int32_t> secondLabels,
                         std::span<const float> labelWeights);
+
+    // Distillation (distillation.h): from the next computeLoss() on, the loss also learns these
+    // soft targets (backend.h SoftTargets), whose table the caller fills before each step; a
+    // captured step keeps reading the same table. SoftTargets{} turns them off.
+    void setSoftTargets(const SoftTargets& soft);
 
     // Values read by the ops of a step (dropout seed, learning rate): the caller uploads them.
     StepScalars* stepScalars() { return stepScalars_; }
@@ -158,6 +164,7 @@ private:
     float* loss_ = nullptr;
     StepScalars* stepScalars_ = nullptr;
     LossOptions lossOptions_;
+    SoftTargets softTargets_;
     std::function<void(std::size_t, std::size_t)> gradientsReady_;
 };
 

@@ -17,6 +17,7 @@
 
 #include "cnnstudio/backend_buffer.h"
 #include "cnnstudio/checkpoint.h"
+#include "cnnstudio/distillation.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/events.h"
 #include "cnnstudio/hardware.h"
@@ -75,6 +76,7 @@ struct TrainerConfig {
     OptimizerConfig optimizer;
     ScheduleConfig schedule;
     LossOptions loss;
+    DistillationConfig distillation;  // teachers whose probabilities the network also learns
     int earlyStopPatience = 0;  // epochs without a better validation accuracy; 0: never stop early
     int logEvery = 50;          // a `step` event every this many steps
     // The validation accuracy whose first reaching is timed (`seconds_to_target` in the epoch
@@ -222,6 +224,7 @@ private:
     BackendBuffer<double> stepSums_;
     std::int64_t stepSumsSince_ = 0;  // the last step already folded into progress_
     std::unique_ptr<TrainingStep> step_;
+    std::unique_ptr<TeacherEnsemble> teachers_;  // with distillation
     std::unique_ptr<LearningRateSchedule> schedule_;
     const RunFolder* folder_ = nullptr;
     const std::atomic<bool>* stop_ = nullptr;

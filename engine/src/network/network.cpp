@@ -285,6 +285,9 @@ void Network::setLossOptions(const LossOptions& options) {
     if (options.labelSmoothing < 0.0f || options.labelSmoothing >= 1.0f)
         throw Error("label smoothing must be in [0, 1), got " + std::to_string(options.labelSmoothing),
                     "loss options");
+    if (!(options.temperature > 0.0f && std::isfinite(options.temperature)))
+        throw Error("the loss temperature must be positive, got " + std::to_string(options.temperature),
+                    "loss options");
     lossOptions_ = options;
     classWeights_ = Tensor();
     if (!options.classWeights.empty()) {
@@ -306,6 +309,8 @@ void Network::setMixedLabels(std::span<const std::int32_t> secondLabels,
     backend_.upload(secondLabelStorage_.data(), secondLabels.data(), secondLabels.size_bytes());
     backend_.upload(labelWeightStorage_.data(), labelWeights.data(), labelWeights.size_bytes());
 }
+
+void Network::setSoftTargets(const SoftTargets& soft) { softTargets_ = soft; }  // the loss ops check them
 
 LabelMix Network::labelMix() const {
     if (secondLabelStorage_.data() == nullptr) return {};
@@ -363,13 +368,13 @@ void Network::forward(Phase phase) {
 }
 
 LossGeometry Network::lossGeometry() const {
-    return {batch_, classes(), lossOptions_.labelSmoothing};
+    return {batch_, classes(), lossOptions_.labelSmoothing, lossOptions_.temperature};
 }
 
 void Network::computeLoss() {
     backend_.softmaxCrossEntropyForward(lossGeometry(), logits().data(), labels_,
                                         classWeights_.empty() ? nullptr : classWeights_.data(),
-                                        probabilities_.data(), loss_, labelMix());
+                                        probabilities_.data(), loss_, labelMix(), softTargets_);
 }
 
 void Network::backwardNode(Node& node) {
@@ -389,7 +394,7 @@ void Network::backward() {
     Node& sink = *nodes_.back();
     backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
                                          classWeights_.empty() ? nullptr : classWeights_.data(),
-                                         sink.outputGradient.data(), labelMix());
+                                         sink.outputGradient.data(), labelMix(), softTargets_);
     for (std::size_t i = nodes_.size() - 1; i >= 1; --i) {
         Node& node = *nodes_[i];
         if (node.absorbedInTraining) continue;  // its batch norm differentiates both
@@ -421,7 +426,7 @@ std::vector<LayerTime> Network::profileTrainingPass() {
     loss.backwardMs = timedMs([&] {
         backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
                                              classWeights_.empty() ? nullptr : classWeights_.data(),
-                                             sink.outputGradient.data());
+                                             sink.outputGradient.data(), labelMix(), softTargets_);
     });
     for (std::size_t i = nodes_.size() - 1; i >= 1; --i)
         if (entryOfNode[i] >= 0)

@@ -170,6 +170,7 @@ void TrainerConfig::validate() const {
             throw Error("class weight " + formatFloat(weight) + " is not a positive number", "class-weights");
     optimizer.validate();
     schedule.validate();
+    if (distillation.enabled()) distillation.validate();
 }
 
 nlohmann::json TrainerConfig::toJson() const {
@@ -182,7 +183,8 @@ nlohmann::json TrainerConfig::toJson() const {
             {"log_every", logEvery},
             {"target_accuracy", targetAccuracy},
             {"seed", seed},
-            {"checkpoint_every", checkpointEvery.toString()}};
+            {"checkpoint_every", checkpointEvery.toString()},
+            {"distillation", distillation.enabled() ? distillation.toJson() : nlohmann::json(nullptr)}};
 }
 
 TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
@@ -201,6 +203,8 @@ TrainerConfig TrainerConfig::fromJson(const nlohmann::json& json) {
         if (json.contains("checkpoint_every"))
             config.checkpointEvery = CheckpointCadence::parse(json.at("checkpoint_every").get<std::string>(),
                                                               "config.json: trainer.checkpoint_every");
+        if (json.contains("distillation") && !json.at("distillation").is_null())
+            config.distillation = DistillationConfig::fromJson(json.at("distillation"));
     } catch (const nlohmann::json::exception& error) {
         throw Error(std::string("the trainer settings are incomplete: ") + error.what(), "config.json",
                     "the run folder is damaged; start a new run");
@@ -376,9 +380,15 @@ Trainer::Trainer(Network& network, const TrainerConfig& config, EventWriter& eve
     clearStepSums();
     step_ = std::make_unique<TrainingStep>(network_, *optimizer_, true, gradientSync_.get(), stepSums_.data());
     progress_.seed = config_.seed;
+    if (config_.distillation.enabled()) {
+        teachers_ = std::make_unique<TeacherEnsemble>(config_.distillation, network_);
+        network_.setSoftTargets(teachers_->softTargets(config_.distillation.weight));
+    }
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+    if (teachers_) network_.setSoftTargets({});  // the table goes with the teachers
+}
 
 void Trainer::setRunFolder(const RunFolder* folder) { folder_ = folder; }
 
@@ -421,6 +431,7 @@ void Trainer::uploadBatch(const Batch& batch, const char* split) {
     network_.backend().upload(network_.labels(), batch.labels.data(),
                               batch.labels.size() * sizeof(std::int32_t));
     if (!batch.augmentations.empty() || !batch.secondLabels.empty()) augmentOnDevice(batch);
+    if (teachers_) teachers_->predict(network_.input());  // the batch as the network will see it
 }
 
 void Trainer::augmentOnDevice(const Batch& batch) {
@@ -602,6 +613,7 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
     if (config_.earlyStopPatience > 0 && !validation)
         throw Error("early stopping needs a validation split", "early-stop",
                     "turn early stopping off or keep a validation split");
+    if (teachers_) teachers_->requireCompatible(description.dataset.classNames, description.normalization);
 
     Session session;
     session.stepsPerEpoch = train.batchesPerEpoch();
