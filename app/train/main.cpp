@@ -408,6 +408,9 @@ void applyRecipe(const CLI::App& app, TrainingOptions& o) {
         throw Error("recipe " + recipe.name + " is for " + recipe.datasetKind + " data, --dataset gives " + kind,
                     "--dataset", "give a " + recipe.datasetKind + " data set or choose another recipe");
     for (const auto& [key, value] : recipe.settings.items()) applyRecipeSetting(app, key, value, recipe.name, o);
+    if (o.teachers.empty() && (recipe.settings.contains("distill-weight") || recipe.settings.contains("distill-temperature")))
+        throw Error("recipe " + recipe.name + " distils what teacher models know: name them", "--teacher",
+                    "add --teacher NAME|FOLDER for each; the recipe's description (`recipes`) says which");
     const std::vector<std::string> backends = knownBackends();
     if (std::find(backends.begin(), backends.end(), o.backend) == backends.end())
         throw Error("recipe " + recipe.name + " names backend '" + o.backend + "', which this build does not know",

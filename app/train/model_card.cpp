@@ -1,6 +1,7 @@
 #include "train/model_card.h"
 
 #include <cstdarg>
+#include <filesystem>
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
@@ -62,6 +63,18 @@ constexpr const char* kFer2013Caveats = R"(## FER2013: known biases and label no
   education, access); it is for demonstrations and research on training CNNs.
 )";
 
+// "- Distilled from 2 teachers (`a`, `b`): ..." for a run's trainer.distillation record.
+std::string distillationLine(const nlohmann::json& distillation) {
+    const auto teachers = distillation.value("teachers", std::vector<std::string>{});
+    std::string names;
+    for (const std::string& teacher : teachers)
+        names += (names.empty() ? "`" : ", `") + std::filesystem::path(teacher).filename().string() + "`";
+    return format("- Distilled from %zu teacher%s (%s): %g of the loss learns the mean of their probabilities at "
+                  "temperature %g, the rest the labels\n",
+                  teachers.size(), teachers.size() == 1 ? "" : "s", names.c_str(), distillation.value("weight", 0.0),
+                  distillation.value("temperature", 1.0));
+}
+
 }  // namespace
 
 std::string modelCardText(const EventLog& log, const std::string& runName, std::optional<double> ttaAccuracy) {
@@ -109,6 +122,8 @@ std::string modelCardText(const EventLog& log, const std::string& runName, std::
                    optimizer.value("nesterov", false) ? " (Nesterov)" : "", optimizer.value("weight_decay", 0.0),
                    schedule.value("kind", "?").c_str(), trainer.value("label_smoothing", 0.0),
                    config.value("augment", "none").c_str(), static_cast<unsigned long long>(trainer.value("seed", 0ULL)));
+    if (const nlohmann::json distillation = trainer.value("distillation", nlohmann::json()); distillation.is_object())
+        card += distillationLine(distillation);
     if (finished->targetAccuracy)
         card += "- " + percent(*finished->targetAccuracy) + " validation accuracy " +
                 (finished->secondsToTarget ? format("first reached after %.1f s of training", *finished->secondsToTarget)

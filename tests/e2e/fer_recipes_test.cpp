@@ -170,10 +170,22 @@ TEST(Distillation, ARunTeachesANewOneAndItsConfigNamesTheTeacher) {
     EXPECT_FLOAT_EQ(distillation["weight"].get<float>(), 0.7f);
     EXPECT_FLOAT_EQ(distillation["temperature"].get<float>(), 2.0f);
     EXPECT_TRUE(readJson(work / "teacher" / "config.json")["trainer"]["distillation"].is_null());
+    const ProcessResult carded = train({"card", (work / "student").string()}, work);
+    ASSERT_EQ(carded.exitCode, 0) << carded.err;
+    std::ifstream cardFile(work / "student" / "model" / "MODEL_CARD.md");
+    const std::string card((std::istreambuf_iterator<char>(cardFile)), std::istreambuf_iterator<char>());
+    EXPECT_NE(card.find("- Distilled from 1 teacher (`model`): 0.7 of the loss learns the mean of their "
+                        "probabilities at temperature 2"),
+              std::string::npos) << card;
 
     const ProcessResult noTeacher = trainRun(work / "none", {"--distill-weight", "0.5"});
     EXPECT_EQ(noTeacher.exitCode, 2);
     EXPECT_NE(noTeacher.err.find("need a teacher"), std::string::npos) << noTeacher.err;
+    const ProcessResult recipeWithoutTeachers =
+        train({"--recipe", "resnet4-fer-distilled", "--dataset", "fer2013:" + csv.string()}, work);
+    EXPECT_EQ(recipeWithoutTeachers.exitCode, 2);
+    EXPECT_NE(recipeWithoutTeachers.err.find("recipe resnet4-fer-distilled distils"), std::string::npos)
+        << recipeWithoutTeachers.err;
     const ProcessResult missing = trainRun(work / "missing", {"--teacher", "no-such-model"});
     EXPECT_NE(missing.exitCode, 0);
     EXPECT_NE(missing.err.find("no-such-model"), std::string::npos) << missing.err;

@@ -1,0 +1,3 @@
+cnnstudio-train --recipe resnet4-fer --threads 4 --teacher resources/models/fer-resnet --teacher .device/teachers/r3-120 --teacher .device/teachers/r3-80 --distill-weight 0.7 --distill-temperature 2 --dataset fer2013:fer2013.csv --run-dir runs/d-abc-w7-t2
+(resumed) cnnstudio-train --resume runs/d-abc-w7-t2 --threads 4
+(resumed) cnnstudio-train --resume runs/d-abc-w7-t2 --threads 4
