@@ -27,7 +27,8 @@
 #           threads for comparison); needs a build with OpenCV packed (.device/live)
 #   fer     the FER2013 recipes in $RECIPES (default: every one, `cnnstudio-train recipes`) on $FER_CSV (Kaggle's fer2013.csv,
 #           Training and PublicTest), each then evaluated on PublicTest with flip test-time
-#           augmentation and given its MODEL_CARD.md; run folders and logs in $OUT/fer-RECIPE
+#           augmentation and given its MODEL_CARD.md; run folders and logs in $OUT/fer-RECIPE;
+#           resnet4-fer-distilled learns from the teachers in $FER_TEACHERS (tools/fer-teachers.sh)
 #   fuzz    a long fuzz campaign (the fuzz build packed by tools/pack-fuzz.sh into .device/fuzz):
 #           FUZZ_TARGETS (default every target) one after another, each FUZZ_RUNS executions
 #           (default 10 million) by FUZZ_JOBS libFuzzer processes (default one per core),
@@ -189,8 +190,11 @@ for step in "$@"; do
   fer)
     for recipe in ${RECIPES:-$("$bin/cnnstudio-train" recipes | awk '$3 == "fer2013" {print $1}')}; do
       run="$out/fer-$recipe"
+      teachers=()  # a distilling recipe learns from the models tools/fer-teachers.sh writes
+      [ "$recipe" = resnet4-fer-distilled ] && for teacher in fer-resnet4-e200 fer-resnet-e120 fer-resnet-e80; do
+        teachers+=(--teacher "${FER_TEACHERS:?set FER_TEACHERS to the folder tools/fer-teachers.sh wrote}/$teacher"); done
       "$bin/cnnstudio-train" --recipe "$recipe" --dataset "fer2013:${FER_CSV:?set FER_CSV to the FER2013 CSV}" \
-        --threads 16 --run-dir "$run" --events "$run.events.jsonl" 2>&1 | tail -30 | tee "$run.log"
+        "${teachers[@]}" --threads 16 --run-dir "$run" --events "$run.events.jsonl" 2>&1 | tail -30 | tee "$run.log"
       "$bin/cnnstudio-train" evaluate "$run" --split validation --backend cudnn --tta flip 2>&1 | tee "$run.tta.log"
       tta=$(sed -n 's/^accuracy \([0-9.]*\)%.*/\1/p' "$run.tta.log")
       "$bin/cnnstudio-train" card "$run" ${tta:+--tta-accuracy $(python3 -c "print($tta / 100)")} 2>&1 | tee -a "$run.log"

@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -73,6 +74,33 @@ private slots:
         QCOMPARE(defaults.earlyStopPatience, 0);
         QCOMPARE(defaults.cpuRankCount, 1);
         QVERIFY(!defaults.workerArguments("/s.json", "/r").contains("--ranks"));
+    }
+
+    // Distillation: each teacher, then the weight and temperature; none without a teacher. A
+    // teacher that is neither a folder nor an installed model is a problem naming it, and the
+    // weight and temperature rows follow the teachers field.
+    void teachersReachTheWorkerAndUnknownOnesAreProblems() {
+        RunSettings settings;
+        QVERIFY(!settings.workerArguments("/s.json", "/r").join(' ').contains("distill"));
+        settings.teachers = {"fer-resnet", "/runs/big run"};
+        settings.distillWeight = 0.9;
+        settings.distillTemperature = 3;
+        const QStringList arguments = settings.workerArguments("/s.json", "/r");
+        QVERIFY2(arguments.join(' ').contains("--teacher fer-resnet --teacher /runs/big run --distill-weight 0.9 "
+                                              "--distill-temperature 3"),
+                 qPrintable(arguments.join(' ')));
+        const QString problems = settings.problems().join('\n');
+        QVERIFY2(problems.contains("Teacher '/runs/big run'"), qPrintable(problems));
+        QVERIFY2(!problems.contains("Teacher 'fer-resnet'"), qPrintable(problems));
+
+        cnnstudio::ui::RunSettingsPanel panel;
+        auto* teachers = panel.findChild<QLineEdit*>("teachers");
+        auto* weight = panel.findChild<QDoubleSpinBox*>("distillWeight");
+        QVERIFY(teachers && weight);
+        QVERIFY(!weight->isEnabled());
+        teachers->setText("fer-resnet, fer-mini-xception");
+        QVERIFY(weight->isEnabled());
+        QCOMPARE(panel.settings().teachers, QStringList({"fer-resnet", "fer-mini-xception"}));
     }
 
     void outOfRangeOptionsAreProblems() {
@@ -218,6 +246,9 @@ private slots:
         settings.scaleLearningRate = true;
         settings.skipBad = true;
         settings.logEvery = 25;
+        settings.teachers = {"fer-resnet", "/runs/big one"};
+        settings.distillWeight = 0.9;
+        settings.distillTemperature = 3;
         QVERIFY(RunSettings::fromVariantMap(settings.toVariantMap()) == settings);
     }
 
@@ -245,6 +276,9 @@ private slots:
         settings.scaleLearningRate = true;
         settings.skipBad = true;
         settings.logEvery = 5;
+        settings.teachers = {"fer-resnet", "/runs/r 2"};
+        settings.distillWeight = 0.7;
+        settings.distillTemperature = 2;
         panel.setSettings(settings);
         RunSettings read = panel.settings();
         read.threads = settings.threads = 1;  // cpu-ref runs one thread whatever the field says

@@ -8,6 +8,7 @@
 #include "cnnstudio/datasets/augmentation.h"
 #include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/model_library.h"
 
 namespace cnnstudio::ui {
 
@@ -43,6 +44,17 @@ QStringList RunSettings::problems() const {
     if (!QStringList{"none", "balanced"}.contains(classWeights))
         found << QObject::tr("Unknown class weights '%1': use none or balanced.").arg(classWeights);
     if (earlyStopPatience < 0) found << QObject::tr("The early-stopping patience cannot be negative (0: off).");
+    for (const QString& teacher : teachers) {
+        try {
+            resolveModel(teacher.toStdString());
+        } catch (const Error& error) {
+            found << QObject::tr("Teacher '%1': %2").arg(teacher, QString::fromStdString(error.reason()));
+        }
+    }
+    if (!teachers.isEmpty() && !(distillWeight > 0 && distillWeight <= 1))
+        found << QObject::tr("The distillation weight must be above 0 and at most 1.");
+    if (!teachers.isEmpty() && !(distillTemperature > 0))
+        found << QObject::tr("The distillation temperature must be above zero.");
     if (logEvery < 1) found << QObject::tr("Log at least every step (1) or less often.");
     if (!usesGpu() && cpuRankCount < 1) found << QObject::tr("Use at least one CPU rank.");
     if (dataset.endsWith(':')) {
@@ -98,6 +110,10 @@ QStringList RunSettings::workerArguments(const QString& specFile, const QString&
         "--log-every", QString::number(logEvery),
     };
     if (limit > 0) arguments << "--limit" << QString::number(limit);
+    for (const QString& teacher : teachers) arguments << "--teacher" << teacher;
+    if (!teachers.isEmpty())
+        arguments << "--distill-weight" << QString::number(distillWeight, 'g', 10) << "--distill-temperature"
+                  << QString::number(distillTemperature, 'g', 10);
     if (prediction)
         arguments << "--predicted-epoch-s" << QString::number(prediction->epochSeconds, 'g', 10) << "--predicted-total-s"
                   << QString::number(prediction->totalSeconds, 'g', 10) << "--prediction-basis" << prediction->basis;
@@ -127,7 +143,8 @@ QVariantMap RunSettings::toVariantMap() const {
             {"limit", limit},           {"cpuRankCount", cpuRankCount}, {"momentum", momentum},
             {"weightDecay", weightDecay}, {"warmupEpochs", warmupEpochs}, {"labelSmoothing", labelSmoothing},
             {"classWeights", classWeights}, {"earlyStopPatience", earlyStopPatience},
-            {"scaleLearningRate", scaleLearningRate}, {"skipBad", skipBad}, {"logEvery", logEvery}};
+            {"scaleLearningRate", scaleLearningRate}, {"skipBad", skipBad}, {"logEvery", logEvery},
+            {"teachers", teachers}, {"distillWeight", distillWeight}, {"distillTemperature", distillTemperature}};
 }
 
 RunSettings RunSettings::fromVariantMap(const QVariantMap& map) {
@@ -173,6 +190,9 @@ RunSettings RunSettings::fromVariantMap(const QVariantMap& map) {
     flag("scaleLearningRate", settings.scaleLearningRate);
     flag("skipBad", settings.skipBad);
     number("logEvery", settings.logEvery);
+    if (map.contains("teachers")) settings.teachers = map.value("teachers").toStringList();
+    decimal("distillWeight", settings.distillWeight);
+    decimal("distillTemperature", settings.distillTemperature);
     return settings;
 }
 

@@ -4,6 +4,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCompleter>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QLabel>
@@ -13,12 +14,24 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "cnnstudio/model_library.h"
 #include "cnnstudio/ui/training/augmentation_editor.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/hardware_picker.h"
 #include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
+
+namespace {
+
+// "fer-mini-xception, fer-resnet": the installed models, for the teachers' hint and completion.
+QString installedModelList() {
+    QStringList names;
+    for (const std::string& name : installedModelNames()) names << QString::fromStdString(name);
+    return names.join(", ");
+}
+
+}  // namespace
 
 RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     // Three pages, each in a scroll area so that a short window shows all of it.
@@ -69,11 +82,13 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     connect(dataset_, &DatasetPicker::changed, this, changed);
     for (QSpinBox* box : {batch_, epochs_, seed_, limit_, warmupEpochs_, earlyStop_, logEvery_})
         connect(box, &QSpinBox::valueChanged, this, changed);
-    for (QDoubleSpinBox* box : {learningRate_, momentum_, weightDecay_, labelSmoothing_})
+    for (QDoubleSpinBox* box : {learningRate_, momentum_, weightDecay_, labelSmoothing_, distillWeight_, distillTemperature_})
         connect(box, &QDoubleSpinBox::valueChanged, this, changed);
     for (QComboBox* box : {optimizer_, schedule_, classWeights_})
         connect(box, &QComboBox::currentIndexChanged, this, changed);
     for (QCheckBox* box : {scaleLearningRate_, skipBad_}) connect(box, &QCheckBox::toggled, this, changed);
+    connect(teachers_, &QLineEdit::textChanged, this, changed);
+    connect(teachers_, &QLineEdit::textChanged, this, &RunSettingsPanel::refreshDistillationRows);
     connect(optimizer_, &QComboBox::currentIndexChanged, this, &RunSettingsPanel::refreshOptimiserRows);
     connect(augmentation_, &AugmentationEditor::changed, this, changed);
 
@@ -97,6 +112,10 @@ RunSettings RunSettingsPanel::settings() const {
     settings.warmupEpochs = warmupEpochs_->value();
     settings.labelSmoothing = labelSmoothing_->value();
     settings.classWeights = classWeights_->currentData().toString();
+    for (const QString& teacher : teachers_->text().split(',', Qt::SkipEmptyParts))
+        if (!teacher.trimmed().isEmpty()) settings.teachers << teacher.trimmed();
+    settings.distillWeight = distillWeight_->value();
+    settings.distillTemperature = distillTemperature_->value();
     settings.earlyStopPatience = earlyStop_->value();
     settings.logEvery = logEvery_->value();
     settings.scaleLearningRate = scaleLearningRate_->isChecked();
@@ -121,12 +140,16 @@ void RunSettingsPanel::setSettings(const RunSettings& settings) {
     warmupEpochs_->setValue(settings.warmupEpochs);
     labelSmoothing_->setValue(settings.labelSmoothing);
     classWeights_->setCurrentIndex(std::max(0, classWeights_->findData(settings.classWeights)));
+    teachers_->setText(settings.teachers.join(", "));
+    distillWeight_->setValue(settings.distillWeight);
+    distillTemperature_->setValue(settings.distillTemperature);
     earlyStop_->setValue(settings.earlyStopPatience);
     logEvery_->setValue(settings.logEvery);
     scaleLearningRate_->setChecked(settings.scaleLearningRate);
     skipBad_->setChecked(settings.skipBad);
     loading_ = false;
     refreshOptimiserRows();
+    refreshDistillationRows();
     refreshProblems();
     emit settingsChanged();
 }
@@ -198,6 +221,20 @@ QWidget* RunSettingsPanel::makeTrainingPage() {
     classWeights_->addItem(tr("balanced (rare classes weigh more)"), "balanced");
     classWeights_->setToolTip(tr("Balanced weighs each class by the inverse of its share of the training images"));
 
+    teachers_ = new QLineEdit(page);
+    teachers_->setObjectName("teachers");
+    teachers_->setPlaceholderText(tr("none"));
+    teachers_->setToolTip(tr("Trained models to distil from, separated by commas: an installed model's name (%1) "
+                             "or a model or run folder. The network also learns the mean of their predictions on "
+                             "each augmented batch; they must know the same classes.")
+                              .arg(installedModelList()));
+    auto* teacherNames = new QCompleter(installedModelList().split(", ", Qt::SkipEmptyParts), teachers_);
+    teachers_->setCompleter(teacherNames);
+    distillWeight_ = decimal("distillWeight", 0.01, 1.0, 2, 0.05);
+    distillWeight_->setToolTip(tr("The share of the loss that learns the teachers; the labels get the rest"));
+    distillTemperature_ = decimal("distillTemperature", 0.1, 100.0, 1, 0.5);
+    distillTemperature_->setToolTip(tr("Above 1 softens the teachers' predictions: softmax(logits / T)"));
+
     augmentation_ = new AugmentationEditor(page);
     limit_ = spin("limit", 0, INT_MAX);
     limit_->setSpecialValueText(tr("all images"));
@@ -229,6 +266,9 @@ QWidget* RunSettingsPanel::makeTrainingPage() {
     section(tr("Loss"));
     form->addRow(tr("Label smoothing"), labelSmoothing_);
     form->addRow(tr("Class weights"), classWeights_);
+    form->addRow(tr("Teachers"), teachers_);
+    form->addRow(tr("Distillation weight"), distillWeight_);
+    form->addRow(tr("Temperature"), distillTemperature_);
     section(tr("Data"));
     form->addRow(tr("Augmentation"), augmentation_);
     form->addRow(tr("Training images"), limit_);
@@ -241,6 +281,13 @@ QWidget* RunSettingsPanel::makeTrainingPage() {
 void RunSettingsPanel::refreshOptimiserRows() {
     // Momentum is read by SGD only; Adam and AdamW have their own moments.
     momentum_->setEnabled(optimizer_->currentData().toString() == "sgd");
+}
+
+void RunSettingsPanel::refreshDistillationRows() {
+    // The weight and temperature mean something only with a teacher.
+    const bool distilling = !teachers_->text().trimmed().isEmpty();
+    distillWeight_->setEnabled(distilling);
+    distillTemperature_->setEnabled(distilling);
 }
 
 void RunSettingsPanel::refreshProblems() {

@@ -39,6 +39,11 @@ struct RunSettings {
     int earlyStopPatience = 0;    // epochs without a better validation accuracy; 0: off
     bool scaleLearningRate = false;  // multiply by the rank count, with a warm-up
     bool skipBad = false;         // skip malformed rows and unreadable images
+    // Distillation: trained models (installed names, model or run folders) whose probabilities
+    // the network also learns; none: plain training.
+    QStringList teachers;
+    double distillWeight = 0.5;       // the share of the loss that learns the teachers
+    double distillTemperature = 1.0;  // the teachers' probabilities are softmax(logits / T)
     // The worker's default is 50; the dashboard wants points from the first steps of short runs.
     int logEvery = 10;
     // The Train page's predicted run time (RunTimeEstimate), passed to the worker to record in

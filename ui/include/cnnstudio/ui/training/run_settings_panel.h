@@ -11,6 +11,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 class QTabWidget;
 
@@ -40,6 +41,7 @@ signals:
 private:
     void refreshProblems();
     void refreshOptimiserRows();
+    void refreshDistillationRows();
     QWidget* makeTrainingPage();
 
     QTabWidget* pages_;
@@ -58,6 +60,9 @@ private:
     QSpinBox* warmupEpochs_;
     QDoubleSpinBox* labelSmoothing_;
     QComboBox* classWeights_;
+    QLineEdit* teachers_;
+    QDoubleSpinBox* distillWeight_;
+    QDoubleSpinBox* distillTemperature_;
     QSpinBox* earlyStop_;
     QSpinBox* logEvery_;
     QCheckBox* scaleLearningRate_;
