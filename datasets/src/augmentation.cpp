@@ -63,9 +63,6 @@ std::string formatNumber(double value) {
     return text;
 }
 
-// Uniform in [low, high).
-double uniform(SplitMix64& rng, double low, double high) { return low + (high - low) * rng.unit(); }
-
 // Gamma(shape, 1) by Marsaglia and Tsang, with our own generator so that a seed gives the same
 // value with every standard library. Shape < 1 boosts Gamma(shape + 1) by U^(1/shape).
 double gammaSample(SplitMix64& rng, double shape) {

@@ -41,13 +41,15 @@ class RemoveScratchFolders : public ::testing::Environment {
 
 std::filesystem::path scratchFolder(const std::string& name) { return freshFolder(scratchRoot(), name); }
 
-// A greyscale PGM image, which OpenCV reads like any other format.
+#ifdef CNNSTUDIO_HAVE_OPENCV
+// A greyscale PGM image, which OpenCV reads like any other format (predict needs OpenCV).
 void writePgm(const std::filesystem::path& file, int width, int height) {
     std::ofstream stream(file, std::ios::binary);
     stream << "P5\n" << width << " " << height << "\n255\n";
     for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) stream.put(char(x > width / 3 && x < 2 * width / 3 ? 200 : 10));
 }
+#endif
 
 // One training run checked three ways (ctest runs every test in its own process, so a shared
 // fixture would train once per test).
