@@ -706,83 +706,56 @@ TEST_P(BackendConformance, SoftmaxCrossEntropyMatchesReference) {
     }
 }
 
-TEST_P(BackendConformance, SoftmaxCrossEntropyWithMixedLabelsMatchesReference) {
+// Mixed labels, alone and with distillation's soft targets (three sets) beside them, at
+// temperature 1 and 3.
+TEST_P(BackendConformance, SoftmaxCrossEntropyWithMixedLabelsAndSoftTargetsMatchesReference) {
     SeededRandom random;
+    struct Distillation {
+        int sets;
+        float weight, temperature;
+    };
     for (bool weighted : {false, true}) {
         for (float smoothing : {0.0f, 0.1f}) {
-            LossGeometry g;
-            g.batch = 37;
-            g.classes = 7;
-            g.labelSmoothing = smoothing;
-            SCOPED_TRACE(describe(g) + (weighted ? " with class weights" : " without class weights"));
-            const std::size_t values = std::size_t(g.batch) * g.classes;
-            const TensorShape logitShape{g.batch, g.classes, 1, 1};
-            TwinTensor logits = activationInput(logitShape, random.uniforms(values, -3.0f, 3.0f));
-            const std::vector<std::int32_t> labelValues = random.labels(std::size_t(g.batch), g.classes);
-            const std::vector<std::int32_t> secondValues = random.labels(std::size_t(g.batch), g.classes);
-            std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
-            shares[0] = 1.0f;  // the ends of [0, 1]: one label only
-            shares[1] = 0.0f;
-            auto labels = buffer(std::span<const std::int32_t>(labelValues));
-            auto secondLabels = buffer(std::span<const std::int32_t>(secondValues));
-            auto labelWeights = buffer(std::span<const float>(shares));
-            TwinTensor weights = input(random.uniforms(std::size_t(g.classes), 0.2f, 3.0f));
-            TwinTensor probabilities = poisoned(std::int64_t(values));
-            TwinTensor loss = poisoned(1);
-            TwinTensor dlogits = poisonedActivations(logitShape);
-            runOnBoth([&](Backend& backend, Side side) {
-                const float* classWeights = weighted ? weights.at(side) : nullptr;
-                const LabelMix mix{secondLabels.at(side), labelWeights.at(side)};
-                backend.softmaxCrossEntropyForward(g, logits.at(side), labels.at(side), classWeights,
-                                                   probabilities.at(side), loss.at(side), mix);
-                backend.softmaxCrossEntropyBackward(g, probabilities.at(side), labels.at(side),
-                                                    classWeights, dlogits.at(side), mix);
-            });
-            expectClose(probabilities, "probabilities");
-            expectClose(loss, "loss");
-            expectClose(dlogits, "dlogits");
-        }
-    }
-}
-
-// Distillation's soft targets (three sets) beside mixed labels, at temperature 1 and 3.
-TEST_P(BackendConformance, SoftmaxCrossEntropyWithSoftTargetsMatchesReference) {
-    SeededRandom random;
-    for (bool weighted : {false, true}) {
-        for (float temperature : {1.0f, 3.0f}) {
-            LossGeometry g;
-            g.batch = 37;
-            g.classes = 7;
-            g.labelSmoothing = 0.1f;
-            g.temperature = temperature;
-            SCOPED_TRACE(describe(g) + " at temperature " + std::to_string(temperature) +
-                         (weighted ? " with class weights" : " without class weights"));
-            const std::size_t values = std::size_t(g.batch) * g.classes;
-            const TensorShape logitShape{g.batch, g.classes, 1, 1};
-            TwinTensor logits = activationInput(logitShape, random.uniforms(values, -3.0f, 3.0f));
-            const std::vector<std::int32_t> labelValues = random.labels(std::size_t(g.batch), g.classes);
-            const std::vector<std::int32_t> secondValues = random.labels(std::size_t(g.batch), g.classes);
-            const std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
-            auto labels = buffer(std::span<const std::int32_t>(labelValues));
-            auto secondLabels = buffer(std::span<const std::int32_t>(secondValues));
-            auto labelWeights = buffer(std::span<const float>(shares));
-            TwinTensor teachers = input(random.probabilityRows(3 * g.batch, g.classes));
-            TwinTensor weights = input(random.uniforms(std::size_t(g.classes), 0.2f, 3.0f));
-            TwinTensor probabilities = poisoned(std::int64_t(values));
-            TwinTensor loss = poisoned(1);
-            TwinTensor dlogits = poisonedActivations(logitShape);
-            runOnBoth([&](Backend& backend, Side side) {
-                const float* classWeights = weighted ? weights.at(side) : nullptr;
-                const LabelMix mix{secondLabels.at(side), labelWeights.at(side)};
-                const SoftTargets soft{teachers.at(side), 3, 0.6f};
-                backend.softmaxCrossEntropyForward(g, logits.at(side), labels.at(side), classWeights,
-                                                   probabilities.at(side), loss.at(side), mix, soft);
-                backend.softmaxCrossEntropyBackward(g, probabilities.at(side), labels.at(side),
-                                                    classWeights, dlogits.at(side), mix, soft);
-            });
-            expectClose(probabilities, "probabilities");
-            expectClose(loss, "loss");
-            expectClose(dlogits, "dlogits");
+            for (const Distillation distillation : {Distillation{0, 0.0f, 1.0f}, Distillation{3, 0.6f, 1.0f},
+                                                    Distillation{3, 0.6f, 3.0f}}) {
+                LossGeometry g;
+                g.batch = 37;
+                g.classes = 7;
+                g.labelSmoothing = smoothing;
+                g.temperature = distillation.temperature;
+                SCOPED_TRACE(describe(g) + (weighted ? " with class weights, " : " without class weights, ") +
+                             std::to_string(distillation.sets) + " soft target sets at temperature " +
+                             std::to_string(distillation.temperature));
+                const std::size_t values = std::size_t(g.batch) * g.classes;
+                const TensorShape logitShape{g.batch, g.classes, 1, 1};
+                TwinTensor logits = activationInput(logitShape, random.uniforms(values, -3.0f, 3.0f));
+                const std::vector<std::int32_t> labelValues = random.labels(std::size_t(g.batch), g.classes);
+                const std::vector<std::int32_t> secondValues = random.labels(std::size_t(g.batch), g.classes);
+                std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
+                shares[0] = 1.0f;  // the ends of [0, 1]: one label only
+                shares[1] = 0.0f;
+                auto labels = buffer(std::span<const std::int32_t>(labelValues));
+                auto secondLabels = buffer(std::span<const std::int32_t>(secondValues));
+                auto labelWeights = buffer(std::span<const float>(shares));
+                TwinTensor teachers = input(random.probabilityRows(3 * g.batch, g.classes));
+                TwinTensor weights = input(random.uniforms(std::size_t(g.classes), 0.2f, 3.0f));
+                TwinTensor probabilities = poisoned(std::int64_t(values));
+                TwinTensor loss = poisoned(1);
+                TwinTensor dlogits = poisonedActivations(logitShape);
+                runOnBoth([&](Backend& backend, Side side) {
+                    const float* classWeights = weighted ? weights.at(side) : nullptr;
+                    const LabelMix mix{secondLabels.at(side), labelWeights.at(side)};
+                    const SoftTargets soft{distillation.sets ? teachers.at(side) : nullptr, distillation.sets,
+                                           distillation.weight};
+                    backend.softmaxCrossEntropyForward(g, logits.at(side), labels.at(side), classWeights,
+                                                       probabilities.at(side), loss.at(side), mix, soft);
+                    backend.softmaxCrossEntropyBackward(g, probabilities.at(side), labels.at(side),
+                                                        classWeights, dlogits.at(side), mix, soft);
+                });
+                expectClose(probabilities, "probabilities");
+                expectClose(loss, "loss");
+                expectClose(dlogits, "dlogits");
+            }
         }
     }
 }

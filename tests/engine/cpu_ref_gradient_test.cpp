@@ -227,37 +227,52 @@ TEST(CpuRefGradients, SoftmaxCrossEntropyBackwardMatchesCentralDifferences) {
 }
 
 // Mixup and cutmix: each sample's target is a share of two labels (LabelMix); the shares at
-// the ends (0 and 1) and in between, with and without class weights and smoothing.
-TEST(CpuRefGradients, SoftmaxCrossEntropyWithMixedLabelsMatchesCentralDifferences) {
+// the ends (0 and 1) and in between, with and without class weights and smoothing; and the same
+// with distillation's soft targets beside them (two sets, as two teachers give), at temperature
+// 1 and above.
+TEST(CpuRefGradients, SoftmaxCrossEntropyWithMixedLabelsAndSoftTargetsMatchesCentralDifferences) {
     SeededRandom random;
+    struct Distillation {
+        int sets;
+        float weight, temperature;
+    };
     for (bool weighted : {false, true}) {
         for (float smoothing : {0.0f, 0.1f}) {
-            LossGeometry g;
-            g.batch = 5;
-            g.classes = 4;
-            g.labelSmoothing = smoothing;
-            SCOPED_TRACE(describe(g) + (weighted ? " with class weights" : " without class weights"));
-            std::vector<float> logits = random.uniforms(std::size_t(g.batch) * g.classes, -2.0f, 2.0f);
-            const std::vector<std::int32_t> labels = random.labels(std::size_t(g.batch), g.classes);
-            const std::vector<std::int32_t> secondLabels = random.labels(std::size_t(g.batch), g.classes);
-            std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
-            shares[0] = 0.0f;
-            shares[1] = 1.0f;
-            const LabelMix mix{secondLabels.data(), shares.data()};
-            const std::vector<float> classWeights = random.uniforms(std::size_t(g.classes), 0.2f, 3.0f);
-            const float* weights = weighted ? classWeights.data() : nullptr;
-            std::vector<float> probabilities(logits.size());
-            float loss = 0.0f;
-            const auto objective = [&] {
-                cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights,
-                                                    probabilities.data(), &loss, mix);
-                return double(loss);
-            };
-            objective();
-            std::vector<float> dlogits(logits.size());
-            cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights,
-                                                 dlogits.data(), mix);
-            EXPECT_TRUE(matchesNumerical(dlogits, centralDifferences(logits, kStep, objective), "dL/dlogits"));
+            for (const Distillation distillation : {Distillation{0, 0.0f, 1.0f}, Distillation{2, 0.7f, 1.0f},
+                                                    Distillation{2, 0.7f, 2.5f}}) {
+                LossGeometry g;
+                g.batch = 5;
+                g.classes = 4;
+                g.labelSmoothing = smoothing;
+                g.temperature = distillation.temperature;
+                SCOPED_TRACE(describe(g) + (weighted ? " with class weights, " : " without class weights, ") +
+                             std::to_string(distillation.sets) + " soft target sets at temperature " +
+                             std::to_string(distillation.temperature));
+                std::vector<float> logits = random.uniforms(std::size_t(g.batch) * g.classes, -2.0f, 2.0f);
+                const std::vector<std::int32_t> labels = random.labels(std::size_t(g.batch), g.classes);
+                const std::vector<std::int32_t> secondLabels = random.labels(std::size_t(g.batch), g.classes);
+                std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
+                shares[0] = 0.0f;
+                shares[1] = 1.0f;
+                const LabelMix mix{secondLabels.data(), shares.data()};
+                const std::vector<float> teachers = random.probabilityRows(2 * g.batch, g.classes);
+                const SoftTargets soft{distillation.sets ? teachers.data() : nullptr, distillation.sets,
+                                       distillation.weight};
+                const std::vector<float> classWeights = random.uniforms(std::size_t(g.classes), 0.2f, 3.0f);
+                const float* weights = weighted ? classWeights.data() : nullptr;
+                std::vector<float> probabilities(logits.size());
+                float loss = 0.0f;
+                const auto objective = [&] {
+                    cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights,
+                                                        probabilities.data(), &loss, mix, soft);
+                    return double(loss);
+                };
+                objective();
+                std::vector<float> dlogits(logits.size());
+                cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights,
+                                                     dlogits.data(), mix, soft);
+                EXPECT_TRUE(matchesNumerical(dlogits, centralDifferences(logits, kStep, objective), "dL/dlogits"));
+            }
         }
     }
 }
@@ -283,44 +298,6 @@ TEST(CpuRefGradients, MixedLabelLossIsTheWeightedSumOfThePlainOnes) {
     EXPECT_FLOAT_EQ(lossOf(first.data(), {second.data(), ones.data()}), lossOf(first.data(), {}));
     EXPECT_NEAR(lossOf(first.data(), {second.data(), halves.data()}),
                 0.5f * (lossOf(first.data(), {}) + lossOf(second.data(), {})), 1e-5);
-}
-
-// Distillation: soft targets (two sets, as two teachers give) beside mixed labels, with and
-// without class weights, at temperature 1 and above.
-TEST(CpuRefGradients, SoftmaxCrossEntropyWithSoftTargetsMatchesCentralDifferences) {
-    SeededRandom random;
-    for (bool weighted : {false, true}) {
-        for (float temperature : {1.0f, 2.5f}) {
-            LossGeometry g;
-            g.batch = 5;
-            g.classes = 4;
-            g.labelSmoothing = 0.1f;
-            g.temperature = temperature;
-            SCOPED_TRACE(describe(g) + " at temperature " + std::to_string(temperature) +
-                         (weighted ? " with class weights" : " without class weights"));
-            std::vector<float> logits = random.uniforms(std::size_t(g.batch) * g.classes, -2.0f, 2.0f);
-            const std::vector<std::int32_t> labels = random.labels(std::size_t(g.batch), g.classes);
-            const std::vector<std::int32_t> secondLabels = random.labels(std::size_t(g.batch), g.classes);
-            const std::vector<float> shares = random.uniforms(std::size_t(g.batch), 0.0f, 1.0f);
-            const LabelMix mix{secondLabels.data(), shares.data()};
-            const std::vector<float> teachers = random.probabilityRows(2 * g.batch, g.classes);
-            const SoftTargets soft{teachers.data(), 2, 0.7f};
-            const std::vector<float> classWeights = random.uniforms(std::size_t(g.classes), 0.2f, 3.0f);
-            const float* weights = weighted ? classWeights.data() : nullptr;
-            std::vector<float> probabilities(logits.size());
-            float loss = 0.0f;
-            const auto objective = [&] {
-                cpuRef().softmaxCrossEntropyForward(g, logits.data(), labels.data(), weights,
-                                                    probabilities.data(), &loss, mix, soft);
-                return double(loss);
-            };
-            objective();
-            std::vector<float> dlogits(logits.size());
-            cpuRef().softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), weights,
-                                                 dlogits.data(), mix, soft);
-            EXPECT_TRUE(matchesNumerical(dlogits, centralDifferences(logits, kStep, objective), "dL/dlogits"));
-        }
-    }
 }
 
 // What the soft targets mean: at weight 0 they change nothing; at weight 1, one-hot soft
