@@ -524,7 +524,7 @@ protected:
                                                const std::int32_t* labels,
                                                const float* classWeights, float* dlogits,
                                                const LabelMix& mix,
-                                              const SoftTargets& soft) = 0;
+                                               const SoftTargets& soft) = 0;
 
     virtual void doAugmentImages(const AugmentGeometry& g, const ImageAugmentation* augmentations,
                                  float* images) = 0;
