@@ -24,11 +24,11 @@ namespace cnnstudio::ui {
 
 namespace {
 
-// "fer-mini-xception, fer-resnet": the installed models, for the teachers' hint and completion.
-QString installedModelList() {
+// The installed models' names, for the teachers' hint and completion.
+QStringList installedModels() {
     QStringList names;
     for (const std::string& name : installedModelNames()) names << QString::fromStdString(name);
-    return names.join(", ");
+    return names;
 }
 
 }  // namespace
@@ -227,9 +227,8 @@ QWidget* RunSettingsPanel::makeTrainingPage() {
     teachers_->setToolTip(tr("Trained models to distil from, separated by commas: an installed model's name (%1) "
                              "or a model or run folder. The network also learns the mean of their predictions on "
                              "each augmented batch; they must know the same classes.")
-                              .arg(installedModelList()));
-    auto* teacherNames = new QCompleter(installedModelList().split(", ", Qt::SkipEmptyParts), teachers_);
-    teachers_->setCompleter(teacherNames);
+                              .arg(installedModels().join(", ")));
+    teachers_->setCompleter(new QCompleter(installedModels(), teachers_));
     distillWeight_ = decimal("distillWeight", 0.01, 1.0, 2, 0.05);
     distillWeight_->setToolTip(tr("The share of the loss that learns the teachers; the labels get the rest"));
     distillTemperature_ = decimal("distillTemperature", 0.1, 100.0, 1, 0.5);
