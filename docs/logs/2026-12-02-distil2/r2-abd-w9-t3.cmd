@@ -1,0 +1,3 @@
+cnnstudio-train --recipe resnet4-fer-distilled --threads 4 --teacher .device/teachers/fer-resnet4-e200 --teacher .device/teachers/fer-resnet-e120 --teacher resources/models/fer-resnet --dataset fer2013:fer2013.csv --run-dir runs/r2-abd-w9-t3
+(resumed) cnnstudio-train --resume runs/r2-abd-w9-t3 --threads 4
+(resumed) cnnstudio-train --resume runs/r2-abd-w9-t3 --threads 4
