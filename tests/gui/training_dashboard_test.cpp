@@ -272,6 +272,7 @@ private slots:
         QVERIFY(pdf.open(QIODevice::ReadOnly));
         QVERIFY(pdf.read(5) == "%PDF-");
         QCOMPARE(QDir(folder.path()).entryList(QDir::Files).size(), qsizetype(2));
+        QVERIFY_THROWS_EXCEPTION(cnnstudio::Error, dashboard.exportPlots("/nonexistent/folder/p.png"));
 
         dashboard.exportMetricsCsv(folder.filePath("metrics.csv"));
         QFile csv(folder.filePath("metrics.csv"));

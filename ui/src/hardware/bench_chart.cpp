@@ -1,19 +1,12 @@
 #include "cnnstudio/ui/hardware/bench_chart.h"
 
-#include <QApplication>
 #include <QEvent>
-#include <QFileInfo>
-#include <QImage>
-#include <QPageSize>
-#include <QPainter>
 #include <QLabel>
-#include <QPdfWriter>
-#include <QSaveFile>
 #include <QStackedLayout>
 
 #include <qcustomplot.h>
 
-#include "cnnstudio/error.h"
+#include "cnnstudio/ui/common/plot_export.h"
 #include "cnnstudio/ui/common/plot_legend.h"
 
 namespace cnnstudio::ui {
@@ -117,44 +110,10 @@ void BenchChart::changeEvent(QEvent* event) {
 }
 
 void BenchChart::exportCharts(const QList<BenchChart*>& charts, const QString& path, int width, int height) {
-    if (charts.isEmpty()) throw Error("there is no chart to export", path.toStdString());
-    const bool pdf = QFileInfo(path).suffix().compare("pdf", Qt::CaseInsensitive) == 0;
-    for (BenchChart* chart : charts) chart->plot()->replot(QCustomPlot::rpImmediateRefresh);
-    // Through a temporary file renamed over the target: an export never leaves half a file.
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        throw Error("could not write the charts: " + file.errorString().toStdString(), path.toStdString(),
-                    "check that the folder exists and you may write to it");
-    bool written = false;
-    if (pdf) {
-        // Vector output: each chart painted in turn, one above the other, on one page.
-        QPdfWriter writer(&file);
-        writer.setCreator(QApplication::applicationDisplayName());
-        writer.setPageSize(QPageSize(QSizeF(width, height * charts.size()), QPageSize::Point));
-        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-        writer.setResolution(72);
-        QCPPainter painter;
-        if (painter.begin(&writer)) {
-            painter.setMode(QCPPainter::pmVectorized);
-            painter.setMode(QCPPainter::pmNoCaching);
-            for (BenchChart* chart : charts) {
-                chart->plot()->toPainter(&painter, width, height);
-                painter.translate(0, height);
-            }
-            written = painter.end();
-        }
-    } else {
-        QImage image(width, height * int(charts.size()), QImage::Format_ARGB32);
-        image.fill(charts.first()->palette().color(QPalette::Base));
-        {
-            QPainter painter(&image);
-            for (qsizetype i = 0; i < charts.size(); ++i)
-                painter.drawPixmap(0, int(i) * height, charts[i]->plot()->toPixmap(width, height));
-        }
-        written = image.save(&file, "PNG");
-    }
-    if (!written || !file.commit())
-        throw Error("could not write the charts", path.toStdString(), "check that the folder exists and you may write to it");
+    QList<QCustomPlot*> plots;
+    for (BenchChart* chart : charts) plots.append(chart->plot());
+    exportPlots(plots, path, QSize(width, height),
+                charts.isEmpty() ? QColor(Qt::white) : charts.first()->palette().color(QPalette::Base));
 }
 
 }  // namespace cnnstudio::ui

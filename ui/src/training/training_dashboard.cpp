@@ -4,9 +4,7 @@
 #include <climits>
 #include <cmath>
 
-#include <QApplication>
 #include <QCheckBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -15,9 +13,6 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
-#include <QPageSize>
-#include <QPainter>
-#include <QPdfWriter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -26,8 +21,10 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/common/plot_export.h"
 #include "cnnstudio/ui/common/plot_legend.h"
 #include "cnnstudio/ui/training/confusion_matrix_plot.h"
 #include "cnnstudio/ui/training/run_time_estimate.h"
@@ -522,48 +519,12 @@ void TrainingDashboard::changeEvent(QEvent* event) {
 
 void TrainingDashboard::exportPlots(const QString& path) {
     refreshCurves();
-    const bool pdf = QFileInfo(path).suffix().compare("pdf", Qt::CaseInsensitive) == 0;
-    const QList<QCustomPlot*> plots = {lossPlot_, accuracyPlot_};
-    for (QCustomPlot* plot : plots) plot->replot(QCustomPlot::rpImmediateRefresh);
-    bool written = false;
-    if (pdf) {
-        // Vector output: each plot painted in turn, one above the other, on one page.
-        QPdfWriter writer(path);
-        writer.setCreator(QApplication::applicationDisplayName());
-        writer.setPageSize(QPageSize(QSizeF(exportWidth, exportPlotHeight * plots.size()), QPageSize::Point));
-        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-        writer.setResolution(72);
-        QCPPainter painter;
-        if (painter.begin(&writer)) {
-            painter.setMode(QCPPainter::pmVectorized);
-            painter.setMode(QCPPainter::pmNoCaching);
-            for (QCustomPlot* plot : plots) {
-                plot->toPainter(&painter, exportWidth, exportPlotHeight);
-                painter.translate(0, exportPlotHeight);
-            }
-            written = painter.end();
-        }
-    } else {
-        QImage image(exportWidth, exportPlotHeight * int(plots.size()), QImage::Format_ARGB32);
-        image.fill(palette().color(QPalette::Base));
-        {
-            QPainter painter(&image);
-            for (qsizetype i = 0; i < plots.size(); ++i)
-                painter.drawPixmap(0, int(i) * exportPlotHeight, plots[i]->toPixmap(exportWidth, exportPlotHeight));
-        }
-        written = image.save(path, "PNG");
-    }
-    if (!written)
-        throw Error("could not write the plots", path.toStdString(),
-                    "check that the folder exists and you may write to it");
+    cnnstudio::ui::exportPlots({lossPlot_, accuracyPlot_}, path, QSize(exportWidth, exportPlotHeight),
+                               palette().color(QPalette::Base));
 }
 
 void TrainingDashboard::exportMetricsCsv(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) ||
-        file.write((run_ ? run_->epochsCsv() : TrainingRun().epochsCsv()).toUtf8()) < 0)
-        throw Error("could not write the metrics: " + file.errorString().toStdString(), path.toStdString(),
-                    "check that the folder exists and you may write to it");
+    writeFileAtomically(path.toStdString(), (run_ ? run_->epochsCsv() : TrainingRun().epochsCsv()).toStdString());
 }
 
 void TrainingDashboard::chooseExportFile() {
