@@ -566,8 +566,11 @@ int main(int argc, char** argv) {
 
     app::EvaluateCommand evaluateCommand;
     CLI::App* evaluate = app.add_subcommand("evaluate", "accuracy, per-class table and confusion matrix of a model");
-    evaluate->add_option("target", evaluateCommand.target, "RUN_DIR, MODEL_DIR or an installed model's name (`models`)");
-    evaluate->add_option("--model", evaluateCommand.target, "the same as target: a folder or an installed model's name");
+    std::vector<std::filesystem::path> evaluateTargets, evaluateModels;
+    evaluate->add_option("target", evaluateTargets,
+                         "RUN_DIR, MODEL_DIR or an installed model's name (`models`); several: their ensemble "
+                         "(each image's probabilities averaged over the models)");
+    evaluate->add_option("--model", evaluateModels, "the same as target: a folder or an installed model's name; repeatable");
     evaluate->add_option("--tta", evaluateCommand.tta,
                          "test-time augmentation: none | flip (2 views) | tencrop (corners and centre of the image "
                          "padded by 4, and their mirrors)")
@@ -650,7 +653,9 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (*evaluate) {
-            if (evaluateCommand.target.empty())
+            evaluateCommand.targets = evaluateTargets;
+            evaluateCommand.targets.insert(evaluateCommand.targets.end(), evaluateModels.begin(), evaluateModels.end());
+            if (evaluateCommand.targets.empty())
                 throw Error("no model given", "evaluate", "give RUN_DIR, MODEL_DIR or --model NAME (`models` lists them)");
             if (!evaluateDataset.empty()) {
                 datasets::parseDatasetSpec(evaluateDataset);

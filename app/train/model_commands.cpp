@@ -68,8 +68,29 @@ std::unique_ptr<Backend> makeBackend(const std::string& name, int threads) {
 
 }  // namespace
 
+namespace {
+
+// An ensemble's models must read the same images the same way and name the same classes.
+void requireEnsembleAgrees(const std::vector<LocatedModel>& models) {
+    const ModelInfo& first = models.front().model.info;
+    for (std::size_t m = 1; m < models.size(); ++m) {
+        const ModelInfo& info = models[m].model.info;
+        const std::string where = models[m].folder.string();
+        const std::string hint = "ensemble models trained on one data set (" + models.front().folder.string() + "'s)";
+        if (info.classNames != first.classNames) throw Error("its classes differ from the first model's", where, hint);
+        if (info.normalization.mean != first.normalization.mean || info.normalization.stddev != first.normalization.stddev)
+            throw Error("its input normalisation differs from the first model's", where, hint);
+    }
+}
+
+}  // namespace
+
 void runEvaluate(const EvaluateCommand& command, std::FILE* out) {
-    const LocatedModel located = locateModel(command.target);
+    std::vector<LocatedModel> models;
+    for (const std::filesystem::path& target : command.targets) models.push_back(locateModel(target));
+    if (models.empty()) throw Error("no model given", "evaluate", "give RUN_DIR, MODEL_DIR or --model NAME");
+    requireEnsembleAgrees(models);
+    const LocatedModel& located = models.front();
     const std::string dataset = command.dataset.value_or(located.dataset);
     if (dataset.empty())
         throw Error("the model does not say which data set it was trained on", located.folder.string(),
@@ -82,25 +103,39 @@ void runEvaluate(const EvaluateCommand& command, std::FILE* out) {
     if (split.empty())
         throw Error("the " + command.split + " split of the data set is empty", dataset,
                     "evaluate another split with --split");
-    const SpecAdaptation fit = adaptSpecToDataset(located.model.spec, split.channels, split.height, split.width,
-                                                  int(splits.classNames.size()));
-    if (!fit.changes.empty())
-        throw Error("the data set does not fit the model (" + fit.changes.front() + ")", dataset,
-                    "evaluate on data like the model's training data");
+    for (const LocatedModel& model : models) {
+        const SpecAdaptation fit = adaptSpecToDataset(model.model.spec, split.channels, split.height, split.width,
+                                                      int(splits.classNames.size()));
+        if (!fit.changes.empty())
+            throw Error("the data set does not fit the model (" + fit.changes.front() + ")", dataset,
+                        "evaluate on data like the model's training data (" + model.folder.string() + ")");
+        if (model.seed != located.seed)
+            std::fprintf(out, "note: %s was trained with seed %llu, %s with %llu: where the validation split is "
+                              "drawn from the training data, each held out other images\n",
+                         model.folder.c_str(), static_cast<unsigned long long>(model.seed), located.folder.c_str(),
+                         static_cast<unsigned long long>(located.seed));
+    }
     if (splits.classNames != located.model.info.classNames)
         std::fprintf(out, "note: the data set's class names differ from the model's; the model's are shown\n");
 
     std::unique_ptr<Backend> backend = makeBackend(command.backend, command.threads);
-    std::unique_ptr<Network> network = buildModel(located, *backend, command.batch);
+    std::vector<std::unique_ptr<Network>> networks;
+    std::vector<Network*> ensemble;
+    for (const LocatedModel& model : models) {
+        networks.push_back(buildModel(model, *backend, command.batch));
+        ensemble.push_back(networks.back().get());
+    }
     LoaderBatchSource source(split, evaluationLoaderOptions(command.batch, toDatasetNormalization(
                                                                                located.model.info.normalization,
                                                                                split.channels)));
-    const EvaluationResult result = evaluate(*network, source, nullptr,
+    const EvaluationResult result = evaluate(ensemble, source, nullptr,
                                              testTimeAugmentationFor(command.tta, located.model.info.normalization,
                                                                      split.channels));
+    std::string how;
+    if (models.size() > 1) how += ", ensemble of " + std::to_string(models.size()) + " models";
+    if (command.tta != "none") how += ", test-time augmentation " + command.tta;
     std::fprintf(out, "accuracy %.2f%% on %lld %s images (loss %.4f)%s\n\n", 100.0 * result.accuracy(),
-                 static_cast<long long>(result.confusion.total()), command.split.c_str(), result.loss,
-                 command.tta == "none" ? "" : (", test-time augmentation " + command.tta).c_str());
+                 static_cast<long long>(result.confusion.total()), command.split.c_str(), result.loss, how.c_str());
     std::fputs(result.confusion.formatTable(located.model.info.classNames).c_str(), out);
 }
 

@@ -32,8 +32,10 @@ LocatedModel locateModel(const std::filesystem::path& target);
 std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backend, int batch);
 
 struct EvaluateCommand {
-    std::filesystem::path target;        // a model folder, a run folder holding model/, or a model's name
-    std::optional<std::string> dataset;  // default: the data set the model was trained on
+    // Model folders, run folders holding model/, or models' names; several: their ensemble, each
+    // image's probabilities averaged over them (they must share classes and input normalisation).
+    std::vector<std::filesystem::path> targets;
+    std::optional<std::string> dataset;  // default: the data set the first model was trained on
     std::string split = "test";          // "test" | "validation" | "train"
     std::string backend = "cpu";
     int batch = 256;

@@ -127,6 +127,22 @@ TEST(Recipes, ResolvedIntoConfigAndTheModelShipsByName) {
         ASSERT_EQ(augmented.exitCode, 0) << augmented.err;
         EXPECT_NE(augmented.out.find(std::string("test-time augmentation ") + tta), std::string::npos) << augmented.out;
     }
+    // An ensemble: the installed bf16 model beside the run's fp32 one; a model naming other
+    // classes is refused, named.
+    const ProcessResult ensemble = run({"evaluate", "tiny-fer", runDir.string(), "--split", "validation", "--threads", "2"});
+    ASSERT_EQ(ensemble.exitCode, 0) << ensemble.err;
+    EXPECT_NE(ensemble.out.find("on 14 validation images"), std::string::npos) << ensemble.out;
+    EXPECT_NE(ensemble.out.find("ensemble of 2 models"), std::string::npos) << ensemble.out;
+    const auto renamed = work / "renamed";
+    std::filesystem::copy(models / "tiny-fer", renamed);
+    nlohmann::json info = readJson(renamed / "model.json");
+    info["classes"][0] = "Furious";
+    std::ofstream(renamed / "model.json") << info.dump();
+    const ProcessResult mixed = run({"evaluate", "tiny-fer", "--model", renamed.string(), "--split", "validation"});
+    EXPECT_EQ(mixed.exitCode, 1);
+    EXPECT_NE(mixed.err.find(renamed.string()), std::string::npos) << mixed.err;
+    EXPECT_NE(mixed.err.find("its classes differ from the first model's"), std::string::npos) << mixed.err;
+
     const ProcessResult unknown = run({"evaluate", "--model", "no-such-model"});
     EXPECT_EQ(unknown.exitCode, 1);
     EXPECT_NE(unknown.err.find("is neither a folder nor the name of an installed model"), std::string::npos)

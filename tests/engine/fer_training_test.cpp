@@ -16,11 +16,13 @@
 #include "cnnstudio/network.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/trainer.h"
+#include "engine/expect_error.h"
 #include "synthetic_batches.h"
 
 namespace cnnstudio {
 namespace {
 
+using testing::expectError;
 using testing::InMemoryBatchSource;
 using testing::SyntheticImages;
 
@@ -143,39 +145,85 @@ TEST(TestTimeAugmentation, FlipOfMirrorSymmetricImagesEqualsPlainEvaluation) {
     EXPECT_NEAR(flipped.loss, plain.loss, 1e-5);
 }
 
-// Tencrop predicts the class of the mean of the ten views' softmax probabilities, computed here
-// view by view with plain forward passes.
+// What evaluation should give when each image's probabilities are averaged over `networks` and
+// the views of `tta`, computed image by image, view by view, with plain forward passes.
+EvaluationResult expectedAveragedEvaluation(const std::vector<Network*>& networks, const SyntheticImages& data,
+                                            const TestTimeAugmentation& tta) {
+    const int classes = 3, predictions = tta.views() * int(networks.size());
+    const TensorShape shape{1, 1, 8, 8};
+    EvaluationResult expected;
+    expected.confusion = ConfusionMatrix(classes);
+    double lossSum = 0;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        const std::vector<float> image(data.images.begin() + std::ptrdiff_t(i * 64),
+                                       data.images.begin() + std::ptrdiff_t(i * 64 + 64));
+        std::vector<double> mean(classes, 0.0);
+        for (int view = 0; view < tta.views(); ++view)
+            for (Network* network : networks) {
+                std::vector<float> input(std::size_t(network->batch()) * 64, 0.0f), viewed(64);
+                makeTestTimeView(tta, view, image, 1, shape, viewed);
+                std::copy(viewed.begin(), viewed.end(), input.begin());
+                network->input().fromHost(input);
+                network->forward(Phase::Inference);
+                const std::vector<float> logits = network->logits().toHost();
+                double sum = 0;
+                for (int c = 0; c < classes; ++c) sum += std::exp(double(logits[std::size_t(c)]));
+                for (int c = 0; c < classes; ++c)
+                    mean[std::size_t(c)] += std::exp(double(logits[std::size_t(c)])) / sum / predictions;
+            }
+        const int label = data.labels[i];
+        expected.confusion.add(label, int(std::max_element(mean.begin(), mean.end()) - mean.begin()));
+        lossSum -= std::log(mean[std::size_t(label)]);
+    }
+    expected.loss = lossSum / double(data.size());
+    return expected;
+}
+
+// Tencrop predicts the class of the mean of the ten views' softmax probabilities.
 TEST(TestTimeAugmentation, TencropAveragesTheProbabilitiesOfTenViews) {
     EvaluationFixture f;
     const TestTimeAugmentation tta = ttaOf("tencrop", 2, {-1.0f});
     InMemoryBatchSource source(f.data, 8, false, kSeed);
     const EvaluationResult result = evaluate(f.network, source, nullptr, tta);
+    const EvaluationResult expected = expectedAveragedEvaluation({&f.network}, f.data, tta);
+    EXPECT_EQ(result.confusion.toJson(), expected.confusion.toJson());
+    EXPECT_NEAR(result.loss, expected.loss, 1e-5);
+}
 
-    const int classes = 3;
-    const TensorShape shape{1, 1, 8, 8};
-    ConfusionMatrix expected(classes);
-    double lossSum = 0;
-    for (std::size_t i = 0; i < f.data.size(); ++i) {
-        const std::vector<float> image(f.data.images.begin() + std::ptrdiff_t(i * 64),
-                                       f.data.images.begin() + std::ptrdiff_t(i * 64 + 64));
-        std::vector<double> mean(classes, 0.0);
-        for (int view = 0; view < 10; ++view) {
-            std::vector<float> input(8 * 64, 0.0f), viewed(64);
-            makeTestTimeView(tta, view, image, 1, shape, viewed);
-            std::copy(viewed.begin(), viewed.end(), input.begin());
-            f.network.input().fromHost(input);
-            f.network.forward(Phase::Inference);
-            const std::vector<float> logits = f.network.logits().toHost();
-            double sum = 0;
-            for (int c = 0; c < classes; ++c) sum += std::exp(double(logits[std::size_t(c)]));
-            for (int c = 0; c < classes; ++c) mean[std::size_t(c)] += std::exp(double(logits[std::size_t(c)])) / sum / 10;
-        }
-        const int label = f.data.labels[i];
-        expected.add(label, int(std::max_element(mean.begin(), mean.end()) - mean.begin()));
-        lossSum -= std::log(mean[std::size_t(label)]);
+// An ensemble predicts the class of the mean of its networks' probabilities, over the views of
+// its test-time augmentation too.
+TEST(EnsembleEvaluation, AveragesTheProbabilitiesOfItsNetworksAndViews) {
+    EvaluationFixture f;
+    Network other{testing::tinyNetworkSpec(), *f.backend, 8, kSeed + 1};
+    for (const std::string& kind : {"none", "flip"}) {
+        InMemoryBatchSource source(f.data, 8, false, kSeed);
+        const EvaluationResult result = evaluate({&f.network, &other}, source, nullptr, ttaOf(kind));
+        const EvaluationResult expected = expectedAveragedEvaluation({&f.network, &other}, f.data, ttaOf(kind));
+        EXPECT_EQ(result.confusion.toJson(), expected.confusion.toJson()) << kind;
+        EXPECT_NEAR(result.loss, expected.loss, 1e-5) << kind;
     }
-    EXPECT_EQ(result.confusion.toJson(), expected.toJson());
-    EXPECT_NEAR(result.loss, lossSum / double(f.data.size()), 1e-5);
+}
+
+// The host's averaging of an ensemble agrees with the backend's metrics of one network.
+TEST(EnsembleEvaluation, OfOneNetworkTwiceIsThatNetworkAlone) {
+    EvaluationFixture f;
+    InMemoryBatchSource alone(f.data, 8, false, kSeed), twice(f.data, 8, false, kSeed);
+    const EvaluationResult plain = evaluate(f.network, alone);
+    const EvaluationResult doubled = evaluate({&f.network, &f.network}, twice);
+    EXPECT_EQ(doubled.confusion.toJson(), plain.confusion.toJson());
+    EXPECT_NEAR(doubled.loss, plain.loss, 1e-5);
+}
+
+TEST(EnsembleEvaluation, NetworksOfAnotherShapeAreRefusedNamingWhich) {
+    EvaluationFixture f;
+    NetworkSpec fourClasses = testing::tinyNetworkSpec();
+    fourClasses.nodes.back().params["units"] = 4;
+    Network other{fourClasses, *f.backend, 8, kSeed};
+    Network wider{testing::tinyNetworkSpec(), *f.backend, 16, kSeed};
+    InMemoryBatchSource source(f.data, 8, false, kSeed);
+    expectError([&] { evaluate({&f.network, &other}, source); }, "network 2 of the ensemble", {"4 classes"});
+    expectError([&] { evaluate({&f.network, &f.network, &wider}, source); }, "network 3 of the ensemble", {"batch"});
+    expectError([&] { evaluate(std::vector<Network*>{}, source); }, "evaluation", {"no network"});
 }
 
 }  // namespace

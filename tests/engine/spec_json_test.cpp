@@ -11,12 +11,14 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
+#include "engine/expect_error.h"
 #include "engine/spec_builders.h"
 
 namespace cnnstudio {
 namespace {
 
 using nlohmann::json;
+using testing::expectError;
 using spec_testing::input;
 using spec_testing::network;
 using spec_testing::node;
@@ -52,20 +54,6 @@ std::string readText(const fs::path& file) {
     std::stringstream buffer;
     buffer << stream.rdbuf();
     return buffer.str();
-}
-
-// Runs `action`, expecting an Error whose where() and what() contain the given pieces.
-template <typename Action>
-void expectError(Action action, const std::string& whereHas, const std::vector<std::string>& whatHas) {
-    try {
-        action();
-        FAIL() << "expected an Error";
-    } catch (const Error& error) {
-        EXPECT_NE(error.where().find(whereHas), std::string::npos) << "where: " << error.where();
-        for (const auto& piece : whatHas)
-            EXPECT_NE(std::string(error.what()).find(piece), std::string::npos)
-                << "'" << piece << "' missing from: " << error.what();
-    }
 }
 
 NetworkSpec smallNetwork() {

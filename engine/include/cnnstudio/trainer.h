@@ -142,6 +142,11 @@ void makeTestTimeView(const TestTimeAugmentation& tta, int view, std::span<const
 // time augmentation the loss is the mean of -log(averaged probability of the true class).
 EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator = nullptr,
                           const TestTimeAugmentation& tta = {});
+// The same for an ensemble: each image's probabilities averaged over the networks (and the views
+// of `tta`). The networks must share their batch size, input shape and class count (Error says
+// which differs); the source's images are normalised once, for all of them.
+EvaluationResult evaluate(const std::vector<Network*>& ensemble, BatchSource& source,
+                          Communicator* communicator = nullptr, const TestTimeAugmentation& tta = {});
 
 struct TrainingResult {
     std::string reason;            // "completed" | "early_stopped" | "stopped"

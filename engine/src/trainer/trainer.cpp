@@ -265,20 +265,60 @@ void makeTestTimeView(const TestTimeAugmentation& tta, int view, std::span<const
                     shape.height, shape.width, offsets[window][0], offsets[window][1], mirror, tta.fill);
 }
 
+namespace {
+
+void requireOneKindOfNetwork(const std::vector<Network*>& ensemble) {
+    if (ensemble.empty()) throw Error("no network to evaluate", "evaluation");
+    const Network& first = *ensemble.front();
+    for (std::size_t m = 1; m < ensemble.size(); ++m) {
+        const Network& member = *ensemble[m];
+        const std::string which = "network " + std::to_string(m + 1) + " of the ensemble";
+        const TensorShape in = member.inputShape(), firstIn = first.inputShape();
+        if (in.channels != firstIn.channels || in.height != firstIn.height || in.width != firstIn.width)
+            throw Error("its input differs from the first network's", which, "ensemble networks of one data set");
+        if (member.classes() != first.classes())
+            throw Error(std::to_string(member.classes()) + " classes, the first network " +
+                            std::to_string(first.classes()), which, "ensemble networks of one data set");
+        if (member.batch() != first.batch())
+            throw Error("its batch differs from the first network's", which, "build every network at one batch size");
+    }
+}
+
+// Adds each image's softmax probabilities (rows of `classes` logits) to `sums`.
+void addProbabilities(const std::vector<float>& logits, int count, int classes, std::vector<double>& sums) {
+    for (int i = 0; i < count; ++i) {
+        const float* row = logits.data() + std::size_t(i) * classes;
+        const float largest = row[argmax(row, classes)];
+        double total = 0;
+        for (int c = 0; c < classes; ++c) total += std::exp(double(row[c]) - largest);
+        for (int c = 0; c < classes; ++c) sums[std::size_t(i) * classes + c] += std::exp(double(row[c]) - largest) / total;
+    }
+}
+
+}  // namespace
+
 EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* communicator,
                           const TestTimeAugmentation& tta) {
+    return evaluate(std::vector<Network*>{&network}, source, communicator, tta);
+}
+
+EvaluationResult evaluate(const std::vector<Network*>& ensemble, BatchSource& source, Communicator* communicator,
+                          const TestTimeAugmentation& tta) {
+    requireOneKindOfNetwork(ensemble);
+    Network& network = *ensemble.front();
     const int capacity = network.batch();
     const int classes = network.classes();
     const TensorShape shape = network.inputShape();
     const std::int64_t valuesPerImage = shape.countPerImage();
-    const int views = tta.views();
+    // Probability tables averaged per image: one per network and view.
+    const int predictions = tta.views() * int(ensemble.size());
     EvaluationResult result;
     result.confusion = ConfusionMatrix(classes);
     std::vector<float> padded(std::size_t(capacity * valuesPerImage));
     std::vector<double> probabilitySums;
     double lossSum = 0;
-    // Single-view evaluation adds each batch's predictions and losses on the backend and reads
-    // them once at the end; test-time augmentation averages probabilities over views on the host.
+    // A single prediction per image adds each batch's predictions and losses on the backend and
+    // reads them once at the end; several are averaged on the host.
     const MetricsGeometry metrics = network.metricsGeometry(capacity);
     BackendBuffer<double> deviceSums(network.backend(), metrics.sumCount());
     std::vector<double> hostSums(metrics.sumCount(), 0.0);
@@ -289,7 +329,7 @@ EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* c
     for (std::int64_t index = 0; source.next(batch); ++index) {
         if (batch.count == 0 && communicator) continue;  // this rank's share of a last, small batch
         checkBatch(batch, capacity, valuesPerImage, classes, "evaluation batch " + std::to_string(index));
-        if (views == 1) {
+        if (predictions == 1) {
             std::copy(batch.images.begin(), batch.images.end(), padded.begin());
             std::fill(padded.begin() + std::ptrdiff_t(batch.images.size()), padded.end(), 0.0f);
             network.input().fromHost(padded);
@@ -301,29 +341,23 @@ EvaluationResult evaluate(Network& network, BatchSource& source, Communicator* c
         }
         probabilitySums.assign(std::size_t(batch.count) * classes, 0.0);
         std::fill(padded.begin(), padded.end(), 0.0f);
-        for (int view = 0; view < views; ++view) {
+        for (int view = 0; view < tta.views(); ++view) {
             makeTestTimeView(tta, view, batch.images, batch.count, shape, padded);
-            network.input().fromHost(padded);
-            network.forward(Phase::Inference);
-            const std::vector<float> logits = network.logits().toHost();
-            for (int i = 0; i < batch.count; ++i) {
-                const float* row = logits.data() + std::size_t(i) * classes;
-                const float largest = row[argmax(row, classes)];
-                double sum = 0;
-                for (int c = 0; c < classes; ++c) sum += std::exp(double(row[c]) - largest);
-                for (int c = 0; c < classes; ++c)
-                    probabilitySums[std::size_t(i) * classes + c] += std::exp(double(row[c]) - largest) / sum;
+            for (Network* member : ensemble) {
+                member->input().fromHost(padded);
+                member->forward(Phase::Inference);
+                addProbabilities(member->logits().toHost(), batch.count, classes, probabilitySums);
             }
         }
         for (int i = 0; i < batch.count; ++i) {
             const double* sums = probabilitySums.data() + std::size_t(i) * classes;
             const int predicted = int(std::max_element(sums, sums + classes) - sums);
             const int label = batch.labels[std::size_t(i)];
-            lossSum -= std::log(std::max(sums[label] / views, 1e-300));
+            lossSum -= std::log(std::max(sums[label] / predictions, 1e-300));
             result.confusion.add(label, predicted);
         }
     }
-    if (views == 1) {
+    if (predictions == 1) {
         network.backend().download(hostSums.data(), deviceSums.data(), deviceSums.bytes());
         for (int t = 0; t < classes; ++t)
             for (int p = 0; p < classes; ++p)
