@@ -66,10 +66,6 @@ std::unique_ptr<Backend> makeBackend(const std::string& name, int threads) {
     return createBackend(name, options);
 }
 
-}  // namespace
-
-namespace {
-
 // An ensemble's models must read the same images the same way and name the same classes.
 void requireEnsembleAgrees(const std::vector<LocatedModel>& models) {
     const ModelInfo& first = models.front().model.info;
@@ -80,6 +76,24 @@ void requireEnsembleAgrees(const std::vector<LocatedModel>& models) {
         if (info.classNames != first.classNames) throw Error("its classes differ from the first model's", where, hint);
         if (info.normalization.mean != first.normalization.mean || info.normalization.stddev != first.normalization.stddev)
             throw Error("its input normalisation differs from the first model's", where, hint);
+    }
+}
+
+// Each model takes the split's images and classes as they are; a model trained with another seed
+// may have held out other validation images, which is said.
+void requireModelsFit(const std::vector<LocatedModel>& models, const datasets::Dataset& split, int classes,
+                      const std::string& dataset, std::FILE* out) {
+    const LocatedModel& first = models.front();
+    for (const LocatedModel& model : models) {
+        const SpecAdaptation fit = adaptSpecToDataset(model.model.spec, split.channels, split.height, split.width, classes);
+        if (!fit.changes.empty())
+            throw Error("the data set does not fit the model (" + fit.changes.front() + ")", dataset,
+                        "evaluate on data like the model's training data (" + model.folder.string() + ")");
+        if (model.seed != first.seed)
+            std::fprintf(out, "note: %s was trained with seed %llu, %s with %llu: where the validation split is "
+                              "drawn from the training data, each held out other images\n",
+                         model.folder.c_str(), static_cast<unsigned long long>(model.seed), first.folder.c_str(),
+                         static_cast<unsigned long long>(first.seed));
     }
 }
 
@@ -103,18 +117,7 @@ void runEvaluate(const EvaluateCommand& command, std::FILE* out) {
     if (split.empty())
         throw Error("the " + command.split + " split of the data set is empty", dataset,
                     "evaluate another split with --split");
-    for (const LocatedModel& model : models) {
-        const SpecAdaptation fit = adaptSpecToDataset(model.model.spec, split.channels, split.height, split.width,
-                                                      int(splits.classNames.size()));
-        if (!fit.changes.empty())
-            throw Error("the data set does not fit the model (" + fit.changes.front() + ")", dataset,
-                        "evaluate on data like the model's training data (" + model.folder.string() + ")");
-        if (model.seed != located.seed)
-            std::fprintf(out, "note: %s was trained with seed %llu, %s with %llu: where the validation split is "
-                              "drawn from the training data, each held out other images\n",
-                         model.folder.c_str(), static_cast<unsigned long long>(model.seed), located.folder.c_str(),
-                         static_cast<unsigned long long>(located.seed));
-    }
+    requireModelsFit(models, split, int(splits.classNames.size()), dataset, out);
     if (splits.classNames != located.model.info.classNames)
         std::fprintf(out, "note: the data set's class names differ from the model's; the model's are shown\n");
 
