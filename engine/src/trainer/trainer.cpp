@@ -267,6 +267,8 @@ void makeTestTimeView(const TestTimeAugmentation& tta, int view, std::span<const
 
 namespace {
 
+// The ensemble reads one batch of images at a time: every network at one batch size, with one
+// input shape and class count.
 void requireOneKindOfNetwork(const std::vector<Network*>& ensemble) {
     if (ensemble.empty()) throw Error("no network to evaluate", "evaluation");
     const Network& first = *ensemble.front();
