@@ -312,8 +312,9 @@ EvaluationResult evaluate(const std::vector<Network*>& ensemble, BatchSource& so
     const int classes = network.classes();
     const TensorShape shape = network.inputShape();
     const std::int64_t valuesPerImage = shape.countPerImage();
+    const int views = tta.views();
     // Probability tables averaged per image: one per network and view.
-    const int predictions = tta.views() * int(ensemble.size());
+    const int predictions = views * int(ensemble.size());
     EvaluationResult result;
     result.confusion = ConfusionMatrix(classes);
     std::vector<float> padded(std::size_t(capacity * valuesPerImage));
@@ -343,7 +344,7 @@ EvaluationResult evaluate(const std::vector<Network*>& ensemble, BatchSource& so
         }
         probabilitySums.assign(std::size_t(batch.count) * classes, 0.0);
         std::fill(padded.begin(), padded.end(), 0.0f);
-        for (int view = 0; view < tta.views(); ++view) {
+        for (int view = 0; view < views; ++view) {
             makeTestTimeView(tta, view, batch.images, batch.count, shape, padded);
             for (Network* member : ensemble) {
                 member->input().fromHost(padded);

@@ -32,9 +32,9 @@ bool paintPdf(const QList<QCustomPlot*>& plots, QIODevice& file, QSize plotSize)
     return painter.end();
 }
 
-bool paintPng(const QList<QCustomPlot*>& plots, QIODevice& file, QSize plotSize, const QColor& background) {
+bool paintPng(const QList<QCustomPlot*>& plots, QIODevice& file, QSize plotSize) {
     QImage image(plotSize.width(), plotSize.height() * int(plots.size()), QImage::Format_ARGB32);
-    image.fill(background);
+    image.fill(plots.first()->palette().color(QPalette::Base));
     {
         QPainter painter(&image);
         for (qsizetype i = 0; i < plots.size(); ++i)
@@ -45,7 +45,7 @@ bool paintPng(const QList<QCustomPlot*>& plots, QIODevice& file, QSize plotSize,
 
 }  // namespace
 
-void exportPlots(const QList<QCustomPlot*>& plots, const QString& path, QSize plotSize, const QColor& background) {
+void exportPlots(const QList<QCustomPlot*>& plots, const QString& path, QSize plotSize) {
     const std::string where = path.toStdString();
     if (plots.isEmpty()) throw Error("there is no chart to export", where);
     for (QCustomPlot* plot : plots) plot->replot(QCustomPlot::rpImmediateRefresh);
@@ -54,7 +54,7 @@ void exportPlots(const QList<QCustomPlot*>& plots, const QString& path, QSize pl
         throw Error("could not write the charts: " + file.errorString().toStdString(), where,
                     "check that the folder exists and you may write to it");
     const bool pdf = QFileInfo(path).suffix().compare("pdf", Qt::CaseInsensitive) == 0;
-    const bool painted = pdf ? paintPdf(plots, file, plotSize) : paintPng(plots, file, plotSize, background);
+    const bool painted = pdf ? paintPdf(plots, file, plotSize) : paintPng(plots, file, plotSize);
     if (!painted || !file.commit())
         throw Error("could not write the charts", where, "check that the folder exists and you may write to it");
 }

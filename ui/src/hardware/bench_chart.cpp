@@ -112,8 +112,7 @@ void BenchChart::changeEvent(QEvent* event) {
 void BenchChart::exportCharts(const QList<BenchChart*>& charts, const QString& path, int width, int height) {
     QList<QCustomPlot*> plots;
     for (BenchChart* chart : charts) plots.append(chart->plot());
-    exportPlots(plots, path, QSize(width, height),
-                charts.isEmpty() ? QColor(Qt::white) : charts.first()->palette().color(QPalette::Base));
+    exportPlots(plots, path, QSize(width, height));
 }
 
 }  // namespace cnnstudio::ui

@@ -519,8 +519,7 @@ void TrainingDashboard::changeEvent(QEvent* event) {
 
 void TrainingDashboard::exportPlots(const QString& path) {
     refreshCurves();
-    cnnstudio::ui::exportPlots({lossPlot_, accuracyPlot_}, path, QSize(exportWidth, exportPlotHeight),
-                               palette().color(QPalette::Base));
+    cnnstudio::ui::exportPlots({lossPlot_, accuracyPlot_}, path, QSize(exportWidth, exportPlotHeight));
 }
 
 void TrainingDashboard::exportMetricsCsv(const QString& path) {
