@@ -1,5 +1,6 @@
-// The tiled SGEMM core shared by convolution (forward, backward data, backward filter) and
-// dense layers: C (M x N) = A (M x K) * B (K x N), fp32 FFMA, never materialising A or B.
+// The tiled GEMM core shared by convolution (forward, backward data, backward filter) and
+// dense layers: C (M x N) = A (M x K) * B (K x N) in fp32, on tensor cores, never
+// materialising A or B.
 //
 // A "problem" says where the operands live. It supplies
 //   Params                          the kernel's parameter block
@@ -15,13 +16,21 @@
 // k tile into shared memory (zeros outside the matrix or the block's k range) and advances to
 // the tile after; each problem picks the thread-to-element mapping that coalesces its reads.
 //
+// Arithmetic: fp32 accuracy from TF32 tensor cores ("3xTF32"). TF32 keeps 10 of fp32's 23
+// mantissa bits, so each operand x is split into big(x) = tf32(x) and small(x) = tf32(x - big(x)),
+// and a * b is accumulated as small(a) big(b) + big(a) small(b) + big(a) big(b): the dropped
+// small(a) small(b) and the truncation of the small parts are about 2^-20 of the product, the
+// order of fp32's own rounding over a long sum, and three tensor-core products still outrun
+// one FFMA per product.
+//
 // Blocking: block tile TileM x 128 x 8 with TileM = 64 (128 threads) or 128 (256 threads);
-// each warp computes a 64 x 32 warp tile, each lane an 8 x 8 micro-tile made of 4x4 quarters
-// (rows r..r+3 and r+32..r+35, columns c..c+3 and c+16..c+19) so that its shared-memory
-// fragments are two float4 reads per operand per k, and the 8 row groups of a warp read one
-// contiguous 128-byte line (no bank conflicts). Global memory reaches shared memory through a
-// three-stage cp.async pipeline: two tiles are in flight while one is multiplied, with one
-// barrier per tile.
+// each warp computes a 64 x 32 warp tile as 4 x 4 pieces of 16 x 8, one m16n8k8 MMA each per
+// k tile (three with the split). A lane's fragments are the rows (or columns) lane / 4 and
+// lane / 4 + 8 at k = lane % 4 and lane % 4 + 4; rows of the shared tiles are padded so that
+// their stride is 8 banks modulo 32, and a warp's 4 k x 8 fragment reads hit 32 distinct banks.
+// Global memory reaches shared memory through a four-stage cp.async pipeline: three tiles are
+// in flight while one is multiplied, with one barrier per tile (three stages ran 0.7% slower
+// and five 1% slower on an H200, docs/logs/2026-12-02-tensor-cores).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,10 +44,10 @@ constexpr int kTileN = 128;
 constexpr int kWarpTileM = 64;
 constexpr int kWarpTileN = 32;
 constexpr int kWarpsN = kTileN / kWarpTileN;  // 4
-// Rows of the shared tiles are padded by one float4: the transposed scalar stores of the A
-// loaders then hit 32 distinct banks, and rows stay 16-byte aligned for the float4 reads.
-constexpr int kPad = 4;
-constexpr int kStages = 3;
+// Rows of the shared tiles are padded by 8 floats: a stride of 8 banks (mod 32) for the fragment
+// reads above, and rows stay 16-byte aligned.
+constexpr int kPad = 8;
+constexpr int kStages = 4;
 
 template <int WarpsM>
 struct TileConfig {
@@ -53,6 +62,45 @@ struct SharedStage {
     float a[kTileK][TileM + kPad];   // A tile stored k-major: a[k][m]
     float b[kTileK][kTileN + kPad];  // b[k][n]
 };
+
+constexpr int kPiecesM = kWarpTileM / 16;  // m16n8k8 pieces of a warp tile
+constexpr int kPiecesN = kWarpTileN / 8;
+
+// An fp32 value as the sum of two TF32 values (their low 13 bits zero), for 3xTF32.
+struct SplitTf32 {
+    unsigned big, small;
+};
+
+// The tensor cores read a TF32 operand from the top 19 bits of a 32-bit register. big(x) is x
+// truncated to them and small(x) = x - big(x), exact in fp32, truncated the same way: bit
+// masks and one subtraction, where rounding conversions (cvt.rna) run at a quarter of the rate.
+__device__ __forceinline__ SplitTf32 splitTf32(float x) {
+    constexpr unsigned kTf32Bits = 0xffffe000u;
+    const unsigned big = __float_as_uint(x) & kTf32Bits;
+    return {big, __float_as_uint(x - __uint_as_float(big)) & kTf32Bits};
+}
+
+// c (16 x 8, fp32) += a (16 x 8) * b (8 x 8), TF32 inputs: one tensor-core MMA.
+__device__ __forceinline__ void mmaTf32(const unsigned (&a)[4], const unsigned (&b)[2], float (&c)[4]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// c += a * b to fp32 accuracy: the small products first, so that they are not lost against
+// the big one.
+__device__ __forceinline__ void multiplyAccumulate3xTf32(const SplitTf32 (&a)[4], const SplitTf32 (&b)[2],
+                                                         float (&c)[4]) {
+    const unsigned aBig[4] = {a[0].big, a[1].big, a[2].big, a[3].big};
+    const unsigned aSmall[4] = {a[0].small, a[1].small, a[2].small, a[3].small};
+    const unsigned bBig[2] = {b[0].big, b[1].big};
+    const unsigned bSmall[2] = {b[0].small, b[1].small};
+    mmaTf32(aSmall, bBig, c);
+    mmaTf32(aBig, bSmall, c);
+    mmaTf32(aBig, bBig, c);
+}
 
 template <class Problem, int WarpsM>
 __global__ void __launch_bounds__(TileConfig<WarpsM>::kThreads, TileConfig<WarpsM>::kMinBlocksPerSm)
@@ -74,14 +122,18 @@ gemmKernel(const typename Problem::Params params) {
     BLoader bLoader(params, block, thread);
 
     const int warp = thread / 32, lane = thread % 32;
-    const int rowBase = (warp / kWarpsN) * kWarpTileM + (lane / 4) * 4;  // rows +0..3, +32..35
-    const int colBase = (warp % kWarpsN) * kWarpTileN + (lane % 4) * 4;  // cols +0..3, +16..19
+    const int rowBase = (warp / kWarpsN) * kWarpTileM + lane / 4;  // + 16 piece + {0, 8}
+    const int colBase = (warp % kWarpsN) * kWarpTileN + lane / 4;  // + 8 piece
+    const int fragmentK = lane % 4;                                // + {0, 4}
 
-    float acc[8][8];
+    // acc[i][j]: the 16 x 8 piece at warp rows 16 i, columns 8 j, in the MMA's C layout.
+    float acc[kPiecesM][kPiecesN][4];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < kPiecesM; ++i)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+        for (int j = 0; j < kPiecesN; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
     // The same for every thread of the block, so the barriers below are uniform.
     const int tiles = block.kEnd > block.kBegin ? (block.kEnd - block.kBegin + kTileK - 1) / kTileK : 0;
@@ -107,32 +159,42 @@ gemmKernel(const typename Problem::Params params) {
         }
         commitAsyncCopies();
         const SharedStage<kTileM>& stage = stages[t % kStages];
+        SplitTf32 b[kPiecesN][2];
 #pragma unroll
-        for (int k = 0; k < kTileK; ++k) {
-            const float4 a0 = *reinterpret_cast<const float4*>(&stage.a[k][rowBase]);
-            const float4 a1 = *reinterpret_cast<const float4*>(&stage.a[k][rowBase + 32]);
-            const float4 b0 = *reinterpret_cast<const float4*>(&stage.b[k][colBase]);
-            const float4 b1 = *reinterpret_cast<const float4*>(&stage.b[k][colBase + 16]);
-            const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+        for (int j = 0; j < kPiecesN; ++j) {
+            b[j][0] = splitTf32(stage.b[fragmentK][colBase + 8 * j]);
+            b[j][1] = splitTf32(stage.b[fragmentK + 4][colBase + 8 * j]);
+        }
 #pragma unroll
-            for (int i = 0; i < 8; ++i)
+        for (int i = 0; i < kPiecesM; ++i) {
+            const int row = rowBase + 16 * i;
+            const SplitTf32 a[4] = {splitTf32(stage.a[fragmentK][row]),
+                                    splitTf32(stage.a[fragmentK][row + 8]),
+                                    splitTf32(stage.a[fragmentK + 4][row]),
+                                    splitTf32(stage.a[fragmentK + 4][row + 8])};
 #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            for (int j = 0; j < kPiecesN; ++j) multiplyAccumulate3xTf32(a, b[j], acc[i][j]);
         }
     }
 
+    // A lane holds two columns of rows r and r + 8 of each piece; lanes 2q and 2q + 1 swap
+    // halves so that the even lane stores four columns of row r and the odd lane of row r + 8.
+    const bool oddLane = lane % 2 == 1;
+    const int quadColumn = (fragmentK / 2) * 4;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int m = block.m0 + rowBase + (i < 4 ? i : 32 + i - 4);
+    for (int i = 0; i < kPiecesM; ++i)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int n = block.n0 + colBase + half * 16;
-            const float quad[4] = {acc[i][half * 4], acc[i][half * 4 + 1], acc[i][half * 4 + 2],
-                                   acc[i][half * 4 + 3]};
+        for (int j = 0; j < kPiecesN; ++j) {
+            const float* c = acc[i][j];
+            const float give0 = oddLane ? c[0] : c[2], give1 = oddLane ? c[1] : c[3];
+            const float take0 = __shfl_xor_sync(0xffffffffu, give0, 1);
+            const float take1 = __shfl_xor_sync(0xffffffffu, give1, 1);
+            const float quad[4] = {oddLane ? take0 : c[0], oddLane ? take1 : c[1],
+                                   oddLane ? c[2] : take0, oddLane ? c[3] : take1};
+            const int m = block.m0 + rowBase + 16 * i + (oddLane ? 8 : 0);
+            const int n = block.n0 + (warp % kWarpsN) * kWarpTileN + 8 * j + quadColumn;
             Problem::storeQuad(params, block, m, n, quad);
         }
-    }
 }
 
 }  // namespace cnnstudio::kernels::gemm

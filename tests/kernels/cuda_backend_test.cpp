@@ -97,6 +97,26 @@ TEST_F(CudaBackendTest, ConvolutionsOnEveryGemmPathMatchReference) {
         expectConvolutionMatchesReference(*cuda_, *reference_, g, random);
 }
 
+// The GEMM core multiplies on TF32 tensor cores with every operand split in two (3xTF32): over
+// a long K its error must stay at fp32's order, where TF32 alone (10-bit mantissas) would be
+// off by about 3e-4 of the outputs' size.
+TEST_F(CudaBackendTest, ConvolutionsOnTensorCoresKeepFp32Accuracy) {
+    SeededRandom random;
+    const ConvGeometry g = convGeometry(2, 256, 8, 8, 128, 3, 3, 1, 1, 1, 1, 1);  // K = 2304
+    SCOPED_TRACE(describe(g));
+    const std::vector<float> x = random.uniforms(std::size_t(g.inputCount()));
+    const std::vector<float> w = random.uniforms(std::size_t(g.weightCount()));
+    std::vector<float> y[2];
+    Backend* backends[2] = {reference_.get(), cuda_.get()};
+    for (int side = 0; side < 2; ++side) {
+        Tensor tx = tensorFromHost(*backends[side], x), tw = tensorFromHost(*backends[side], w);
+        Tensor ty = poisonedTensor(*backends[side], g.outputCount());
+        backends[side]->convForward(g, tx.data(), tw.data(), nullptr, ty.data());
+        y[side] = ty.toHost();
+    }
+    EXPECT_TRUE(closeTo(y[1], y[0], 2e-5, "y"));
+}
+
 TEST_F(CudaBackendTest, DenseLayersMatchReference) {
     SeededRandom random;
     const DenseGeometry geometries[] = {{5, 300, 70}, {130, 64, 200}, {256, 1152, 7}, {3, 9, 1}};
