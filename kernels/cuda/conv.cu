@@ -42,7 +42,8 @@
 namespace cnnstudio::kernels {
 namespace {
 
-using gemm::kPad;
+using gemm::kPadA;
+using gemm::kPadB;
 using gemm::kTileK;
 using gemm::kTileN;
 
@@ -119,6 +120,7 @@ struct ImplicitConvParams {
     // is a mask test and an add (the general path decodes and bounds-checks every tap).
     bool tapMasks;
     bool outputVectorised;  // outPlane % 4 == 0 and output 16-byte aligned
+    bool weightsVectorised;  // gemmK % 4 == 0 and weights 16-byte aligned: 16-byte A copies
 };
 
 struct ImplicitConv {
@@ -165,7 +167,7 @@ struct ImplicitConv {
     }
 
     // A = the group's weights, row m holding gemmK contiguous values. Two threads per row,
-    // four consecutive k each, stored transposed (a[k][m]).
+    // four consecutive k each: one 16-byte copy when the rows allow it.
     template <int TileM, int Threads>
     struct ALoader {
         static_assert(Threads == 2 * TileM, "two threads per tile row");
@@ -180,13 +182,15 @@ struct ImplicitConv {
                              : nullptr;
         }
         __device__ void issue(const Params& p, const Block& b, const Tables&,
-                              float (*tile)[TileM + kPad]) {
+                              float (*tile)[kTileK + kPadA]) {
+            const int valid = rowPointer ? max(0, min(4, b.kEnd - kNext)) : 0;
+            const float* source = valid > 0 ? rowPointer + kNext : p.weights;
+            if (p.weightsVectorised)
+                copyAsync16OrZero(&tile[row][kOffset], source, valid);
+            else
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const bool valid = rowPointer && kNext + j < b.kEnd;
-                copyAsyncOrZero(&tile[kOffset + j][row], valid ? rowPointer + kNext + j : p.weights,
-                                valid);
-            }
+                for (int j = 0; j < 4; ++j)
+                    copyAsyncOrZero(&tile[row][kOffset + j], j < valid ? source + j : p.weights, j < valid);
             kNext += kTileK;
         }
     };
@@ -212,7 +216,7 @@ struct ImplicitConv {
             }
         }
         __device__ void issue(const Params& p, const Block& b, const Tables& tables,
-                              float (*tile)[kTileN + kPad]) {
+                              float (*tile)[kTileN + kPadB]) {
 #pragma unroll
             for (int i = 0; i < kRows; ++i) {
                 const bool rowInside = kNext + kRowGroups * i < b.kEnd;
@@ -296,6 +300,7 @@ struct FilterGradParams {
     // kTileK = tileStepImages * outPlane + tileStepPixels = tileStepRows * outWidth + tileStepColumns
     int tileStepImages, tileStepPixels, tileStepRows, tileStepColumns;
     bool weightGradVectorised;  // gemmN % 4 == 0 and weightGrad 16-byte aligned
+    bool outputGradVectorised;  // outPlane % 4 == 0 and outputGrad 16-byte aligned: 16-byte A copies
 };
 
 struct FilterGrad {
@@ -326,7 +331,7 @@ struct FilterGrad {
     }
 
     // A = dy of the group's output channels: row m, k = (image, pixel). Two threads per row,
-    // four consecutive k each, stored transposed.
+    // four consecutive k each: one 16-byte copy when each image's plane holds whole quads.
     template <int TileM, int Threads>
     struct ALoader {
         static_assert(Threads == 2 * TileM, "two threads per tile row");
@@ -343,20 +348,27 @@ struct FilterGrad {
                                  : nullptr;
         }
         __device__ void issue(const Params& p, const Block& b, const Tables&,
-                              float (*tile)[TileM + kPad]) {
+                              float (*tile)[kTileK + kPadA]) {
             const int imageStride = p.outChannels * p.outPlane;
+            const int valid = channelPointer ? max(0, min(4, b.kEnd - kNext)) : 0;
+            if (p.outputGradVectorised) {
+                // kNext and outPlane are multiples of 4: the quad lies in one image.
+                copyAsync16OrZero(&tile[row][kOffset],
+                                  valid > 0 ? channelPointer + image * imageStride + pixel : p.outputGrad,
+                                  valid);
+            } else {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                int elementImage = image, elementPixel = pixel + j;
-                while (elementPixel >= p.outPlane) {
-                    elementPixel -= p.outPlane;
-                    ++elementImage;
+                for (int j = 0; j < 4; ++j) {
+                    int elementImage = image, elementPixel = pixel + j;
+                    while (elementPixel >= p.outPlane) {
+                        elementPixel -= p.outPlane;
+                        ++elementImage;
+                    }
+                    copyAsyncOrZero(&tile[row][kOffset + j],
+                                    j < valid ? channelPointer + elementImage * imageStride + elementPixel
+                                              : p.outputGrad,
+                                    j < valid);
                 }
-                const bool valid = channelPointer && kNext + j < b.kEnd;
-                copyAsyncOrZero(&tile[kOffset + j][row],
-                                valid ? channelPointer + elementImage * imageStride + elementPixel
-                                      : p.outputGrad,
-                                valid);
             }
             kNext += kTileK;
             image += p.tileStepImages;
@@ -386,7 +398,7 @@ struct FilterGrad {
             outColumn = pixel - outRow * p.outWidth;
         }
         __device__ void issue(const Params& p, const Block& b, const Tables& tables,
-                              float (*tile)[kTileN + kPad]) {
+                              float (*tile)[kTileN + kPadB]) {
             const bool rowInside = kNext < b.kEnd;
             const int originH = outRow * p.strideHeight - p.padHeight;
             const int originW = outColumn * p.strideWidth - p.padWidth;
@@ -580,6 +592,7 @@ ImplicitConvPlan planImplicitConv(const ConvGeometry& g, int dilationHeight, int
     p.output = y;
     p.splitStride = plan.outputCount;
     p.outputVectorised = (g.outHeight * g.outWidth) % 4 == 0 && isAligned16(y);
+    p.weightsVectorised = p.gemmK % 4 == 0 && isAligned16(w);
     return plan;
 }
 
@@ -917,6 +930,7 @@ void CudaBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, co
         float* partials = splits > 1 ? reinterpret_cast<float*>(scratch) : nullptr;
         p.weightGrad = splits > 1 ? partials : dw;
         p.weightGradVectorised = p.gemmN % 4 == 0 && isAligned16(p.weightGrad);
+        p.outputGradVectorised = p.outPlane % 4 == 0 && isAligned16(p.outputGrad);
         launchGemm<FilterGrad>("conv backward filter (implicit GEMM)", p, p.groupOutChannels,
                                p.gemmN, g.groups * splits, stream());
         if (splits > 1)

@@ -17,6 +17,16 @@ __device__ __forceinline__ void copyAsyncOrZero(float* shared, const float* glob
                  : "memory");
 }
 
+// Copies the first `validFloats` (0 to 4) of four floats from global to shared memory and
+// zeros the rest. Both addresses must be 16-byte aligned, `global` pointing into an allocation
+// even when validFloats is 0.
+__device__ __forceinline__ void copyAsync16OrZero(float* shared, const float* global, int validFloats) {
+    const unsigned sharedAddress = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedAddress),
+                 "l"(global), "r"(4 * validFloats)
+                 : "memory");
+}
+
 __device__ __forceinline__ void commitAsyncCopies() {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
