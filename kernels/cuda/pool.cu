@@ -14,10 +14,10 @@
 // Channels-last, consecutive threads take consecutive channels of one pixel, so every access
 // of a warp is contiguous.
 // Tiling windows (stride = kernel, no padding, the windows cover the image exactly: fer-cnn's
-// 2x2 pools) on bf16 channels-last data with whole 16-byte channel vectors take a faster path:
-// one thread per output pixel and 8 channels, each input read once, and a backward that
-// scatters (each input element lies in exactly one window: dy to the argmax, zero elsewhere).
-// On the H200 the gather kernels took 1.4 ms of a fer-cnn bf16 step at batch 256.
+// 2x2 pools) take a faster path: one thread per output element (fp32 NCHW) or per output pixel
+// and 8 channels (bf16 channels-last, whole 16-byte channel vectors), each input read once, and
+// a backward that scatters (each input element lies in exactly one window: dy to the argmax,
+// zero elsewhere). On the H200 the gather kernels took 1.4 ms of a fer-cnn bf16 step at batch 256.
 #include <cmath>
 
 #include "cuda/activation_storage.cuh"
@@ -162,7 +162,61 @@ using ChannelVector = Packed<__nv_bfloat16, kVector>;
 bool tilesExactly(const PoolGeometry& g) {
     return g.strideHeight == g.kernelHeight && g.strideWidth == g.kernelWidth &&
            g.padHeight == 0 && g.padWidth == 0 && g.inHeight == g.outHeight * g.kernelHeight &&
-           g.inWidth == g.outWidth * g.kernelWidth && g.channels % kVector == 0;
+           g.inWidth == g.outWidth * g.kernelWidth;
+}
+
+// Offset of the top-left input element of output element i's window, fp32 NCHW.
+__device__ __forceinline__ int tiledWindowNchw(const PoolParams& p, int i) {
+    const int outColumn = i % p.outWidth, rest = i / p.outWidth;
+    const int outRow = rest % p.outHeight, plane = rest / p.outHeight;
+    return (plane * p.inHeight + outRow * p.kernelHeight) * p.inWidth + outColumn * p.kernelWidth;
+}
+
+template <bool IsMax>
+__global__ void tiledPoolForwardNchwKernel(PoolParams p, const float* __restrict__ x,
+                                           float* __restrict__ y) {
+    const int count = p.batch * p.channels * p.outHeight * p.outWidth;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        const float* window = x + tiledWindowNchw(p, i);
+        float result = window[0];
+        for (int h = 0; h < p.kernelHeight; ++h)
+            for (int w = h == 0 ? 1 : 0; w < p.kernelWidth; ++w) {
+                const float value = window[h * p.inWidth + w];
+                if constexpr (IsMax)  // first maximum kept; a NaN wins and stays
+                    result = value > result || (isnan(value) && !isnan(result)) ? value : result;
+                else
+                    result += value;
+            }
+        y[i] = IsMax ? result : result / float(p.kernelHeight * p.kernelWidth);
+    }
+}
+
+template <bool IsMax>
+__global__ void tiledPoolBackwardNchwKernel(PoolParams p, const float* __restrict__ x,
+                                            const float* __restrict__ dy, float* __restrict__ dx) {
+    const int count = p.batch * p.channels * p.outHeight * p.outWidth;
+    const int area = p.kernelHeight * p.kernelWidth;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        const int first = tiledWindowNchw(p, i);
+        int argmax = 0;  // window position h * kernelWidth + w
+        if constexpr (IsMax) {
+            float best = x[first];
+            for (int position = 1; position < area; ++position) {
+                const int h = position / p.kernelWidth, w = position - h * p.kernelWidth;
+                const float value = x[first + h * p.inWidth + w];
+                if (value > best || (isnan(value) && !isnan(best))) {
+                    best = value;
+                    argmax = position;
+                }
+            }
+        }
+        const float gradient = dy[i];
+        for (int position = 0; position < area; ++position) {
+            const int h = position / p.kernelWidth, w = position - h * p.kernelWidth;
+            dx[first + h * p.inWidth + w] =
+                IsMax ? (position == argmax ? gradient : 0.0f) : gradient / float(area);
+        }
+    }
 }
 
 // The first input element (top-left of the window) and the output element of thread i's
@@ -272,11 +326,12 @@ void launchPoolBackward(const PoolGeometry& g, const T* x, const T* dy, T* dx,
                      256, stream, poolParams(g), x, dy, dx);
 }
 
-// One thread per output pixel and channel vector; `maxKernel` or `averageKernel` by g.kind.
+// One thread per `elementsPerThread` output elements; `maxKernel` or `averageKernel` by g.kind.
 template <class MaxKernel, class AverageKernel, class... Pointers>
-void launchTiledPool(const PoolGeometry& g, int multiprocessors, cudaStream_t stream,
-                     MaxKernel maxKernel, AverageKernel averageKernel, Pointers... pointers) {
-    const std::size_t threads = std::size_t(g.outputCount() / kVector);
+void launchTiledPool(const PoolGeometry& g, int elementsPerThread, int multiprocessors,
+                     cudaStream_t stream, MaxKernel maxKernel, AverageKernel averageKernel,
+                     Pointers... pointers) {
+    const std::size_t threads = std::size_t(g.outputCount() / elementsPerThread);
     const unsigned blocks = gridStrideBlocks(threads, 256, multiprocessors);
     if (g.kind == PoolKind::Max)
         launchKernel("max pool (tiling windows)", maxKernel, blocks, 256, stream, poolParams(g),
@@ -312,11 +367,15 @@ void CudaBackend::doPoolForward(const PoolGeometry& g, const float* x, float* y)
     requireIndexable(g, op);
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
-    const bool aligned = isAligned(x, 16) && isAligned(y, 16);
-    if (!poolsBf16ChannelsLast(activationFormat(), op))
-        launchPoolForward<float, false>(g, x, y, sms, stream());
-    else if (tilesExactly(g) && aligned)
-        launchTiledPool(g, sms, stream(), tiledPoolForwardKernel<true>,
+    const bool vectors = g.channels % kVector == 0 && isAligned(x, 16) && isAligned(y, 16);
+    if (!poolsBf16ChannelsLast(activationFormat(), op)) {
+        if (tilesExactly(g))
+            launchTiledPool(g, 1, sms, stream(), tiledPoolForwardNchwKernel<true>,
+                            tiledPoolForwardNchwKernel<false>, x, y);
+        else
+            launchPoolForward<float, false>(g, x, y, sms, stream());
+    } else if (tilesExactly(g) && vectors)
+        launchTiledPool(g, kVector, sms, stream(), tiledPoolForwardKernel<true>,
                         tiledPoolForwardKernel<false>, asBf16(x), asBf16(y));
     else
         launchPoolForward<__nv_bfloat16, true>(g, asBf16(x), asBf16(y), sms, stream());
@@ -328,11 +387,16 @@ void CudaBackend::doPoolBackward(const PoolGeometry& g, const float* x, const fl
     requireIndexable(g, op);
     activateDevice();
     const int sms = deviceProperties().multiProcessorCount;
-    const bool aligned = isAligned(x, 16) && isAligned(dy, 16) && isAligned(dx, 16);
-    if (!poolsBf16ChannelsLast(activationFormat(), op))
-        launchPoolBackward<float, false>(g, x, dy, dx, sms, stream());
-    else if (tilesExactly(g) && aligned)
-        launchTiledPool(g, sms, stream(), tiledPoolBackwardKernel<true>,
+    const bool vectors =
+        g.channels % kVector == 0 && isAligned(x, 16) && isAligned(dy, 16) && isAligned(dx, 16);
+    if (!poolsBf16ChannelsLast(activationFormat(), op)) {
+        if (tilesExactly(g))
+            launchTiledPool(g, 1, sms, stream(), tiledPoolBackwardNchwKernel<true>,
+                            tiledPoolBackwardNchwKernel<false>, x, dy, dx);
+        else
+            launchPoolBackward<float, false>(g, x, dy, dx, sms, stream());
+    } else if (tilesExactly(g) && vectors)
+        launchTiledPool(g, kVector, sms, stream(), tiledPoolBackwardKernel<true>,
                         tiledPoolBackwardKernel<false>, asBf16(x), asBf16(dy), asBf16(dx));
     else
         launchPoolBackward<__nv_bfloat16, true>(g, asBf16(x), asBf16(dy), asBf16(dx), sms, stream());
