@@ -10,8 +10,12 @@ Each generated table sits between two marker comments that say how to make it:
 KIND is one of:
   before-after  SOURCE: JSON lines of `tools/device-session.sh bench-before-after` ("build",
                 "round", "backend", "mode", "images_per_s"); a row per backend and mode.
+  conv-before-after  SOURCE: a log of `tools/device-session.sh conv-before-after` ("--- BUILD build,
+                round N" lines, each followed by conv_bench's JSON lines); a row per layer and op:
+                milliseconds of each build (the mean of the rounds), the speedup and TFLOP/s after.
   ours-vs-pytorch  SOURCE: JSON lines of cnnstudio-bench and bench/pytorch_reference.py from one
-                command; OPTIONS pairs=BACKEND/MODE:PYTORCH_MODE,... gives the rows in order.
+                command; OPTIONS pairs=BACKEND/MODE:PYTORCH_MODE,... gives the rows in order. Our
+                lines that name a "build" (earlier builds measured in the same command) are not ours.
   scaling       SOURCE: JSON lines of `tools/device-session.sh scaling` (cnnstudio-bench alone and under
                 mpirun, bench/pytorch_reference.py alone and under torchrun --ddp, one command); a
                 row per multi-GPU line (ours: with its gradient bucket size when the line gives it):
@@ -119,12 +123,44 @@ def before_after_table(path, options):
     return markdown(["backend, mode", "before (rounds 1, 2)", "after (rounds 1, 2)"], rows)
 
 
+CONV_ROUND = re.compile(r"^--- (?P<build>\w+) build, round \d+$")
+
+
+def conv_before_after_table(path, options):
+    times = {}  # (layer, op) -> {"before": [(ms, tflops)], "current": [...]}
+    build = None
+    with open(path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, 1):
+            match = CONV_ROUND.match(line.strip())
+            if match:
+                build = match["build"]
+            elif line.startswith("{"):
+                if build is None:
+                    raise TableError(f"{path}:{number}: a measurement before any '--- BUILD build' line")
+                row = json.loads(line)
+                times.setdefault((row["layer"], row["op"]), {}).setdefault(build, []).append((row["ms"], row["tflops"]))
+    if not times:
+        raise TableError(f"{path}: no conv_bench lines")
+    rows, total_before, total_after = [], 0.0, 0.0
+    for (layer, op), builds in times.items():
+        if set(builds) != {"before", "current"}:
+            raise TableError(f"{path}: {layer} {op} is not measured with both builds")
+        before = statistics.mean(ms for ms, _ in builds["before"])
+        after = statistics.mean(ms for ms, _ in builds["current"])
+        tflops = statistics.mean(t for _, t in builds["current"])
+        total_before, total_after = total_before + before, total_after + after
+        rows.append([layer, op.replace("_", " "), f"{before:.2f}", f"{after:.2f}", f"{before / after:.2f}×",
+                     f"{tflops:.1f}"])
+    rows.append(["sum", "", f"{total_before:.2f}", f"{total_after:.2f}", f"{total_before / total_after:.2f}×", ""])
+    return markdown(["layer", "op", "before (ms)", "after (ms)", "speedup", "after (TFLOP/s)"], rows)
+
+
 def ours_vs_pytorch_table(path, options):
     pairs = options.get("pairs")
     if not pairs:
         raise TableError("ours-vs-pytorch needs pairs=BACKEND/MODE:PYTORCH_MODE,...")
     rows_in = read_json_lines(path)
-    ours = {(r["backend"], r["mode"]): r for r in rows_in if r.get("impl") == "cnnstudio"}
+    ours = {(r["backend"], r["mode"]): r for r in rows_in if r.get("impl") == "cnnstudio" and "build" not in r}
     theirs = {r["mode"]: r for r in rows_in if r.get("impl") == "pytorch"}
     version = ""
     rows = []
@@ -320,7 +356,8 @@ def throughput_table(path, options):
                      "cnnstudio-bench img/s", "trainer / bench"], rows)
 
 
-KINDS = {"before-after": before_after_table, "ours-vs-pytorch": ours_vs_pytorch_table, "scaling": scaling_table,
+KINDS = {"before-after": before_after_table, "conv-before-after": conv_before_after_table,
+         "ours-vs-pytorch": ours_vs_pytorch_table, "scaling": scaling_table,
          "sweep": sweep_table,
          "breakdown": breakdown_table, "layers": layers_table, "live": live_table, "augment": augment_table,
          "throughput": throughput_table}

@@ -3,7 +3,7 @@
 //   backward data     dx[b][i] = sum_o dy[b][o] * w[o][i]
 //   backward weights  dw[o][i] = sum_b dy[b][o] * x[b][i];   dbias[o] = sum_b dy[b][o]
 // A dense layer is a 1x1 convolution of 1x1 images (x as (B, I, 1, 1), w as (O, I, 1, 1)), so
-// each op runs the matching convolution op of conv.cu: the same tiled SGEMM (gemm.cuh), with
+// each op runs the matching convolution op of conv.cu: the same GEMM core (gemm.cuh), with
 // K split across blocks when the batch alone gives too few output tiles to fill the GPU.
 #include "cuda/cuda_backend.h"
 #include "cuda/index_limits.h"

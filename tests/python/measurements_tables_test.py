@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tools/measurements_tables.py on documents and logs of its own: a sweep report's table with its
-speedups and efficiency, data-parallel scaling, per-layer times, live-demo, augmentation and trainer-throughput logs, a
+speedups and efficiency, ours beside PyTorch, convolutions before and after, data-parallel scaling, per-layer times, live-demo, augmentation and trainer-throughput logs, a
 stale table caught by --check and rewritten without it, and markers or logs it cannot use named
 with the file and line."""
 import json
@@ -98,6 +98,30 @@ class MeasurementsTables(unittest.TestCase):
         alone = self.write("alone.jsonl", json.dumps(lines[1]) + "\n")
         with self.assertRaisesRegex(measurements_tables.TableError, "cnnstudio cudnn bf16 on 2 GPUs has no one-GPU line"):
             measurements_tables.scaling_table(alone, {})
+
+    def test_ours_vs_pytorch_leaves_out_earlier_builds_of_the_same_command(self):
+        lines = [{"impl": "cnnstudio", "backend": "cuda", "mode": "fp32", "images_per_s": 1200.0},
+                 {"impl": "cnnstudio", "backend": "cuda", "mode": "fp32", "images_per_s": 900.0, "build": "before"},
+                 {"impl": "pytorch", "version": "2.11.0+cu130", "mode": "fp32", "images_per_s": 1000.0}]
+        log = self.write("side_by_side.jsonl", "\n".join(map(json.dumps, lines)) + "\n")
+        rows = measurements_tables.ours_vs_pytorch_table(log, {"pairs": "cuda/fp32:fp32"})
+        self.assertEqual(rows[2:], ["| `cuda` fp32 (own kernels) | 1,200 | fp32 | 1,000 | 1.20× |"])
+
+    def test_conv_before_after_means_of_the_rounds(self):
+        def line(op, ms, tflops):
+            return json.dumps({"backend": "cuda", "layer": "conv1_2", "op": op, "batch": 256, "ms": ms, "tflops": tflops})
+        log = self.write("conv.log", "\n".join([
+            "--- before build, round 1", line("forward", 2.0, 10.0), line("backward_data", 4.0, 5.0),
+            "--- current build, round 1", line("forward", 1.0, 20.0), line("backward_data", 1.0, 20.0),
+            "--- before build, round 2", line("forward", 2.2, 9.0), line("backward_data", 4.0, 5.0),
+            "--- current build, round 2", line("forward", 1.2, 18.0), line("backward_data", 1.0, 20.0)]) + "\n")
+        rows = measurements_tables.conv_before_after_table(log, {})
+        self.assertEqual(rows[2:], ["| conv1_2 | forward | 2.10 | 1.10 | 1.91× | 19.0 |",
+                                    "| conv1_2 | backward data | 4.00 | 1.00 | 4.00× | 20.0 |",
+                                    "| sum |  | 6.10 | 2.10 | 2.90× |  |"])
+        one_sided = self.write("one.log", "--- before build, round 1\n" + line("forward", 2.0, 10.0) + "\n")
+        with self.assertRaisesRegex(measurements_tables.TableError, "conv1_2 forward is not measured with both builds"):
+            measurements_tables.conv_before_after_table(one_sided, {})
 
     def test_live_table_a_row_per_json_line(self):
         line = {"backend": "cpu", "threads": 1, "detect_every": 3, "gradcam": True, "frames": 295,
