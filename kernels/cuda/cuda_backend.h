@@ -1,8 +1,8 @@
 // CudaBackend: the "cuda" backend, our own CUDA kernels for every op of the Backend table
-// (no cuDNN, cuBLAS or cuBLASLt). fp32 only: convolutions and dense layers multiply on the TF32
-// tensor cores with fp32 accuracy (3xTF32, gemm.cuh). The cuDNN backend derives from it and overrides
-// the ops where cuDNN is faster; the rest, the memory pool, the stream and step capture it
-// inherits (the table at the top of cudnn/cudnn_backend.h shows where each op runs).
+// (no cuDNN, cuBLAS or cuBLASLt). fp32 only: convolutions and dense layers multiply on the
+// TF32 tensor cores with fp32 accuracy (3xTF32, gemm.cuh). The cuDNN backend derives from it
+// and overrides the ops where cuDNN is faster; the rest, the memory pool, the stream and step
+// capture it inherits (the table at the top of cudnn/cudnn_backend.h shows where each op runs).
 //
 // Activation format: this backend keeps activations fp32 NCHW (the default activationFormat()).
 // The ops a subclass inherits — axpy, add, multiply, activations, dropoutMask, the loss and
