@@ -190,7 +190,8 @@ struct ImplicitConv {
             else
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
-                    copyAsyncOrZero(&tile[row][kOffset + j], j < valid ? source + j : p.weights, j < valid);
+                    copyAsyncOrZero(&tile[row][kOffset + j], j < valid ? source + j : p.weights,
+                                    j < valid);
             kNext += kTileK;
         }
     };
@@ -353,9 +354,9 @@ struct FilterGrad {
             const int valid = channelPointer ? max(0, min(4, b.kEnd - kNext)) : 0;
             if (p.outputGradVectorised) {
                 // kNext and outPlane are multiples of 4: the quad lies in one image.
-                copyAsync16OrZero(&tile[row][kOffset],
-                                  valid > 0 ? channelPointer + image * imageStride + pixel : p.outputGrad,
-                                  valid);
+                const float* quad =
+                    valid > 0 ? channelPointer + image * imageStride + pixel : p.outputGrad;
+                copyAsync16OrZero(&tile[row][kOffset], quad, valid);
             } else {
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
@@ -364,10 +365,10 @@ struct FilterGrad {
                         elementPixel -= p.outPlane;
                         ++elementImage;
                     }
-                    copyAsyncOrZero(&tile[row][kOffset + j],
-                                    j < valid ? channelPointer + elementImage * imageStride + elementPixel
-                                              : p.outputGrad,
-                                    j < valid);
+                    const float* element =
+                        j < valid ? channelPointer + elementImage * imageStride + elementPixel
+                                  : p.outputGrad;
+                    copyAsyncOrZero(&tile[row][kOffset + j], element, j < valid);
                 }
             }
             kNext += kTileK;
