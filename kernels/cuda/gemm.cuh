@@ -77,6 +77,8 @@ struct SplitTf32 {
 // The tensor cores read a TF32 operand from the top 19 bits of a 32-bit register. big(x) is x
 // truncated to them and small(x) = x - big(x), exact in fp32, truncated the same way: bit
 // masks and one subtraction, where rounding conversions (cvt.rna) run at a quarter of the rate.
+// A NaN stays NaN (in small if not in big); an infinity's small part is inf - inf, so products
+// of infinities come out NaN rather than infinite: either marks a diverged step.
 __device__ __forceinline__ SplitTf32 splitTf32(float x) {
     constexpr unsigned kTf32Bits = 0xffffe000u;
     const unsigned big = __float_as_uint(x) & kTf32Bits;
