@@ -37,7 +37,7 @@ LocatedModel locateModel(const std::filesystem::path& nameOrPath) {
 }
 
 std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backend, int batch) {
-    auto network = std::make_unique<Network>(located.model.spec, backend, batch, 0);
+    auto network = std::make_unique<Network>(located.model.spec, backend, batch, 0, NetworkUse::Inference);
     loadNetworkTensors(*network, located.model.weights, located.folder / "model.safetensors");
     if (int(located.model.info.classNames.size()) != network->classes())
         throw Error(std::to_string(located.model.info.classNames.size()) + " class names for " +

@@ -28,7 +28,7 @@ struct LocatedModel {
 // `target` is a model folder, a run folder holding model/, or the name of an installed model
 // (model_library.h); Error says which it is not.
 LocatedModel locateModel(const std::filesystem::path& target);
-// The model's network at `batch`, with its trained weights.
+// The model's network at `batch`, with its trained weights, built for inference.
 std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backend, int batch);
 
 struct EvaluateCommand {

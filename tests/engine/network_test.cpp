@@ -1,7 +1,10 @@
 // The network built from a spec: gradients of every layer type against numerical ones on
 // cpu-ref (the layer wiring; the ops themselves are checked in cpu_ref_gradient_test.cpp),
-// fan-out sums, flat-buffer layout and a few training steps.
+// fan-out sums, flat-buffer layout, a few training steps, and a network built for inference.
+#include <malloc.h>
+
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -13,6 +16,7 @@
 #include "cnnstudio/optimizer.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/spec.h"
+#include "engine/expect_error.h"
 
 namespace cnnstudio {
 namespace {
@@ -188,6 +192,42 @@ TEST(TrainingStep, LossFallsOnAFixedBatch) {
     float first = lossAt(network);
     for (std::uint32_t i = 0; i < 40; ++i) step.run(config.learningRate, i);
     EXPECT_LT(lossAt(network), 0.5f * first);
+}
+
+// Heap bytes in use, as glibc counts them (arenas and mmapped blocks); an allocator that
+// replaces malloc (a sanitizer's) may report nothing.
+std::size_t heapBytesInUse() {
+    const struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
+TEST(Network, BuiltForInferenceHoldsAboutHalfAndRefusesGradients) {
+    auto backend = createBackend("cpu-ref");
+    const NetworkSpec spec = chain(3, 32, {node("c1", "Conv2D", {}, {{"filters", 16}, {"kernel", 3}, {"padding", 1}}),
+                                           node("r1", "ReLU", {}),
+                                           node("c2", "Conv2D", {}, {{"filters", 16}, {"kernel", 3}, {"padding", 1}}),
+                                           node("r2", "ReLU", {})});
+    const int batch = 32;
+    const std::size_t start = heapBytesInUse();
+    auto training = std::make_unique<Network>(spec, *backend, batch, 7);
+    const std::size_t afterTraining = heapBytesInUse();
+    auto inference = std::make_unique<Network>(spec, *backend, batch, 7, NetworkUse::Inference);
+    const std::size_t trainingBytes = afterTraining - start, inferenceBytes = heapBytesInUse() - afterTraining;
+    if (trainingBytes == 0) GTEST_SKIP() << "this allocator does not report its heap (a sanitizer's?)";
+    EXPECT_LT(double(inferenceBytes), 0.6 * double(trainingBytes))
+        << inferenceBytes << " bytes for inference, " << trainingBytes << " for training";
+
+    // The same weights predict the same; what needs activation gradients is refused, saying why.
+    fillRandom(*training, 7);
+    inference->input().fromHost(training->input().toHost());
+    training->forward(Phase::Inference);
+    inference->forward(Phase::Inference);
+    EXPECT_EQ(inference->logits().toHost(), training->logits().toHost());
+    testing::expectError([&] { inference->backward(); }, "Network::backward", {"built for inference"});
+    testing::expectError([&] { inference->explainLogits(std::vector<int>(batch, 0), "c2"); },
+                         "Network::explainLogits", {"built for inference"});
+    testing::expectError([&] { inference->activationGradient("c2"); }, "Network::activationGradient",
+                         {"built for inference"});
 }
 
 TEST(Network, RejectsBadBatchAndBadLossOptions) {

@@ -44,11 +44,20 @@ struct ParameterInfo {
     std::size_t count() const;
 };
 
+// What a network is built for. Training holds a gradient beside every activation, allocated
+// up front (a training step may be captured as a CUDA graph, where nothing may be allocated);
+// Inference leaves them out, about half of what the network allocates (device memory on a GPU;
+// on the CPU the gradients' pages were never touched by inference anyway), and refuses
+// backward(), explainLogits() and activationGradient(). Evaluation, prediction and
+// distillation's teachers only infer.
+enum class NetworkUse { Training, Inference };
+
 class Network {
 public:
     // Throws Error naming the node when the spec is invalid. Parameters are initialised with
     // He (layers followed by ReLU-like activations) or Glorot (others) from `seed`.
-    Network(const NetworkSpec& spec, Backend& backend, int batch, std::uint64_t seed);
+    Network(const NetworkSpec& spec, Backend& backend, int batch, std::uint64_t seed,
+            NetworkUse use = NetworkUse::Training);
     ~Network();
     Network(const Network&) = delete;
     Network& operator=(const Network&) = delete;
@@ -140,6 +149,8 @@ public:
 private:
     struct Node;
     void build(std::uint64_t seed);
+    void allocateActivationGradients();
+    void requireActivationGradients(const char* operation) const;  // Error for NetworkUse::Inference
     void findFusions();
     bool runsInForward(const Node& node, Phase phase) const;
     void forwardNode(Node& node, Phase phase);
@@ -150,6 +161,7 @@ private:
     ShapeReport shapes_;
     Backend& backend_;
     int batch_;
+    NetworkUse use_;
     std::vector<std::unique_ptr<Node>> nodes_;  // topological order
     Tensor parameters_, gradients_, state_;
     std::vector<ParameterInfo> parameterInfo_, stateInfo_;

@@ -98,8 +98,8 @@ void initialise(std::span<float> values, const BufferRequest& request, std::uint
 
 }  // namespace
 
-Network::Network(const NetworkSpec& spec, Backend& backend, int batch, std::uint64_t seed)
-    : spec_(spec), shapes_(inferShapes(spec)), backend_(backend), batch_(batch) {
+Network::Network(const NetworkSpec& spec, Backend& backend, int batch, std::uint64_t seed, NetworkUse use)
+    : spec_(spec), shapes_(inferShapes(spec)), backend_(backend), batch_(batch), use_(use) {
     if (batch < 1) throw Error("batch size must be at least 1, got " + std::to_string(batch));
     build(seed);
 }
@@ -234,35 +234,7 @@ void Network::build(std::uint64_t seed) {
 
     findFusions();
 
-    // Where each backward writes its input gradients. Walking backwards, the first consumer
-    // of a producer overwrites the producer's gradient; later ones write a scratch that is
-    // then added in (backward ops overwrite, so fan-out sums are explicit).
-    std::vector<bool> gradientStarted(nodes_.size(), false);
-    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
-        Node& node = **it;
-        for (int producerIndex : node.inputs) {
-            Node& producer = *nodes_[producerIndex];
-            bool needed = !producer.type->traits.isNetworkInput ||
-                          node.layer->alwaysWritesInputGradients();
-            if (!needed) {
-                node.gradientTargets.push_back(nullptr);
-                continue;
-            }
-            if (producer.outputGradient.empty())
-                producer.outputGradient = Tensor::activations(backend_, producer.io.outputShape);
-            if (!gradientStarted[producerIndex]) {
-                gradientStarted[producerIndex] = true;
-                node.gradientTargets.push_back(producer.outputGradient.data());
-            } else {
-                Tensor scratch = Tensor::activations(backend_, producer.io.outputShape);
-                node.gradientTargets.push_back(scratch.data());
-                node.accumulations.push_back({scratch, producer.outputGradient.data()});
-            }
-        }
-    }
-    Node& sink = *nodes_.back();
-    if (sink.outputGradient.empty())
-        sink.outputGradient = Tensor::activations(backend_, sink.io.outputShape);
+    if (use_ == NetworkUse::Training) allocateActivationGradients();
 
     labelStorage_ = BackendBuffer<std::int32_t>(backend_, std::size_t(batch_));
     labels_ = labelStorage_.data();
@@ -371,6 +343,44 @@ LossGeometry Network::lossGeometry() const {
     return {batch_, classes(), lossOptions_.labelSmoothing, lossOptions_.temperature};
 }
 
+// Where each backward writes its input gradients. Walking backwards, the first consumer of a
+// producer overwrites the producer's gradient; later ones write a scratch that is then added in
+// (backward ops overwrite, so fan-out sums are explicit).
+void Network::allocateActivationGradients() {
+    std::vector<bool> gradientStarted(nodes_.size(), false);
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+        Node& node = **it;
+        for (int producerIndex : node.inputs) {
+            Node& producer = *nodes_[producerIndex];
+            bool needed = !producer.type->traits.isNetworkInput ||
+                          node.layer->alwaysWritesInputGradients();
+            if (!needed) {
+                node.gradientTargets.push_back(nullptr);
+                continue;
+            }
+            if (producer.outputGradient.empty())
+                producer.outputGradient = Tensor::activations(backend_, producer.io.outputShape);
+            if (!gradientStarted[producerIndex]) {
+                gradientStarted[producerIndex] = true;
+                node.gradientTargets.push_back(producer.outputGradient.data());
+            } else {
+                Tensor scratch = Tensor::activations(backend_, producer.io.outputShape);
+                node.gradientTargets.push_back(scratch.data());
+                node.accumulations.push_back({scratch, producer.outputGradient.data()});
+            }
+        }
+    }
+    Node& sink = *nodes_.back();
+    if (sink.outputGradient.empty())
+        sink.outputGradient = Tensor::activations(backend_, sink.io.outputShape);
+}
+
+void Network::requireActivationGradients(const char* operation) const {
+    if (use_ == NetworkUse::Inference)
+        throw Error("the network was built for inference and holds no activation gradients",
+                    std::string("Network::") + operation, "build it with NetworkUse::Training");
+}
+
 void Network::computeLoss() {
     backend_.softmaxCrossEntropyForward(lossGeometry(), logits().data(), labels_,
                                         classWeights_.empty() ? nullptr : classWeights_.data(),
@@ -391,6 +401,7 @@ void Network::backwardNode(Node& node) {
 }
 
 void Network::backward() {
+    requireActivationGradients("backward");
     Node& sink = *nodes_.back();
     backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
                                          classWeights_.empty() ? nullptr : classWeights_.data(),
@@ -447,6 +458,7 @@ const Tensor& Network::activation(const std::string& node) const {
 }
 
 const Tensor& Network::activationGradient(const std::string& node) const {
+    requireActivationGradients("activationGradient");
     const Node& found = *nodes_[std::size_t(nodeIndex(node))];
     if (found.outputGradient.empty())
         throw Error("node '" + node + "' gets no gradient (it is the network input)", spec_.name,
@@ -465,6 +477,7 @@ std::string Network::lastConvolutionalLayer() const {
 }
 
 void Network::explainLogits(const std::vector<int>& classPerImage, const std::string& node) {
+    requireActivationGradients("explainLogits");
     const int target = nodeIndex(node);
     if (target == 0)
         throw Error("node '" + node + "' is the network input", spec_.name, "explain a node after the input");

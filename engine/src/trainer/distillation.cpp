@@ -45,7 +45,8 @@ namespace {
 // probabilities are all the ensemble reads; its labels stay the zeros a Network starts with).
 std::unique_ptr<Network> buildTeacher(const ModelFolder& model, const std::string& folder,
                                       const Network& student, float temperature) {
-    auto network = std::make_unique<Network>(model.spec, student.backend(), student.batch(), 0);
+    auto network = std::make_unique<Network>(model.spec, student.backend(), student.batch(), 0,
+                                             NetworkUse::Inference);
     loadNetworkTensors(*network, model.weights, std::filesystem::path(folder) / "model.safetensors");
     const TensorShape teacherInput = network->inputShape(), studentInput = student.inputShape();
     if (!(teacherInput == studentInput))
