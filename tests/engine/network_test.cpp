@@ -201,32 +201,42 @@ std::size_t heapBytesInUse() {
     return info.uordblks + info.hblkhd;
 }
 
-TEST(Network, BuiltForInferenceHoldsAboutHalfAndRefusesGradients) {
+NetworkSpec twoConvolutions() {
+    return chain(3, 32, {node("c1", "Conv2D", {}, {{"filters", 16}, {"kernel", 3}, {"padding", 1}}),
+                         node("r1", "ReLU", {}),
+                         node("c2", "Conv2D", {}, {{"filters", 16}, {"kernel", 3}, {"padding", 1}}),
+                         node("r2", "ReLU", {})});
+}
+
+TEST(Network, BuiltForInferenceAllocatesAboutHalf) {
     auto backend = createBackend("cpu-ref");
-    const NetworkSpec spec = chain(3, 32, {node("c1", "Conv2D", {}, {{"filters", 16}, {"kernel", 3}, {"padding", 1}}),
-                                           node("r1", "ReLU", {}),
-                                           node("c2", "Conv2D", {}, {{"filters", 16}, {"kernel", 3}, {"padding", 1}}),
-                                           node("r2", "ReLU", {})});
     const int batch = 32;
     const std::size_t start = heapBytesInUse();
-    auto training = std::make_unique<Network>(spec, *backend, batch, 7);
+    auto training = std::make_unique<Network>(twoConvolutions(), *backend, batch, 7);
     const std::size_t afterTraining = heapBytesInUse();
-    auto inference = std::make_unique<Network>(spec, *backend, batch, 7, NetworkUse::Inference);
+    auto inference = std::make_unique<Network>(twoConvolutions(), *backend, batch, 7, NetworkUse::Inference);
     const std::size_t trainingBytes = afterTraining - start, inferenceBytes = heapBytesInUse() - afterTraining;
-    if (trainingBytes == 0) GTEST_SKIP() << "this allocator does not report its heap (a sanitizer's?)";
+    // Less than one activation: this heap is not where the backend allocates (a sanitizer's).
+    const std::size_t oneActivation = std::size_t(batch) * 16 * 32 * 32 * sizeof(float);
+    if (trainingBytes < oneActivation) GTEST_SKIP() << "this allocator does not report its heap";
     EXPECT_LT(double(inferenceBytes), 0.6 * double(trainingBytes))
         << inferenceBytes << " bytes for inference, " << trainingBytes << " for training";
+}
 
-    // The same weights predict the same; what needs activation gradients is refused, saying why.
-    fillRandom(*training, 7);
-    inference->input().fromHost(training->input().toHost());
-    training->forward(Phase::Inference);
-    inference->forward(Phase::Inference);
-    EXPECT_EQ(inference->logits().toHost(), training->logits().toHost());
-    testing::expectError([&] { inference->backward(); }, "Network::backward", {"built for inference"});
-    testing::expectError([&] { inference->explainLogits(std::vector<int>(batch, 0), "c2"); },
+TEST(Network, BuiltForInferencePredictsAlikeAndRefusesGradients) {
+    auto backend = createBackend("cpu-ref");
+    const int batch = 4;
+    Network training(twoConvolutions(), *backend, batch, 7);
+    Network inference(twoConvolutions(), *backend, batch, 7, NetworkUse::Inference);
+    fillRandom(training, 7);
+    inference.input().fromHost(training.input().toHost());
+    training.forward(Phase::Inference);
+    inference.forward(Phase::Inference);
+    EXPECT_EQ(inference.logits().toHost(), training.logits().toHost());
+    testing::expectError([&] { inference.backward(); }, "Network::backward", {"built for inference"});
+    testing::expectError([&] { inference.explainLogits(std::vector<int>(batch, 0), "c2"); },
                          "Network::explainLogits", {"built for inference"});
-    testing::expectError([&] { inference->activationGradient("c2"); }, "Network::activationGradient",
+    testing::expectError([&] { inference.activationGradient("c2"); }, "Network::activationGradient",
                          {"built for inference"});
 }
 
