@@ -81,8 +81,13 @@ __device__ __forceinline__ Window windowAt(const PoolParams& p, int outRow, int 
             min(column + p.kernelWidth, p.inWidth)};
 }
 
-// Offset of the window's first maximum in row-major order. A NaN wins over numbers (it is
-// propagated, as in PyTorch) and the first NaN is kept.
+// The max-pooling rule everywhere: a window's first maximum is kept, and a NaN wins over numbers
+// (it is propagated, as in PyTorch) and the first NaN stays.
+__device__ __forceinline__ bool replacesMaximum(float value, float best) {
+    return value > best || (isnan(value) && !isnan(best));
+}
+
+// Offset of the window's first maximum in row-major order (replacesMaximum).
 template <class T, bool ChannelsLast>
 __device__ __forceinline__ int windowArgmax(const PoolParams& p, const T* x,
                                             const Plane<ChannelsLast>& plane, const Window& w) {
@@ -92,7 +97,7 @@ __device__ __forceinline__ int windowArgmax(const PoolParams& p, const T* x,
         for (int c = w.columnBegin; c < w.columnEnd; ++c) {
             const int at = plane.offset(p, p.inHeight, p.inWidth, h, c);
             const float value = toFloat(x[at]);
-            if (value > bestValue || (isnan(value) && !isnan(bestValue))) {
+            if (replacesMaximum(value, bestValue)) {
                 bestValue = value;
                 best = at;
             }
@@ -182,8 +187,8 @@ __global__ void tiledPoolForwardNchwKernel(PoolParams p, const float* __restrict
         for (int h = 0; h < p.kernelHeight; ++h)
             for (int w = h == 0 ? 1 : 0; w < p.kernelWidth; ++w) {
                 const float value = window[h * p.inWidth + w];
-                if constexpr (IsMax)  // first maximum kept; a NaN wins and stays
-                    result = value > result || (isnan(value) && !isnan(result)) ? value : result;
+                if constexpr (IsMax)
+                    result = replacesMaximum(value, result) ? value : result;
                 else
                     result += value;
             }
@@ -204,7 +209,7 @@ __global__ void tiledPoolBackwardNchwKernel(PoolParams p, const float* __restric
             for (int position = 1; position < area; ++position) {
                 const int h = position / p.kernelWidth, w = position - h * p.kernelWidth;
                 const float value = x[first + h * p.inWidth + w];
-                if (value > best || (isnan(value) && !isnan(best))) {
+                if (replacesMaximum(value, best)) {
                     best = value;
                     argmax = position;
                 }
@@ -251,10 +256,8 @@ __global__ void tiledPoolForwardKernel(PoolParams p, const __nv_bfloat16* __rest
                     const float value = values.get(lane);
                     if (h == 0 && w == 0)
                         result[lane] = value;
-                    else if constexpr (IsMax)  // first maximum kept; a NaN wins and stays
-                        result[lane] = value > result[lane] || (isnan(value) && !isnan(result[lane]))
-                                           ? value
-                                           : result[lane];
+                    else if constexpr (IsMax)
+                        result[lane] = replacesMaximum(value, result[lane]) ? value : result[lane];
                     else
                         result[lane] += value;
                 }
@@ -284,7 +287,7 @@ __global__ void tiledPoolBackwardKernel(PoolParams p, const __nv_bfloat16* __res
                     ChannelVector::load(x + window.input + h * rowStride + w * p.channels);
                 for (int lane = 0; lane < kVector; ++lane) {
                     const float value = values.get(lane);
-                    if (position == 0 || value > best[lane] || (isnan(value) && !isnan(best[lane]))) {
+                    if (position == 0 || replacesMaximum(value, best[lane])) {
                         best[lane] = value;
                         argmax[lane] = position;
                     }
