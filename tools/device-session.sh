@@ -15,7 +15,8 @@
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
 #             and the libraries it was built with), interleaved, two rounds
 #   conv-before-after  conv_bench (fer-cnn's convolutions, batch 256) on CONV_BACKEND (default
-#             cuda) with this build's libraries and with .device/before/lib's, interleaved, two rounds
+#             cuda) in CONV_PRECISION (default fp32) with this build's libraries and with
+#             .device/before/lib's, interleaved, two rounds
 #   scaling data parallel on every GPU against PyTorch DDP; BUCKET_MB="1 4" also measures ours
 #           with those gradient bucket sizes (MiB)
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
@@ -156,7 +157,8 @@ for step in "$@"; do
         libraries=$LD_LIBRARY_PATH
         if [ $build = before ]; then libraries=$PWD/.device/before/lib:$LD_LIBRARY_PATH; fi
         echo "--- $build build, round $round"
-        LD_LIBRARY_PATH=$libraries "$bin/conv_bench" --backend "${CONV_BACKEND:-cuda}" --batch 256 --repeats 20
+        LD_LIBRARY_PATH=$libraries "$bin/conv_bench" --backend "${CONV_BACKEND:-cuda}" \
+          --precision "${CONV_PRECISION:-fp32}" --batch 256 --repeats 20
       done
     done 2>&1 | tee "$out/conv_before_after.log" ;;
   scaling-ours)

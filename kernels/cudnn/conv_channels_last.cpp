@@ -7,16 +7,17 @@
 // each call, dw comes back through the same copy, and biases are added and reduced in fp32
 // registers (layout.h).
 //
-// Tensor-core engines need whole 16-byte channel vectors (8 bf16): an ungrouped convolution
-// with fewer or ragged input channels (the network's input layer: 1 grey or 3 colour channels)
-// runs on zero-padded copies of x, w (and dx, dw) kept with its plan. On the H200 that took the
-// fer-cnn input layer from cuDNN's generic NHWC kernels (0.5 ms a step) to tensor-core ones.
+// Tensor-core engines need whole 16-byte channel vectors (8 bf16). A network's input layer (fewer
+// than 8 channels: 1 grey or 3 colour) runs on our direct kernels instead (cuda/small_input_conv.h),
+// which read the fp32 weights and x as they are; an ungrouped convolution with other ragged input
+// channels (12, say) runs on zero-padded copies of x, w (and dx, dw) kept with its plan.
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 
 #include "cuda/layout.h"
+#include "cuda/small_input_conv.h"
 #include "cudnn/conv_scratch.h"
 #include "cudnn/cudnn_backend.h"
 #include "runtime/cuda_check.h"
@@ -114,6 +115,12 @@ void CudnnBackend::runWithStagedFilter(const ConvGeometry& g, ConvPlan& plan,
 void CudnnBackend::convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan,
                                            const float* x, const float* w, const float* bias,
                                            float* y) {
+    if (isSmallInputConv(g)) {
+        smallInputConvForward(g, reinterpret_cast<const __nv_bfloat16*>(x), w, bias,
+                              reinterpret_cast<__nv_bfloat16*>(y),
+                              deviceProperties().multiProcessorCount, stream());
+        return;
+    }
     const void* input = padInput(g, plan, x);
     const ConvOperands operands{input, nullptr, nullptr, y};
     runWithStagedFilter(g, plan, convEngine(g, plan, ConvDirection::Forward, operands, w), w,
@@ -126,6 +133,12 @@ void CudnnBackend::convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan
 
 void CudnnBackend::convBackwardDataChannelsLast(const ConvGeometry& g, ConvPlan& plan,
                                                 const float* dy, const float* w, float* dx) {
+    if (isSmallInputConv(g)) {
+        smallInputConvBackwardData(g, reinterpret_cast<const __nv_bfloat16*>(dy), w,
+                                   reinterpret_cast<__nv_bfloat16*>(dx),
+                                   deviceProperties().multiProcessorCount, stream());
+        return;
+    }
     ChannelPadding* padding = plan.padding.get();
     void* gradient = padding ? padding->inputGradient(*this) : static_cast<void*>(dx);
     const ConvOperands operands{nullptr, nullptr, dy, gradient};
@@ -140,6 +153,13 @@ void CudnnBackend::convBackwardDataChannelsLast(const ConvGeometry& g, ConvPlan&
 void CudnnBackend::convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPlan& plan,
                                                   const float* x, const float* dy, float* dw,
                                                   float* dbias) {
+    if (isSmallInputConv(g)) {
+        smallInputConvBackwardFilter(g, reinterpret_cast<const __nv_bfloat16*>(x),
+                                     reinterpret_cast<const __nv_bfloat16*>(dy), dw, dbias,
+                                     workspace(smallInputConvBackwardFilterWorkspaceBytes(g)),
+                                     stream());
+        return;
+    }
     const void* input = padInput(g, plan, x);
     ConvEngine& engine =
         convEngine(g, plan, ConvDirection::BackwardFilter, {input, nullptr, dy, nullptr}, nullptr);

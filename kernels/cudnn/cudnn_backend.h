@@ -6,7 +6,9 @@
 //   uploadActivations, download...,  Backend default (copies)         ours: kernels/cuda/layout.cu,
 //     flattenForward/Backward                                           called from cudnn/layout.cpp
 //   convForward, convBackwardData,   cuDNN legacy API (conv.cpp)      cuDNN graph API (conv_channels_last
-//     convBackwardFilter                                                .cpp, conv_engine.cpp)
+//     convBackwardFilter                                                .cpp, conv_engine.cpp); input
+//                                                                       layers (< 8 channels): ours,
+//                                                                       kernels/cuda/small_input_conv.cu
 //   convBatchNormReluInference       ours folds the batch norm into the weights (fold_batch_norm.cu),
 //                                    then cuDNN's fused convolution + bias + ReLU (conv.cpp)
 //   poolForward, poolBackward        cuDNN (pool.cpp)                 ours: kernels/cuda/pool.cu
@@ -78,7 +80,8 @@ struct ConvAlgorithmChoice {
 };
 
 // bf16: zero-padded copies for a convolution whose input channels do not fill whole 16-byte
-// vectors (conv.cpp): x and w (and, once needed, dx) with inChannels rounded up to 8.
+// vectors (conv.cpp): x and w (and, once needed, dx) with inChannels rounded up to 8. Input
+// layers (fewer than 8 channels) need none: our direct kernels run them (small_input_conv.h).
 struct ChannelPadding {
     static constexpr int kChannelVector = 8;  // bf16 channels in 16 bytes
     ChannelPadding(Backend& memory, const ConvGeometry& g);
@@ -101,7 +104,7 @@ struct ConvPlan {
     ConvAlgorithmChoice forward, backwardData, backwardFilter;
     // bf16: one graph-API engine per direction (ConvDirection order), chosen on first use.
     std::array<std::unique_ptr<ConvEngine>, 3> engines;
-    std::unique_ptr<ChannelPadding> padding;  // bf16, input channels not a multiple of 8
+    std::unique_ptr<ChannelPadding> padding;  // bf16, ragged input channels, not an input layer
     TensorDescriptor fusedBias;  // (1, outChannels, 1, 1) in the compute type, once fused
     std::size_t fusedWorkspaceBytes = 0;
 };

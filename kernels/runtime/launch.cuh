@@ -3,18 +3,22 @@
 // sources include this.
 #pragma once
 
+#include <cstddef>
+
 #include <cuda_runtime.h>
 
 #include "runtime/cuda_check.h"
 
 namespace cnnstudio::kernels {
 
-// Launches kernel<<<grid, block, 0, stream>>>(args...) and throws Error naming `kernelName`
-// when the launch is rejected. Errors during execution surface at the next synchronising call.
+// Launches kernel<<<grid, block, sharedBytes, stream>>>(args...) and throws Error naming
+// `kernelName` when the launch is rejected. Errors during execution surface at the next
+// synchronising call. sharedBytes is the kernel's dynamic shared memory (extern __shared__).
 template <typename... Params, typename... Args>
-void launchKernel(const char* kernelName, void (*kernel)(Params...), dim3 grid, dim3 block,
-                  cudaStream_t stream, Args... args) {
-    kernel<<<grid, block, 0, stream>>>(Params(args)...);
+void launchKernelWithShared(const char* kernelName, void (*kernel)(Params...), dim3 grid,
+                            dim3 block, std::size_t sharedBytes, cudaStream_t stream,
+                            Args... args) {
+    kernel<<<grid, block, sharedBytes, stream>>>(Params(args)...);
     cudaError_t status = cudaGetLastError();
     if (status != cudaSuccess)
         throw Error(std::string("launch of kernel '") + kernelName + "' failed: " +
@@ -22,6 +26,13 @@ void launchKernel(const char* kernelName, void (*kernel)(Params...), dim3 grid, 
                     "grid (" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
                         std::to_string(grid.z) + "), block " + std::to_string(block.x),
                     "the GPU may be too old for this build (sm_90 or newer is needed)");
+}
+
+// The same without dynamic shared memory.
+template <typename... Params, typename... Args>
+void launchKernel(const char* kernelName, void (*kernel)(Params...), dim3 grid, dim3 block,
+                  cudaStream_t stream, Args... args) {
+    launchKernelWithShared(kernelName, kernel, grid, block, 0, stream, args...);
 }
 
 // Blocks for a grid-stride loop over `count` items: enough to fill the GPU a few times over,

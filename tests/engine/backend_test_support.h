@@ -351,6 +351,9 @@ inline std::vector<ConvGeometry> convGeometriesToTest() {
         convGeometry(1, 2, 5, 5, 3, 5, 5, 1, 1, 0, 0, 1),       // kernel covers the input: 1x1 out
         convGeometry(4, 16, 6, 6, 8, 3, 3, 1, 1, 0, 0, 4),      // four groups, no padding
         convGeometry(2, 1, 48, 48, 4, 5, 5, 1, 1, 2, 2, 1),     // FER2013-sized first layer
+        convGeometry(2, 1, 48, 48, 64, 3, 3, 1, 1, 1, 1, 1),    // fer-cnn's input layer
+        convGeometry(1, 3, 12, 12, 96, 7, 7, 2, 2, 3, 3, 1),    // a stem with 14,112 weights
+        convGeometry(2, 12, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1),      // 12 channels: ragged vectors
     };
 }
 
