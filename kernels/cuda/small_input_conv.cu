@@ -2,19 +2,25 @@
 // small_input_conv.h for the ops and why they are not on the tensor cores). T = C*R*S is the
 // length of one filter (a row of the KCRS weights), t = (c*R + r)*S + s a tap of it.
 //
-// forward: one thread per (output pixel, vector of V output channels), V = 8 (16-byte stores)
-//   when K % 8 == 0, else 1. The block first copies the weights into shared memory as
-//   [t][K], so the V weights of a tap are one 16-byte read; threads of one pixel read the same
-//   input value (one broadcast), neighbouring pixels neighbouring values.
-// backward data: one thread per input pixel, all its C < 8 channels in registers, over the
-//   taps whose outputs read it; the same shared [t][K] weights, dy read V channels at a time.
-// backward filter: the output is T rows of K, and row T for dbias (a tap whose input is 1).
-//   1. a grid of splits over output rows (n, p): each block owns (tap row, channel vector)
-//      outputs and walks its split's pixels, pixel lanes of the block in parallel, then adds
-//      the lanes in order -> partials[split][row][K]
-//   2. one warp per output element adds its splits in 32 strided lanes, then the lanes in order
-//      (as layout.cu's channel sums) -> dw (KCRS) and dbias.
-// Counts stay below 2^30 (index_limits.h), so indices are 32-bit.
+// The work per output is small (T multiply-adds), so these kernels are built around memory
+// traffic and the overhead around each multiply-add. Nsight Compute on the first versions
+// (docs/logs/2026-12-02-input-layer): the forward pass was bound by shared-memory reads, one per
+// four multiply-adds; the filter pass by load latency, each channel lane of a pixel fetching the
+// same input values and waiting on them.
+// forward: one thread per (4 neighbouring output pixels of a row, KC output channels), KC = 16
+//   when K allows (8 or 1 otherwise). The block first copies the weights into shared memory as
+//   [t][K]; each 16-byte read of 4 weights then feeds 16 multiply-adds.
+// backward filter: the result is T rows of K, and row T for dbias (a tap whose input is 1).
+//   1. a grid of splits over the output pixels; a block is 32 pixel lanes x 8 channel lanes. A
+//      channel lane multiplies one 8-channel vector of dy (the eight lanes of a pixel read 128
+//      contiguous bytes) by the pixel's kTapChunk tap values, which the eight lanes fetch one or
+//      two each and pass round by shuffles. Each lane takes two pixels per iteration, so its
+//      loads overlap. At the end the pixel lanes are added in order (shuffles, then across
+//      warps) -> partials[split][row][K]
+//   2. 32 elements x 8 split lanes per block: each lane adds every eighth split (reads of 32
+//      consecutive elements), then the lanes are added in order -> dw (KCRS) and dbias.
+// Nothing is added by atomics, so results do not depend on scheduling. Counts stay below 2^30
+// (index_limits.h), so indices are 32-bit.
 #include <cstdint>
 
 #include "cuda/activation_storage.cuh"
@@ -27,8 +33,16 @@ namespace {
 constexpr int kMaxInputChannels = 8;  // exclusive: C < 8
 constexpr int kMaxWeights = 12288;    // K*C*R*S: 48 KiB of fp32 in shared memory
 constexpr int kThreads = 256;
-constexpr int kMaxFilterSplits = 1024;
-constexpr int kSplitLanes = 32;
+constexpr int kWarps = kThreads / 32;
+constexpr int kPixelsPerThread = 4;                      // forward
+constexpr int kChannelLanes = 8;                         // per pixel, backward filter
+constexpr int kPixelLanes = kThreads / kChannelLanes;    // 32 per block
+constexpr int kPixelLanesPerWarp = 32 / kChannelLanes;   // 4
+constexpr int kTapChunk = 9;  // taps summed per pass over dy: a 3x3 kernel over one channel
+constexpr int kMaxFilterSplits = 256;  // one wave of blocks on an H200
+constexpr int kMinPixelsPerSplit = 256;
+constexpr int kFinishElements = 32;                     // per block of the finishing kernel
+constexpr int kFinishLanes = kThreads / kFinishElements;  // 8 split lanes
 
 struct SmallConv {
     int batch, inChannels, inHeight, inWidth;
@@ -43,10 +57,42 @@ struct SmallConv {
           strideHeight(g.strideHeight), strideWidth(g.strideWidth), padHeight(g.padHeight),
           padWidth(g.padWidth), taps(g.inChannels * g.kernelHeight * g.kernelWidth) {}
 
-    __host__ __device__ int tap(int c, int r, int s) const {
-        return (c * kernelHeight + r) * kernelWidth + s;
+    __device__ int tap(int c, int r, int s) const { return (c * kernelHeight + r) * kernelWidth + s; }
+};
+
+// An output pixel and the top-left input position of its window.
+struct OutputPixel {
+    int n = 0, p = 0, q = 0;
+
+    OutputPixel() = default;
+    __device__ OutputPixel(const SmallConv& g, int pixel) {
+        q = pixel % g.outWidth;
+        const int row = pixel / g.outWidth;
+        p = row % g.outHeight;
+        n = row / g.outHeight;
+    }
+    __device__ int top(const SmallConv& g) const { return p * g.strideHeight - g.padHeight; }
+    __device__ int left(const SmallConv& g) const { return q * g.strideWidth - g.padWidth; }
+    // The pixel `step` further (step > 0), without dividing.
+    __device__ void advance(const SmallConv& g, int step) {
+        q += step;
+        while (q >= g.outWidth) {
+            q -= g.outWidth;
+            if (++p == g.outHeight) {
+                p = 0;
+                ++n;
+            }
+        }
     }
 };
+
+// The input value a tap of output pixel `at` reads: zero in the padding.
+__device__ __forceinline__ float tapInput(const SmallConv& g, const __nv_bfloat16* __restrict__ x,
+                                          const OutputPixel& at, int c, int r, int s) {
+    const int h = at.top(g) + r, column = at.left(g) + s;
+    if (h < 0 || h >= g.inHeight || column < 0 || column >= g.inWidth) return 0.0f;
+    return __bfloat162float(x[((at.n * g.inHeight + h) * g.inWidth + column) * g.inChannels + c]);
+}
 
 // shared[t * K + k] = w[k * T + t]: the weights with each tap's K values contiguous.
 __device__ void loadWeightsByTap(const SmallConv& g, const float* __restrict__ w, float* shared) {
@@ -57,22 +103,39 @@ __device__ void loadWeightsByTap(const SmallConv& g, const float* __restrict__ w
     }
 }
 
-// acc[j] += value * weights[j] for the V weights at `weights` (16-byte aligned when V = 8).
-template <int V>
-__device__ __forceinline__ void accumulateTap(float value, const float* weights, float (&acc)[V]) {
-    if constexpr (V == 8) {
-        const float4 low = reinterpret_cast<const float4*>(weights)[0];
-        const float4 high = reinterpret_cast<const float4*>(weights)[1];
-        const float wv[8] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
+// out[j] = weights[j], j < N, read 16 bytes at a time when N % 4 == 0 (then `weights` is
+// 16-byte aligned).
+template <int N>
+__device__ __forceinline__ void loadTapWeights(const float* weights, float (&out)[N]) {
+    if constexpr (N % 4 == 0) {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[j] = fmaf(value, wv[j], acc[j]);
+        for (int j = 0; j < N; j += 4) {
+            const float4 w4 = *reinterpret_cast<const float4*>(weights + j);
+            out[j] = w4.x;
+            out[j + 1] = w4.y;
+            out[j + 2] = w4.z;
+            out[j + 3] = w4.w;
+        }
     } else {
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc[j] = fmaf(value, weights[j], acc[j]);
+        for (int j = 0; j < N; ++j) out[j] = weights[j];
     }
 }
 
-template <int V>
+// Stores values[0..N) at y (16-byte aligned when N % 8 == 0), rounded to bf16.
+template <int N>
+__device__ __forceinline__ void storeBf16(const float (&values)[N], __nv_bfloat16* y) {
+    constexpr int kPack = N % 8 == 0 ? 8 : 1;
+#pragma unroll
+    for (int j = 0; j < N; j += kPack) {
+        Packed<__nv_bfloat16, kPack> pack;
+#pragma unroll
+        for (int e = 0; e < kPack; ++e) pack.set(e, values[j + e]);
+        pack.store(y + j);
+    }
+}
+
+template <int KC>
 __global__ void __launch_bounds__(kThreads)
 smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                             const float* __restrict__ w, const float* __restrict__ bias,
@@ -81,179 +144,182 @@ smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
     float* weights = reinterpret_cast<float*>(sharedMemory);  // [t][K]
     loadWeightsByTap(g, w, weights);
     __syncthreads();
-    const int vectors = g.outChannels / V;
-    const int count = g.batch * g.outHeight * g.outWidth * vectors;
+    constexpr int kPixels = kPixelsPerThread;
+    const int chunks = g.outChannels / KC;
+    const int pixelGroups = (g.outWidth + kPixels - 1) / kPixels;  // per output row
+    const int count = g.batch * g.outHeight * pixelGroups * chunks;
     for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < count;
          i += int(gridDim.x * blockDim.x)) {
-        const int pixel = i / vectors, k0 = (i - pixel * vectors) * V;
-        const int q = pixel % g.outWidth, rest = pixel / g.outWidth;
-        const int p = rest % g.outHeight, n = rest / g.outHeight;
-        float acc[V];
+        const int group = i / chunks, k0 = (i - group * chunks) * KC;
+        const int row = group / pixelGroups, q0 = (group - row * pixelGroups) * kPixels;
+        const int p = row % g.outHeight, n = row / g.outHeight;
+        float acc[kPixels][KC];
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc[j] = bias != nullptr ? __ldg(bias + k0 + j) : 0.0f;
-        const int top = p * g.strideHeight - g.padHeight, left = q * g.strideWidth - g.padWidth;
-        const __nv_bfloat16* image = x + n * g.inHeight * g.inWidth * g.inChannels;
-        for (int r = 0; r < g.kernelHeight; ++r) {
-            const int h = top + r;
-            if (h < 0 || h >= g.inHeight) continue;
-            for (int s = 0; s < g.kernelWidth; ++s) {
-                const int column = left + s;
-                if (column < 0 || column >= g.inWidth) continue;
-                const __nv_bfloat16* in = image + (h * g.inWidth + column) * g.inChannels;
-                for (int c = 0; c < g.inChannels; ++c)
-                    accumulateTap<V>(__bfloat162float(in[c]),
-                                     weights + g.tap(c, r, s) * g.outChannels + k0, acc);
-            }
+        for (int j = 0; j < KC; ++j) {
+            const float start = bias != nullptr ? __ldg(bias + k0 + j) : 0.0f;
+#pragma unroll
+            for (int px = 0; px < kPixels; ++px) acc[px][j] = start;
         }
-        Packed<__nv_bfloat16, V> out;
+        for (int c = 0; c < g.inChannels; ++c)
+            for (int r = 0; r < g.kernelHeight; ++r) {
+                const int h = p * g.strideHeight - g.padHeight + r;
+                if (h < 0 || h >= g.inHeight) continue;  // zeros: nothing to add
+                const __nv_bfloat16* inRow = x + (n * g.inHeight + h) * g.inWidth * g.inChannels + c;
+                for (int s = 0; s < g.kernelWidth; ++s) {
+                    float value[kPixels];
 #pragma unroll
-        for (int j = 0; j < V; ++j) out.set(j, acc[j]);
-        out.store(y + pixel * g.outChannels + k0);
-    }
-}
-
-// Output position (p or q) whose window reads input position `at` through kernel offset `offset`:
-// false when it falls between two strided windows or outside the output.
-__device__ __forceinline__ bool outputReading(int at, int offset, int stride, int pad, int extent,
-                                              int& position) {
-    const int shifted = at + pad - offset;
-    if (shifted < 0 || shifted % stride != 0) return false;
-    position = shifted / stride;
-    return position < extent;
-}
-
-template <int V>
-__global__ void __launch_bounds__(kThreads)
-smallInputConvBackwardDataKernel(SmallConv g, const __nv_bfloat16* __restrict__ dy,
-                                 const float* __restrict__ w, __nv_bfloat16* __restrict__ dx) {
-    extern __shared__ float4 sharedMemory[];
-    float* weights = reinterpret_cast<float*>(sharedMemory);  // [t][K]
-    loadWeightsByTap(g, w, weights);
-    __syncthreads();
-    const int count = g.batch * g.inHeight * g.inWidth;
-    for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < count;
-         i += int(gridDim.x * blockDim.x)) {
-        const int column = i % g.inWidth, rest = i / g.inWidth;
-        const int h = rest % g.inHeight, n = rest / g.inHeight;
-        float acc[kMaxInputChannels] = {};
-        for (int r = 0; r < g.kernelHeight; ++r) {
-            int p = 0;
-            if (!outputReading(h, r, g.strideHeight, g.padHeight, g.outHeight, p)) continue;
-            for (int s = 0; s < g.kernelWidth; ++s) {
-                int q = 0;
-                if (!outputReading(column, s, g.strideWidth, g.padWidth, g.outWidth, q)) continue;
-                const __nv_bfloat16* gradient =
-                    dy + ((n * g.outHeight + p) * g.outWidth + q) * g.outChannels;
-                for (int k0 = 0; k0 < g.outChannels; k0 += V) {
-                    const Packed<__nv_bfloat16, V> d = Packed<__nv_bfloat16, V>::load(gradient + k0);
-#pragma unroll
-                    for (int c = 0; c < kMaxInputChannels; ++c) {
-                        if (c >= g.inChannels) break;
-                        const float* tapWeights = weights + g.tap(c, r, s) * g.outChannels + k0;
-#pragma unroll
-                        for (int j = 0; j < V; ++j) acc[c] = fmaf(d.get(j), tapWeights[j], acc[c]);
+                    for (int px = 0; px < kPixels; ++px) {
+                        const int column = (q0 + px) * g.strideWidth - g.padWidth + s;
+                        value[px] = column >= 0 && column < g.inWidth
+                                        ? __bfloat162float(inRow[column * g.inChannels])
+                                        : 0.0f;
                     }
+                    float tapWeights[KC];
+                    loadTapWeights<KC>(weights + g.tap(c, r, s) * g.outChannels + k0, tapWeights);
+#pragma unroll
+                    for (int px = 0; px < kPixels; ++px)
+#pragma unroll
+                        for (int j = 0; j < KC; ++j) acc[px][j] = fmaf(value[px], tapWeights[j], acc[px][j]);
                 }
             }
-        }
 #pragma unroll
-        for (int c = 0; c < kMaxInputChannels; ++c)
-            if (c < g.inChannels) dx[i * g.inChannels + c] = __float2bfloat16_rn(acc[c]);
+        for (int px = 0; px < kPixels; ++px)
+            if (q0 + px < g.outWidth)
+                storeBf16<KC>(acc[px], y + (row * g.outWidth + q0 + px) * g.outChannels + k0);
     }
 }
 
-// The backward filter's splits: ranges of output rows (n, p), at most kMaxFilterSplits; they
-// depend on the geometry only, so the workspace size is known before the launch.
+// The backward filter's splits: ranges of output pixels, at most kMaxFilterSplits; they depend
+// on the geometry only, so the workspace size is known before the launch.
 struct FilterSplits {
-    int rowsPerSplit, splits;
+    int pixelsPerSplit, splits;
 };
 
 FilterSplits filterSplits(const ConvGeometry& g) {
-    const int rows = g.batch * g.outHeight;
-    const int perSplit = (rows + kMaxFilterSplits - 1) / kMaxFilterSplits;
-    return {perSplit, (rows + perSplit - 1) / perSplit};
+    const int pixels = g.batch * g.outHeight * g.outWidth;
+    int perSplit = (pixels + kMaxFilterSplits - 1) / kMaxFilterSplits;
+    if (perSplit < kMinPixelsPerSplit) perSplit = kMinPixelsPerSplit;
+    return {perSplit, (pixels + perSplit - 1) / perSplit};
 }
 
-// Block: (pixel lanes, output lanes); an output is (tap row t < tapRows, channel vector), with
-// tapRows = T + 1 when dbias is wanted, else T. Each
-// round gives every output lane one output; rounds repeat while outputs remain, the same
-// number for every thread so that the barriers are uniform.
+// One tap of the chunk a lane sums, packed in one register: c << 16 | r << 8 | s (kernel sizes
+// below 256), kBiasTap for the bias row, kNoTap past the last row.
+constexpr int kBiasTap = -2;
+constexpr int kNoTap = -1;
+
+__device__ int tapCode(const SmallConv& g, int t, int tapRows) {
+    if (t >= tapRows) return kNoTap;
+    if (t == g.taps) return kBiasTap;
+    const int s = t % g.kernelWidth, cr = t / g.kernelWidth;
+    return (cr / g.kernelHeight) << 16 | (cr % g.kernelHeight) << 8 | s;
+}
+
+// tapRows = T + 1 when dbias is wanted, else T. Channel blocks of kChannelLanes * V channels and
+// tap chunks are passes over the split's pixels: one pass for fer-cnn's input layer (K = 64, 3x3).
+// Warps work independently until the final sums: the eight channel lanes of a pixel fetch its
+// tap values (one or two each) and pass them round by shuffles, and each lane takes two pixels
+// per iteration, so that four loads of each lane are in flight at once.
 template <int V>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 2)
 smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                                    const __nv_bfloat16* __restrict__ dy, int tapRows,
-                                   int rowsPerSplit, int outputLanes, float* __restrict__ partials) {
-    __shared__ float laneSums[kThreads * V];  // [pixel lane][output lane][j]
-    const int outputLane = int(threadIdx.x) % outputLanes;
-    const int pixelLane = int(threadIdx.x) / outputLanes;
-    const int pixelLanes = kThreads / outputLanes;
-    const int vectors = g.outChannels / V;
-    const int outputs = tapRows * vectors;
-    const int firstRow = int(blockIdx.x) * rowsPerSplit;
-    const int lastRow = min(g.batch * g.outHeight, firstRow + rowsPerSplit);
+                                   int pixelsPerSplit, float* __restrict__ partials) {
+    static_assert(kTapChunk <= 2 * kChannelLanes, "a channel lane fetches at most two taps");
+    constexpr int kPixelsPerIteration = 2;
+    __shared__ float warpSums[kWarps][kChannelLanes][kTapChunk * V];
+    const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+    const int channelLane = lane % kChannelLanes, groupFirstLane = lane - channelLane;
+    const int pixelLane = lane / kChannelLanes + kPixelLanesPerWarp * warp;
+    const int pixels = g.batch * g.outHeight * g.outWidth;
+    const int first = int(blockIdx.x) * pixelsPerSplit;
+    const int last = min(pixels, first + pixelsPerSplit);
     float* splitPartials = partials + std::int64_t(blockIdx.x) * tapRows * g.outChannels;
-    for (int round = 0; round * outputLanes < outputs; ++round) {
-        const int output = round * outputLanes + outputLane;
-        float acc[V] = {};
-        if (output < outputs && pixelLane < pixelLanes) {
-            const int t = output / vectors, k0 = (output - t * vectors) * V;
-            const bool isBias = t == g.taps;
-            const int s = t % g.kernelWidth, cr = t / g.kernelWidth;
-            const int r = cr % g.kernelHeight, c = cr / g.kernelHeight;
-            for (int row = firstRow; row < lastRow; ++row) {
-                const int n = row / g.outHeight, p = row - n * g.outHeight;
-                const int h = p * g.strideHeight - g.padHeight + r;
-                if (!isBias && (h < 0 || h >= g.inHeight)) continue;  // the tap reads padding
-                const __nv_bfloat16* inRow = x + ((n * g.inHeight + h) * g.inWidth) * g.inChannels + c;
-                const __nv_bfloat16* gradientRow = dy + row * g.outWidth * g.outChannels + k0;
-                for (int q = pixelLane; q < g.outWidth; q += pixelLanes) {
-                    const int column = q * g.strideWidth - g.padWidth + s;
-                    float value = 1.0f;
-                    if (!isBias) {
-                        if (column < 0 || column >= g.inWidth) continue;
-                        value = __bfloat162float(inRow[column * g.inChannels]);
-                    }
-                    const Packed<__nv_bfloat16, V> d =
-                        Packed<__nv_bfloat16, V>::load(gradientRow + q * g.outChannels);
+    // The input value of tap `code` for output pixel `at` (zero past the split).
+    auto tapValue = [&](int code, const OutputPixel& at, bool inSplit) {
+        if (code == kNoTap || !inSplit) return 0.0f;
+        if (code == kBiasTap) return 1.0f;
+        return tapInput(g, x, at, code >> 16, (code >> 8) & 0xff, code & 0xff);
+    };
+    for (int channelBlock = 0; channelBlock < g.outChannels; channelBlock += kChannelLanes * V) {
+        const int k0 = channelBlock + channelLane * V;  // V = 8: K % 8 == 0, so k0 + 8 <= K
+        const bool hasChannels = k0 < g.outChannels;
+        for (int tapBase = 0; tapBase < tapRows; tapBase += kTapChunk) {
+            // This lane fetches taps channelLane and channelLane + 8 of the chunk.
+            const int low = tapCode(g, tapBase + channelLane, tapRows);
+            const int high = channelLane + kChannelLanes < kTapChunk
+                                 ? tapCode(g, tapBase + channelLane + kChannelLanes, tapRows)
+                                 : kNoTap;
+            float acc[kTapChunk][V] = {};
+            OutputPixel at[kPixelsPerIteration];
 #pragma unroll
-                    for (int j = 0; j < V; ++j) acc[j] = fmaf(value, d.get(j), acc[j]);
+            for (int u = 0; u < kPixelsPerIteration; ++u)
+                at[u] = OutputPixel(g, min(first + pixelLane + u * kPixelLanes, pixels - 1));
+            for (int base = first; base < last; base += kPixelsPerIteration * kPixelLanes) {
+                Packed<__nv_bfloat16, V> d[kPixelsPerIteration];
+                float lowValue[kPixelsPerIteration], highValue[kPixelsPerIteration];
+#pragma unroll
+                for (int u = 0; u < kPixelsPerIteration; ++u) {
+                    const int pixel = base + pixelLane + u * kPixelLanes;
+                    const bool inSplit = pixel < last;
+                    d[u] = hasChannels && inSplit
+                               ? Packed<__nv_bfloat16, V>::load(dy + pixel * g.outChannels + k0)
+                               : Packed<__nv_bfloat16, V>{};
+                    lowValue[u] = tapValue(low, at[u], inSplit);
+                    highValue[u] = tapValue(high, at[u], inSplit);
+                    at[u].advance(g, kPixelsPerIteration * kPixelLanes);
                 }
+#pragma unroll
+                for (int tc = 0; tc < kTapChunk; ++tc)
+#pragma unroll
+                    for (int u = 0; u < kPixelsPerIteration; ++u) {
+                        const float value =
+                            __shfl_sync(0xffffffffu, tc < kChannelLanes ? lowValue[u] : highValue[u],
+                                        groupFirstLane + tc % kChannelLanes);
+#pragma unroll
+                        for (int j = 0; j < V; ++j) acc[tc][j] = fmaf(value, d[u].get(j), acc[tc][j]);
+                    }
             }
-        }
+            // The warp's four pixel lanes of each channel lane, then the warps, in order.
 #pragma unroll
-        for (int j = 0; j < V; ++j) laneSums[int(threadIdx.x) * V + j] = acc[j];
-        __syncthreads();
-        if (pixelLane == 0 && output < outputs) {
+            for (int tc = 0; tc < kTapChunk; ++tc)
 #pragma unroll
-            for (int j = 0; j < V; ++j) {
+                for (int j = 0; j < V; ++j) {
+                    acc[tc][j] += __shfl_xor_sync(0xffffffffu, acc[tc][j], kChannelLanes);
+                    acc[tc][j] += __shfl_xor_sync(0xffffffffu, acc[tc][j], 2 * kChannelLanes);
+                    if (lane < kChannelLanes) warpSums[warp][channelLane][tc * V + j] = acc[tc][j];
+                }
+            __syncthreads();
+            for (int e = int(threadIdx.x); e < kChannelLanes * kTapChunk * V; e += kThreads) {
+                const int tc = e / (kChannelLanes * V), k = e - tc * kChannelLanes * V;
+                const int laneOfK = k / V, j = k - laneOfK * V;
+                if (tapBase + tc >= tapRows || channelBlock + k >= g.outChannels) continue;
                 float total = 0.0f;
-                for (int lane = 0; lane < pixelLanes; ++lane)
-                    total += laneSums[(lane * outputLanes + outputLane) * V + j];
-                splitPartials[output * V + j] = total;  // = t * K + k0 + j
+                for (int wp = 0; wp < kWarps; ++wp) total += warpSums[wp][laneOfK][tc * V + j];
+                splitPartials[(tapBase + tc) * g.outChannels + channelBlock + k] = total;
             }
+            __syncthreads();
         }
-        __syncthreads();
     }
 }
 
-// One warp per element e = t * K + k of the (tapRows, K) result: lane l adds splits l, l + 32,
-// ..., then the lanes are added in order.
+// Block: kFinishElements consecutive elements e = t * K + k of the (tapRows, K) result x
+// kFinishLanes split lanes; lane l adds splits l, l + 8, ..., then the lanes are added in order.
 __global__ void __launch_bounds__(kThreads)
 smallInputConvFilterFinishKernel(SmallConv g, const float* __restrict__ partials, int tapRows,
                                  int splits, float* __restrict__ dw, float* __restrict__ dbias) {
+    __shared__ float laneSums[kFinishLanes][kFinishElements];
     const int elements = tapRows * g.outChannels;
-    const int element = int(blockIdx.x) * (kThreads / kSplitLanes) + int(threadIdx.x) / kSplitLanes;
-    const int lane = int(threadIdx.x) % kSplitLanes;
+    const int column = int(threadIdx.x) % kFinishElements, lane = int(threadIdx.x) / kFinishElements;
+    const int element = int(blockIdx.x) * kFinishElements + column;
     float sum = 0.0f;
     if (element < elements)
-        for (int split = lane; split < splits; split += kSplitLanes)
+        for (int split = lane; split < splits; split += kFinishLanes)
             sum += partials[std::int64_t(split) * elements + element];
-    __shared__ float laneSums[kThreads];
-    laneSums[threadIdx.x] = sum;
-    __syncwarp();
+    laneSums[lane][column] = sum;
+    __syncthreads();
     if (lane != 0 || element >= elements) return;
     float total = 0.0f;
-    for (int l = 0; l < kSplitLanes; ++l) total += laneSums[int(threadIdx.x) + l];
+    for (int l = 0; l < kFinishLanes; ++l) total += laneSums[l][column];
     const int t = element / g.outChannels, k = element - t * g.outChannels;
     if (t < g.taps)
         dw[k * g.taps + t] = total;
@@ -269,6 +335,17 @@ bool vectorisable(const ConvGeometry& g, const void* activations) {
     return g.outChannels % 8 == 0 && isAligned(activations, 16);
 }
 
+template <int KC>
+void launchForward(const ConvGeometry& g, const __nv_bfloat16* x, const float* w,
+                   const float* bias, __nv_bfloat16* y, int multiprocessors, cudaStream_t stream) {
+    const std::size_t groups = std::size_t(g.batch) * g.outHeight *
+                               ((g.outWidth + kPixelsPerThread - 1) / kPixelsPerThread);
+    const std::size_t count = groups * std::size_t(g.outChannels / KC);
+    launchKernelWithShared("small-input convolution forward", smallInputConvForwardKernel<KC>,
+                           gridStrideBlocks(count, kThreads, multiprocessors), kThreads,
+                           weightBytes(g), stream, SmallConv(g), x, w, bias, y);
+}
+
 }  // namespace
 
 bool isSmallInputConv(const ConvGeometry& g) {
@@ -278,29 +355,12 @@ bool isSmallInputConv(const ConvGeometry& g) {
 void smallInputConvForward(const ConvGeometry& g, const __nv_bfloat16* x, const float* w,
                            const float* bias, __nv_bfloat16* y, int multiprocessors,
                            cudaStream_t stream) {
-    const std::size_t count = std::size_t(g.outputCount());
-    if (vectorisable(g, y))
-        launchKernelWithShared("small-input convolution forward", smallInputConvForwardKernel<8>,
-                               gridStrideBlocks(count / 8, kThreads, multiprocessors), kThreads,
-                               weightBytes(g), stream, SmallConv(g), x, w, bias, y);
+    if (g.outChannels % 16 == 0 && isAligned(y, 16))
+        launchForward<16>(g, x, w, bias, y, multiprocessors, stream);
+    else if (vectorisable(g, y))
+        launchForward<8>(g, x, w, bias, y, multiprocessors, stream);
     else
-        launchKernelWithShared("small-input convolution forward", smallInputConvForwardKernel<1>,
-                               gridStrideBlocks(count, kThreads, multiprocessors), kThreads,
-                               weightBytes(g), stream, SmallConv(g), x, w, bias, y);
-}
-
-void smallInputConvBackwardData(const ConvGeometry& g, const __nv_bfloat16* dy, const float* w,
-                                __nv_bfloat16* dx, int multiprocessors, cudaStream_t stream) {
-    const std::size_t pixels = std::size_t(g.batch) * g.inHeight * g.inWidth;
-    const unsigned blocks = gridStrideBlocks(pixels, kThreads, multiprocessors);
-    if (vectorisable(g, dy))
-        launchKernelWithShared("small-input convolution backward data",
-                               smallInputConvBackwardDataKernel<8>, blocks, kThreads,
-                               weightBytes(g), stream, SmallConv(g), dy, w, dx);
-    else
-        launchKernelWithShared("small-input convolution backward data",
-                               smallInputConvBackwardDataKernel<1>, blocks, kThreads,
-                               weightBytes(g), stream, SmallConv(g), dy, w, dx);
+        launchForward<1>(g, x, w, bias, y, multiprocessors, stream);
 }
 
 std::size_t smallInputConvBackwardFilterWorkspaceBytes(const ConvGeometry& g) {
@@ -314,22 +374,18 @@ void smallInputConvBackwardFilter(const ConvGeometry& g, const __nv_bfloat16* x,
     const SmallConv conv(g);
     const FilterSplits splits = filterSplits(g);
     float* partials = static_cast<float*>(workspace);
-    const bool vectorised = vectorisable(g, dy);
     const int tapRows = conv.taps + (dbias != nullptr ? 1 : 0);
-    const int outputs = tapRows * (vectorised ? g.outChannels / 8 : g.outChannels);
-    const int outputLanes = outputs < kThreads ? outputs : kThreads;
-    if (vectorised)
+    if (vectorisable(g, dy))
         launchKernel("small-input convolution filter partials",
                      smallInputConvFilterPartialsKernel<8>, unsigned(splits.splits), kThreads,
-                     stream, conv, x, dy, tapRows, splits.rowsPerSplit, outputLanes, partials);
+                     stream, conv, x, dy, tapRows, splits.pixelsPerSplit, partials);
     else
         launchKernel("small-input convolution filter partials",
                      smallInputConvFilterPartialsKernel<1>, unsigned(splits.splits), kThreads,
-                     stream, conv, x, dy, tapRows, splits.rowsPerSplit, outputLanes, partials);
+                     stream, conv, x, dy, tapRows, splits.pixelsPerSplit, partials);
     const int elements = tapRows * g.outChannels;
-    const int elementsPerBlock = kThreads / kSplitLanes;
     launchKernel("small-input convolution filter finish", smallInputConvFilterFinishKernel,
-                 unsigned((elements + elementsPerBlock - 1) / elementsPerBlock), kThreads, stream,
+                 unsigned((elements + kFinishElements - 1) / kFinishElements), kThreads, stream,
                  conv, partials, tapRows, splits.splits, dw, dbias);
 }
 

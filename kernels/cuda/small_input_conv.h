@@ -3,14 +3,13 @@
 // the fp32 master weights:
 //   x (N, H, W, C) bf16, w (K, C, R, S) fp32, bias (K) fp32, y (N, P, Q, K) bf16, C < 8
 //   forward          y[n][p][q][k] = bias[k] + sum_{c,r,s} x[n][p*sh-ph+r][q*sw-pw+s][c] * w[k][c][r][s]
-//   backward data    dx[n][h][w][c] = sum of dy[n][p][q][k] * w[k][c][r][s] over every (k, r, s, p, q)
-//                    of the forward line that read x[n][h][w][c]
 //   backward filter  dw[k][c][r][s] = sum_{n,p,q} dy[n][p][q][k] * x[n][p*sh-ph+r][q*sw-pw+s][c]
 //                    dbias[k] = sum_{n,p,q} dy[n][p][q][k]
 // Why not the tensor cores: fewer than 8 channels do not fill one 16-byte vector, so a
 // tensor-core convolution needs zero-padded copies of x and w (and of dx, dw) and multiplies
 // mostly zeros, while the work is small (C*R*S multiply-adds per output) and the output large:
-// these kernels are bound by writing y (reading dy) once.
+// these kernels are bound by writing y (reading dy) once. The backward data pass, which a network
+// needs only to explain a prediction (its input layer's dx), is left to cuDNN on padded copies.
 //
 // The cudnn backend's bf16 precision runs its input layers here (cudnn/conv_channels_last.cpp).
 // Everything is enqueued on `stream` and returns without waiting; results are deterministic
@@ -36,10 +35,6 @@ bool isSmallInputConv(const ConvGeometry& g);
 void smallInputConvForward(const ConvGeometry& g, const __nv_bfloat16* x, const float* w,
                            const float* bias, __nv_bfloat16* y, int multiprocessors,
                            cudaStream_t stream);
-
-// dx from dy and w.
-void smallInputConvBackwardData(const ConvGeometry& g, const __nv_bfloat16* dy, const float* w,
-                                __nv_bfloat16* dx, int multiprocessors, cudaStream_t stream);
 
 // dw (K, C, R, S) fp32 and, when dbias is not null, dbias (K), both overwritten. workspace:
 // device memory of smallInputConvBackwardFilterWorkspaceBytes(g) bytes, used until the work

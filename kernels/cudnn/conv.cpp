@@ -18,7 +18,6 @@
 
 #include "cnnstudio/error.h"
 #include "cuda/index_limits.h"
-#include "cuda/small_input_conv.h"
 #include "cudnn/conv_scratch.h"
 #include "cudnn/cudnn_backend.h"
 #include "cudnn/fold_batch_norm.h"
@@ -54,11 +53,9 @@ ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned
     return {};
 }
 
-// Ungrouped convolutions with ragged input channels run on padded copies (ChannelPadding),
-// but for input layers, which our direct kernels take (cuda/small_input_conv.h).
+// Ungrouped convolutions with ragged input channels run on padded copies (ChannelPadding).
 bool needsChannelPadding(const ConvGeometry& g) {
-    return g.groups == 1 && g.inChannels % ChannelPadding::kChannelVector != 0 &&
-           !isSmallInputConv(g);
+    return g.groups == 1 && g.inChannels % ChannelPadding::kChannelVector != 0;
 }
 
 }  // namespace

@@ -7,10 +7,13 @@
 // each call, dw comes back through the same copy, and biases are added and reduced in fp32
 // registers (layout.h).
 //
-// Tensor-core engines need whole 16-byte channel vectors (8 bf16). A network's input layer (fewer
-// than 8 channels: 1 grey or 3 colour) runs on our direct kernels instead (cuda/small_input_conv.h),
-// which read the fp32 weights and x as they are; an ungrouped convolution with other ragged input
-// channels (12, say) runs on zero-padded copies of x, w (and dx, dw) kept with its plan.
+// Tensor-core engines need whole 16-byte channel vectors (8 bf16): an ungrouped convolution with
+// ragged input channels runs on zero-padded copies of x, w (and dx, dw) kept with its plan. A
+// network's input layer (fewer than 8 channels: 1 grey or 3 colour) runs its forward and backward
+// filter on our direct kernels instead (cuda/small_input_conv.h), which read x and the fp32
+// weights as they are: on the H200 cuDNN took fer-cnn's 0.12 and 0.10 ms a step, mostly in
+// padding and in tensor-core tiles of zeros (docs/logs/2026-12-02-input-layer). Its backward
+// data (needed only to explain a prediction) stays on cuDNN, padded.
 
 #include <algorithm>
 #include <cstdint>
@@ -44,8 +47,13 @@ void CudnnBackend::unstageFilterGradient(const ConvGeometry& g, const void* room
 ChannelPadding::ChannelPadding(Backend& memory, const ConvGeometry& g)
     : geometry(g) {
     geometry.inChannels = (g.inChannels + kChannelVector - 1) / kChannelVector * kChannelVector;
-    input = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.inputCount()));
     filter = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.weightCount()));
+}
+
+void* ChannelPadding::input(Backend& memory) {
+    if (input_.count() == 0)
+        input_ = BackendBuffer<__nv_bfloat16>(memory, std::size_t(geometry.inputCount()));
+    return input_.data();
 }
 
 void* ChannelPadding::inputGradient(Backend& memory) {
@@ -57,11 +65,12 @@ void* ChannelPadding::inputGradient(Backend& memory) {
 const void* CudnnBackend::padInput(const ConvGeometry& g, ConvPlan& plan, const float* x) {
     ChannelPadding* padding = plan.padding.get();
     if (!padding) return x;
+    void* padded = padding->input(*this);
     CNNSTUDIO_CUDA_CHECK(
-        cudaMemsetAsync(padding->input.data(), 0, padding->input.bytes(), stream()));
+        cudaMemsetAsync(padded, 0, bf16Bytes(padding->geometry.inputCount()), stream()));
     copyChannels(g.batch, g.inHeight * g.inWidth, g.inChannels, x, g.inChannels, 0,
-                 reinterpret_cast<float*>(padding->input.data()), padding->geometry.inChannels, 0);
-    return padding->input.data();
+                 static_cast<float*>(padded), padding->geometry.inChannels, 0);
+    return padded;
 }
 
 const void* CudnnBackend::padFilter(const ConvGeometry& g, ConvPlan& plan, const void* staged) {
@@ -133,12 +142,6 @@ void CudnnBackend::convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan
 
 void CudnnBackend::convBackwardDataChannelsLast(const ConvGeometry& g, ConvPlan& plan,
                                                 const float* dy, const float* w, float* dx) {
-    if (isSmallInputConv(g)) {
-        smallInputConvBackwardData(g, reinterpret_cast<const __nv_bfloat16*>(dy), w,
-                                   reinterpret_cast<__nv_bfloat16*>(dx),
-                                   deviceProperties().multiProcessorCount, stream());
-        return;
-    }
     ChannelPadding* padding = plan.padding.get();
     void* gradient = padding ? padding->inputGradient(*this) : static_cast<void*>(dx);
     const ConvOperands operands{nullptr, nullptr, dy, gradient};

@@ -7,7 +7,8 @@
 //     flattenForward/Backward                                           called from cudnn/layout.cpp
 //   convForward, convBackwardData,   cuDNN legacy API (conv.cpp)      cuDNN graph API (conv_channels_last
 //     convBackwardFilter                                                .cpp, conv_engine.cpp); input
-//                                                                       layers (< 8 channels): ours,
+//                                                                       layers' (< 8 channels) forward
+//                                                                       and backward filter: ours,
 //                                                                       kernels/cuda/small_input_conv.cu
 //   convBatchNormReluInference       ours folds the batch norm into the weights (fold_batch_norm.cu),
 //                                    then cuDNN's fused convolution + bias + ReLU (conv.cpp)
@@ -80,18 +81,20 @@ struct ConvAlgorithmChoice {
 };
 
 // bf16: zero-padded copies for a convolution whose input channels do not fill whole 16-byte
-// vectors (conv.cpp): x and w (and, once needed, dx) with inChannels rounded up to 8. Input
-// layers (fewer than 8 channels) need none: our direct kernels run them (small_input_conv.h).
+// vectors (conv.cpp): w, and once needed x and dx, with inChannels rounded up to 8. An input
+// layer (fewer than 8 channels) runs forward and backward filter on our direct kernels
+// (small_input_conv.h), so only its backward data, on cuDNN, pads (w and dx).
 struct ChannelPadding {
     static constexpr int kChannelVector = 8;  // bf16 channels in 16 bytes
     ChannelPadding(Backend& memory, const ConvGeometry& g);
-    void* inputGradient(Backend& memory);  // allocated on first use
+    void* input(Backend& memory);          // allocated on first use
+    void* inputGradient(Backend& memory);  // likewise
 
     ConvGeometry geometry;  // the padded convolution the engines run
-    BackendBuffer<__nv_bfloat16> input, filter;
+    BackendBuffer<__nv_bfloat16> filter;
 
 private:
-    BackendBuffer<__nv_bfloat16> inputGradient_;
+    BackendBuffer<__nv_bfloat16> input_, inputGradient_;
 };
 
 // Everything cuDNN needs for one convolution geometry, built on its first use.
@@ -104,7 +107,7 @@ struct ConvPlan {
     ConvAlgorithmChoice forward, backwardData, backwardFilter;
     // bf16: one graph-API engine per direction (ConvDirection order), chosen on first use.
     std::array<std::unique_ptr<ConvEngine>, 3> engines;
-    std::unique_ptr<ChannelPadding> padding;  // bf16, ragged input channels, not an input layer
+    std::unique_ptr<ChannelPadding> padding;  // bf16, input channels not a multiple of 8
     TensorDescriptor fusedBias;  // (1, outChannels, 1, 1) in the compute type, once fused
     std::size_t fusedWorkspaceBytes = 0;
 };

@@ -7,9 +7,12 @@
 # and cnnstudio/plugins/libcnngpu.so. Logs in $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/out}
-# GPU tests; conv_bench of fer-cnn's convolutions in cudnn bf16, this build and "before"
-# interleaved (compute-sanitizer over the new kernels: sanitize.sh beside this file)
+# GPU tests; compute-sanitizer memcheck and racecheck over the convolution conformance cases of
+# cudnn bf16, our small-input kernels only; conv_bench of fer-cnn's convolutions in cudnn bf16,
+# this build and "before" interleaved
 bash tools/device-session.sh tests
+SANITIZE_TOOLS="memcheck racecheck" SANITIZE_SUITES=engine_tests SANITIZE_FILTER='*Conv*/cudnn_bf16' \
+  SANITIZE_KERNELS=kns=smallInputConv bash tools/device-session.sh sanitize
 CONV_BACKEND=cudnn CONV_PRECISION=bf16 bash tools/device-session.sh conv-before-after
 export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64
 bin=.device/bin
