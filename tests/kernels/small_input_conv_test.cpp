@@ -1,0 +1,175 @@
+// The direct kernels for convolutions over inputs of fewer than 8 channels
+// (kernels/cuda/small_input_conv.h), called directly on bf16 channels-last tensors, against
+// cpu-ref's fp32 convolution of the same bf16 values: fer-cnn's input layer (the 16-channel and
+// 4-pixel paths), an RGB stem with stride, padding and a 7x7 kernel (several tap chunks of the
+// filter gradient), and ragged output channels (the one-channel paths). The cudnn backend's
+// conformance suite covers them through the backend; this test also runs where a sanitizer
+// cannot attach to cuDNN's kernels, and checks that the filter gradient repeats bit for bit.
+// Every test skips, saying why, when this machine has no usable CUDA device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+
+#include "cnnstudio/backend.h"
+#include "cnnstudio/backend_buffer.h"
+#include "cnnstudio/backend_registry.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/small_input_conv.h"
+#include "engine/backend_test_support.h"
+
+namespace cnnstudio::test {
+namespace {
+
+using Bf16 = __nv_bfloat16;
+
+float roundToBf16(float value) { return __bfloat162float(__float2bfloat16(value)); }
+
+// (N, C, H*W) <-> (N, H*W, C)
+std::vector<float> toChannelsLast(const std::vector<float>& nchw, int batch, int channels, int pixels) {
+    std::vector<float> nhwc(nchw.size());
+    for (int n = 0; n < batch; ++n)
+        for (int c = 0; c < channels; ++c)
+            for (int p = 0; p < pixels; ++p)
+                nhwc[(std::size_t(n) * pixels + p) * channels + c] =
+                    nchw[(std::size_t(n) * channels + c) * pixels + p];
+    return nhwc;
+}
+
+std::vector<Bf16> toBf16(const std::vector<float>& values) {
+    std::vector<Bf16> result;
+    for (float value : values) result.push_back(__float2bfloat16(value));
+    return result;
+}
+
+std::vector<float> bf16Values(SeededRandom& random, std::int64_t count) {
+    std::vector<float> values = random.uniforms(std::size_t(count));
+    for (float& value : values) value = roundToBf16(value);
+    return values;
+}
+
+class SmallInputConvTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (std::string why = backendUnavailableReason("cuda"); !why.empty())
+            GTEST_SKIP() << "no CUDA device: " << why;
+        backend_ = std::make_unique<kernels::CudaBackend>(BackendOptions{});
+    }
+
+    template <class T>
+    BackendBuffer<T> upload(const std::vector<T>& values) {
+        return bufferFromHost(*backend_, std::span<const T>(values));
+    }
+    template <class T>
+    std::vector<T> download(const BackendBuffer<T>& buffer) {
+        std::vector<T> values(buffer.count());
+        backend_->synchronize();
+        backend_->download(values.data(), buffer.data(), values.size() * sizeof(T));
+        return values;
+    }
+    int multiprocessors() const {
+        int device = 0, count = 0;
+        cudaGetDevice(&device);
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+        return count;
+    }
+
+    void expectForwardMatchesCpuRef(const ConvGeometry& g, bool withBias);
+    void expectFilterGradientMatchesCpuRef(const ConvGeometry& g, bool withBias);
+
+    std::unique_ptr<kernels::CudaBackend> backend_;
+};
+
+void SmallInputConvTest::expectForwardMatchesCpuRef(const ConvGeometry& g, bool withBias) {
+    SCOPED_TRACE(describe(g) + (withBias ? " with bias" : " without bias"));
+    ASSERT_TRUE(kernels::isSmallInputConv(g));
+    SeededRandom random;
+    const std::vector<float> x = bf16Values(random, g.inputCount());
+    const std::vector<float> w = random.uniforms(std::size_t(g.weightCount()));
+    const std::vector<float> bias = random.uniforms(std::size_t(g.outChannels));
+    std::vector<float> expected(std::size_t(g.outputCount()));
+    cpuRef().convForward(g, x.data(), w.data(), withBias ? bias.data() : nullptr, expected.data());
+    const int outPixels = g.outHeight * g.outWidth;
+    expected = toChannelsLast(expected, g.batch, g.outChannels, outPixels);
+
+    const BackendBuffer<Bf16> deviceX = upload(toBf16(toChannelsLast(x, g.batch, g.inChannels, g.inHeight * g.inWidth)));
+    const BackendBuffer<float> deviceW = upload(w), deviceBias = upload(bias);
+    const BackendBuffer<Bf16> deviceY = upload(std::vector<Bf16>(expected.size(), __float2bfloat16(NAN)));
+    kernels::smallInputConvForward(g, deviceX.data(), deviceW.data(),
+                                   withBias ? deviceBias.data() : nullptr, deviceY.data(),
+                                   multiprocessors(), backend_->stream());
+    const std::vector<Bf16> y = download(deviceY);
+    // fp32 sums in another order, then one rounding to bf16: within one bf16 ulp.
+    for (std::size_t i = 0; i < y.size(); ++i)
+        ASSERT_NEAR(__bfloat162float(y[i]), expected[i], std::ldexp(std::fabs(expected[i]), -7) + 1e-5)
+            << "y element " << i << " (channels last)";
+}
+
+void SmallInputConvTest::expectFilterGradientMatchesCpuRef(const ConvGeometry& g, bool withBias) {
+    SCOPED_TRACE(describe(g) + (withBias ? " with dbias" : " without dbias"));
+    ASSERT_TRUE(kernels::isSmallInputConv(g));
+    SeededRandom random;
+    const std::vector<float> x = bf16Values(random, g.inputCount());
+    const std::vector<float> dy = bf16Values(random, g.outputCount());
+    std::vector<float> expectedDw(std::size_t(g.weightCount())), expectedDbias(std::size_t(g.outChannels));
+    cpuRef().convBackwardFilter(g, x.data(), dy.data(), expectedDw.data(),
+                                withBias ? expectedDbias.data() : nullptr);
+
+    const BackendBuffer<Bf16> deviceX = upload(toBf16(toChannelsLast(x, g.batch, g.inChannels, g.inHeight * g.inWidth)));
+    const BackendBuffer<Bf16> deviceDy = upload(toBf16(toChannelsLast(dy, g.batch, g.outChannels, g.outHeight * g.outWidth)));
+    const BackendBuffer<std::byte> workspace(*backend_, kernels::smallInputConvBackwardFilterWorkspaceBytes(g));
+    auto run = [&] {
+        const BackendBuffer<float> dw = upload(std::vector<float>(expectedDw.size(), NAN));
+        const BackendBuffer<float> dbias = upload(std::vector<float>(expectedDbias.size(), NAN));
+        kernels::smallInputConvBackwardFilter(g, deviceX.data(), deviceDy.data(), dw.data(),
+                                              withBias ? dbias.data() : nullptr, workspace.data(),
+                                              backend_->stream());
+        return std::pair{download(dw), download(dbias)};
+    };
+    const auto [dw, dbias] = run();
+    // Sums of a few thousand products of values below 1, in fp32 in another order.
+    const double tolerance = 1e-6 * double(g.batch) * g.outHeight * g.outWidth;
+    for (std::size_t i = 0; i < dw.size(); ++i)
+        ASSERT_NEAR(dw[i], expectedDw[i], tolerance) << "dw element " << i;
+    if (withBias)
+        for (std::size_t k = 0; k < dbias.size(); ++k)
+            ASSERT_NEAR(dbias[k], expectedDbias[k], tolerance) << "dbias element " << k;
+    const auto [dwAgain, dbiasAgain] = run();
+    EXPECT_EQ(0, std::memcmp(dw.data(), dwAgain.data(), dw.size() * sizeof(float)))
+        << "two runs on the same input differ";
+}
+
+const ConvGeometry kFerInputLayer = convGeometry(3, 1, 48, 48, 64, 3, 3, 1, 1, 1, 1, 1);
+const ConvGeometry kRgbStem = convGeometry(2, 3, 17, 19, 16, 7, 7, 2, 2, 3, 3, 1);
+const ConvGeometry kRaggedOutputs = convGeometry(2, 2, 9, 7, 5, 3, 3, 1, 1, 1, 1, 1);
+
+TEST_F(SmallInputConvTest, ForwardMatchesCpuRef) {
+    for (const ConvGeometry& g : {kFerInputLayer, kRgbStem, kRaggedOutputs})
+        for (bool withBias : {true, false}) expectForwardMatchesCpuRef(g, withBias);
+}
+
+TEST_F(SmallInputConvTest, FilterGradientMatchesCpuRefAndRepeatsBitForBit) {
+    for (const ConvGeometry& g : {kFerInputLayer, kRgbStem, kRaggedOutputs})
+        for (bool withBias : {true, false}) expectFilterGradientMatchesCpuRef(g, withBias);
+}
+
+TEST(SmallInputConv, TakesUngroupedInputLayersWhoseWeightsFitInSharedMemory) {
+    EXPECT_TRUE(kernels::isSmallInputConv(kFerInputLayer));
+    EXPECT_TRUE(kernels::isSmallInputConv(convGeometry(1, 3, 224, 224, 64, 7, 7, 2, 2, 3, 3, 1)));
+    EXPECT_FALSE(kernels::isSmallInputConv(convGeometry(1, 8, 12, 12, 8, 3, 3, 1, 1, 1, 1, 1)))
+        << "8 channels fill a 16-byte vector: the tensor cores take them";
+    EXPECT_FALSE(kernels::isSmallInputConv(convGeometry(1, 4, 12, 12, 8, 3, 3, 1, 1, 1, 1, 2)))
+        << "grouped";
+    EXPECT_FALSE(kernels::isSmallInputConv(convGeometry(1, 3, 12, 12, 128, 7, 7, 2, 2, 3, 3, 1)))
+        << "18,816 weights do not fit in 48 KiB of shared memory";
+}
+
+}  // namespace
+}  // namespace cnnstudio::test
