@@ -13,6 +13,8 @@ KIND is one of:
   conv-before-after  SOURCE: a log of `tools/device-session.sh conv-before-after` ("--- BUILD build,
                 round N" lines, each followed by conv_bench's JSON lines); a row per layer and op:
                 milliseconds of each build (the mean of the rounds), the speedup and TFLOP/s after.
+                OPTIONS layers=NAME,... keeps those layers' rows (and sums them); digits=N prints
+                milliseconds with N decimals (default 2).
   ours-vs-pytorch  SOURCE: JSON lines of cnnstudio-bench and bench/pytorch_reference.py from one
                 command; OPTIONS pairs=BACKEND/MODE:PYTORCH_MODE,... gives the rows in order. Our
                 lines that name a "build" (earlier builds measured in the same command) are not ours.
@@ -141,6 +143,12 @@ def conv_before_after_table(path, options):
                 times.setdefault((row["layer"], row["op"]), {}).setdefault(build, []).append((row["ms"], row["tflops"]))
     if not times:
         raise TableError(f"{path}: no conv_bench lines")
+    if "layers" in options:
+        kept = options["layers"].split(",")
+        times = {key: builds for key, builds in times.items() if key[0] in kept}
+        if not times:
+            raise TableError(f"{path}: none of the layers {options['layers']}")
+    digits = int(options.get("digits", 2))
     rows, total_before, total_after = [], 0.0, 0.0
     for (layer, op), builds in times.items():
         if set(builds) != {"before", "current"}:
@@ -149,9 +157,10 @@ def conv_before_after_table(path, options):
         after = statistics.mean(ms for ms, _ in builds["current"])
         tflops = statistics.mean(t for _, t in builds["current"])
         total_before, total_after = total_before + before, total_after + after
-        rows.append([layer, op.replace("_", " "), f"{before:.2f}", f"{after:.2f}", f"{before / after:.2f}×",
-                     f"{tflops:.1f}"])
-    rows.append(["sum", "", f"{total_before:.2f}", f"{total_after:.2f}", f"{total_before / total_after:.2f}×", ""])
+        rows.append([layer, op.replace("_", " "), f"{before:.{digits}f}", f"{after:.{digits}f}",
+                     f"{before / after:.2f}×", f"{tflops:.1f}"])
+    rows.append(["sum", "", f"{total_before:.{digits}f}", f"{total_after:.{digits}f}",
+                 f"{total_before / total_after:.2f}×", ""])
     return markdown(["layer", "op", "before (ms)", "after (ms)", "speedup", "after (TFLOP/s)"], rows)
 
 

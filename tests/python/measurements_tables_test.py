@@ -123,6 +123,18 @@ class MeasurementsTables(unittest.TestCase):
         with self.assertRaisesRegex(measurements_tables.TableError, "conv1_2 forward is not measured with both builds"):
             measurements_tables.conv_before_after_table(one_sided, {})
 
+    def test_conv_before_after_keeps_the_layers_asked_for_with_more_digits(self):
+        def line(layer, ms):
+            return json.dumps({"backend": "cudnn", "layer": layer, "op": "forward", "batch": 256, "ms": ms, "tflops": 1.0})
+        log = self.write("conv.log", "\n".join([
+            "--- before build, round 1", line("conv1_1", 0.1234), line("conv1_2", 0.5),
+            "--- current build, round 1", line("conv1_1", 0.0617), line("conv1_2", 0.5)]) + "\n")
+        rows = measurements_tables.conv_before_after_table(log, {"layers": "conv1_1", "digits": "3"})
+        self.assertEqual(rows[2:], ["| conv1_1 | forward | 0.123 | 0.062 | 2.00× | 1.0 |",
+                                    "| sum |  | 0.123 | 0.062 | 2.00× |  |"])
+        with self.assertRaisesRegex(measurements_tables.TableError, "none of the layers conv9"):
+            measurements_tables.conv_before_after_table(log, {"layers": "conv9"})
+
     def test_live_table_a_row_per_json_line(self):
         line = {"backend": "cpu", "threads": 1, "detect_every": 3, "gradcam": True, "frames": 295,
                 "faces_per_frame": 1.0, "fps": 23.87, "cpu_ms_per_frame": 13.16,
