@@ -32,6 +32,7 @@
 #include "cuda/cuda_backend.h"
 #include "cuda/layout.h"
 #include "engine/backend_test_support.h"
+#include "kernels/bf16_values.h"
 
 namespace cnnstudio::test {
 namespace {
@@ -47,15 +48,6 @@ template <class T>
 T fromFloat(float value) {
     if constexpr (std::is_same_v<T, Bf16>) return __float2bfloat16(value);  // nearest even
     else return value;
-}
-
-float roundToBf16(float value) { return asFloat(__float2bfloat16(value)); }
-
-std::vector<Bf16> toBf16(const std::vector<float>& values) {
-    std::vector<Bf16> result;
-    result.reserve(values.size());
-    for (float value : values) result.push_back(__float2bfloat16(value));
-    return result;
 }
 
 template <class T>

@@ -24,13 +24,12 @@
 #include "cuda/cuda_backend.h"
 #include "cuda/small_input_conv.h"
 #include "engine/backend_test_support.h"
+#include "kernels/bf16_values.h"
 
 namespace cnnstudio::test {
 namespace {
 
 using Bf16 = __nv_bfloat16;
-
-float roundToBf16(float value) { return __bfloat162float(__float2bfloat16(value)); }
 
 // (N, C, H*W) <-> (N, H*W, C)
 std::vector<float> toChannelsLast(const std::vector<float>& nchw, int batch, int channels, int pixels) {
@@ -41,12 +40,6 @@ std::vector<float> toChannelsLast(const std::vector<float>& nchw, int batch, int
                 nhwc[(std::size_t(n) * pixels + p) * channels + c] =
                     nchw[(std::size_t(n) * channels + c) * pixels + p];
     return nhwc;
-}
-
-std::vector<Bf16> toBf16(const std::vector<float>& values) {
-    std::vector<Bf16> result;
-    for (float value : values) result.push_back(__float2bfloat16(value));
-    return result;
 }
 
 std::vector<float> bf16Values(SeededRandom& random, std::int64_t count) {
