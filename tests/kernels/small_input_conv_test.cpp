@@ -131,9 +131,10 @@ void SmallInputConvTest::expectFilterGradientMatchesCpuRef(const ConvGeometry& g
     const double tolerance = 1e-6 * double(g.batch) * g.outHeight * g.outWidth;
     for (std::size_t i = 0; i < dw.size(); ++i)
         ASSERT_NEAR(dw[i], expectedDw[i], tolerance) << "dw element " << i;
-    if (withBias)
+    if (withBias) {
         for (std::size_t k = 0; k < dbias.size(); ++k)
             ASSERT_NEAR(dbias[k], expectedDbias[k], tolerance) << "dbias element " << k;
+    }
     const auto [dwAgain, dbiasAgain] = run();
     EXPECT_EQ(0, std::memcmp(dw.data(), dwAgain.data(), dw.size() * sizeof(float)))
         << "two runs on the same input differ";
