@@ -64,7 +64,7 @@ for step in "$@"; do
     "$bin/engine_tests" --gtest_filter='*cuda*:*cudnn*:Network*' 2>&1 | tee "$out/engine_tests.log" | grep -E "FAILED|PASSED|tests ran" ;;
   bench)
     { "$bin/cnnstudio-bench" --backend cudnn --mode fp32 tf32 bf16 --batch 256
-      "$bin/cnnstudio-bench" --backend cuda --mode fp32 --batch 256
+      "$bin/cnnstudio-bench" --backend cuda --mode fp32 bf16 --batch 256
       python3 "$reference" --batch 256
     } 2>&1 | tee "$out/bench_gpu.jsonl" ;;
   bench-cpu)

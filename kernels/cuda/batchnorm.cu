@@ -11,8 +11,12 @@
 // The statistics are sums accumulated in double (channel_sums.cuh: a grid of blocks per
 // channel, then a finalize kernel adding each channel's partials in order); the elementwise
 // passes are grid-stride kernels over all N * C * S values, float4 when S % 4 == 0.
+// This file computes them on fp32 NCHW activations; in bf16 precision (bf16 channels-last) the
+// ops hand over to batchnorm_channels_last.h, which also fuses the ReLU of BatchNorm -> ReLU.
 #include <cstdint>
 
+#include "cuda/batchnorm_channels_last.h"
+#include "cuda/bf16_convert.h"
 #include "cuda/channel_sums.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/index_limits.h"
@@ -146,6 +150,13 @@ void CudaBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const f
     const std::int64_t perChannel = std::int64_t(g.batch) * g.spatial;
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
+    if (storesBf16()) {
+        batchNormForwardTrainingChannelsLast(g, asBf16(x), gamma, beta, false, asBf16(y), runningMean,
+                                             runningVar, savedMean, savedInvStd,
+                                             workspace(batchNormChannelsLastWorkspaceBytes(g)),
+                                             multiprocessors, stream());
+        return;
+    }
     const int splits = channelSumSplits(g.channels, perChannel, multiprocessors);
     auto* partials = static_cast<double2*>(
         workspace(std::size_t(g.channels) * splits * sizeof(double2)));
@@ -174,6 +185,12 @@ void CudaBackend::doBatchNormForwardInference(const BatchNormGeometry& g, const 
                                               float* y) {
     requireIndexable(g, opLabel("batchNormForwardInference"));
     activateDevice();
+    if (storesBf16()) {
+        batchNormForwardInferenceChannelsLast(g, asBf16(x), gamma, beta, runningMean, runningVar,
+                                              false, asBf16(y),
+                                              deviceProperties().multiProcessorCount, stream());
+        return;
+    }
     const int count = int(g.count());
     const bool vectorised = g.spatial % 4 == 0 && isAligned16(x) && isAligned16(y);
     const unsigned blocks = gridStrideBlocks(std::size_t(vectorised ? count / 4 : count), 256,
@@ -190,6 +207,13 @@ void CudaBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x
     requireIndexable(g, opLabel("batchNormBackward"));
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
+    if (storesBf16()) {
+        batchNormBackwardChannelsLast(g, asBf16(x), nullptr, asBf16(dy), gamma, savedMean,
+                                      savedInvStd, false, asBf16(dx), dgamma, dbeta,
+                                      workspace(batchNormChannelsLastWorkspaceBytes(g)),
+                                      multiprocessors, stream());
+        return;
+    }
     const std::int64_t perChannel = std::int64_t(g.batch) * g.spatial;
     const int splits = channelSumSplits(g.channels, perChannel, multiprocessors);
     auto* partials = static_cast<double2*>(
@@ -212,6 +236,41 @@ void CudaBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x
                  stream(), x, dy, gamma, savedMean, savedInvStd,
                  static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
                  float(perChannel), g.channels, g.spatial, count, dx);
+}
+
+void CudaBackend::doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                                 const float* gamma, const float* beta, float* z,
+                                                 float* y, float* runningMean, float* runningVar,
+                                                 float* savedMean, float* savedInvStd) {
+    if (!storesBf16()) {
+        Backend::doBatchNormReluForwardTraining(g, x, gamma, beta, z, y, runningMean, runningVar,
+                                                savedMean, savedInvStd);
+        return;
+    }
+    requireIndexable(g, opLabel("batchNormReluForwardTraining"));
+    activateDevice();
+    batchNormForwardTrainingChannelsLast(g, asBf16(x), gamma, beta, true, asBf16(y), runningMean,
+                                         runningVar, savedMean, savedInvStd,
+                                         workspace(batchNormChannelsLastWorkspaceBytes(g)),
+                                         deviceProperties().multiProcessorCount, stream());
+}
+
+void CudaBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const float* x,
+                                          const float* y, const float* dy, const float* gamma,
+                                          const float* beta, const float* savedMean,
+                                          const float* savedInvStd, float* dz, float* dx,
+                                          float* dgamma, float* dbeta) {
+    if (!storesBf16()) {
+        Backend::doBatchNormReluBackward(g, x, y, dy, gamma, beta, savedMean, savedInvStd, dz, dx,
+                                         dgamma, dbeta);
+        return;
+    }
+    requireIndexable(g, opLabel("batchNormReluBackward"));
+    activateDevice();
+    batchNormBackwardChannelsLast(g, asBf16(x), asBf16(y), asBf16(dy), gamma, savedMean,
+                                  savedInvStd, true, asBf16(dx), dgamma, dbeta,
+                                  workspace(batchNormChannelsLastWorkspaceBytes(g)),
+                                  deviceProperties().multiProcessorCount, stream());
 }
 
 }  // namespace cnnstudio::kernels

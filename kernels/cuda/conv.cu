@@ -6,6 +6,8 @@
 //                      that read x[n][c][h][w], of dy[n][k][p][q] * w[k][c][r][s]
 //   backward filter  dw[k][c][r][s] = sum_{n,p,q} dy[n][k][p][q] * x[n][g*C/G + c][p*sh-ph+r][q*sw-pw+s]
 //                    dbias[k] = sum_{n,p,q} dy[n][k][p][q]
+// This file computes them on fp32 NCHW activations; in bf16 precision (bf16 channels-last
+// activations) the ops hand over to conv_channels_last.cpp.
 //
 // All three are implicit GEMMs on the tensor-core GEMM core (gemm.cuh, fp32 accuracy), per group:
 //   forward          M = K/G, N = N*P*Q, K = C/G*R*S   A = w (rows of C/G*R*S)
@@ -791,6 +793,10 @@ void CudaBackend::doConvForward(const ConvGeometry& g, const float* x, const flo
     const OpLabel op = opLabel("convForward");
     requireIndexable(g, op);
     activateDevice();
+    if (storesBf16()) {
+        convForwardChannelsLast(g, x, w, bias, y);
+        return;
+    }
     const int multiprocessors = deviceProperties().multiProcessorCount;
     if (isDepthwise(g)) {
         launchKernel("conv forward (depthwise)", depthwiseForwardKernel,
@@ -812,6 +818,10 @@ void CudaBackend::doConvBackwardData(const ConvGeometry& g, const float* dy, con
     const OpLabel op = opLabel("convBackwardData");
     requireIndexable(g, op);
     activateDevice();
+    if (storesBf16()) {
+        convBackwardDataChannelsLast(g, dy, w, dx);
+        return;
+    }
     const int multiprocessors = deviceProperties().multiProcessorCount;
     if (isDepthwise(g)) {
         launchKernel("conv backward data (depthwise)", depthwiseBackwardDataKernel,
@@ -857,6 +867,10 @@ void CudaBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, co
     const OpLabel op = opLabel("convBackwardFilter");
     requireIndexable(g, op);
     activateDevice();
+    if (storesBf16()) {
+        convBackwardFilterChannelsLast(g, x, dy, dw, dbias);
+        return;
+    }
     const int multiprocessors = deviceProperties().multiProcessorCount;
     const int outPlane = g.outHeight * g.outWidth;
 

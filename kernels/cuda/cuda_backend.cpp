@@ -40,18 +40,17 @@ private:
     int device_;
 };
 
-const BackendOptions& requireFp32(const BackendOptions& options) {
-    if (options.precision != Precision::Fp32)
-        throw Error("the cuda backend runs fp32 only, " + toString(options.precision) +
-                        " was asked for",
-                    "backend 'cuda'", "use the cudnn backend for tf32 or bf16, or pick fp32");
+const BackendOptions& requireOwnPrecision(const BackendOptions& options) {
+    if (options.precision == Precision::Tf32)
+        throw Error("the cuda backend runs fp32 and bf16, tf32 was asked for", "backend 'cuda'",
+                    "pick fp32 or bf16, or the cudnn backend for tf32");
     return options;
 }
 
 }  // namespace
 
 CudaBackend::CudaBackend(const BackendOptions& options)
-    : CudaBackend(requireFp32(options), AnyPrecision{}) {}
+    : CudaBackend(requireOwnPrecision(options), AnyPrecision{}) {}
 
 CudaBackend::CudaBackend(const BackendOptions& options, AnyPrecision) { initialise(options); }
 

@@ -1,15 +1,21 @@
 // CudaBackend: the "cuda" backend, our own CUDA kernels for every op of the Backend table
-// (no cuDNN, cuBLAS or cuBLASLt). fp32 only: convolutions and dense layers multiply on the
-// TF32 tensor cores with fp32 accuracy (3xTF32, gemm.cuh). The cuDNN backend derives from it
-// and overrides the ops where cuDNN is faster; the rest, the memory pool, the stream and step
-// capture it inherits (the table at the top of cudnn/cudnn_backend.h shows where each op runs).
+// (no cuDNN, cuBLAS or cuBLASLt). The cuDNN backend derives from it and overrides the ops where
+// cuDNN is faster; the rest, the memory pool, the stream and step capture it inherits (the table
+// at the top of cudnn/cudnn_backend.h shows where each op runs).
 //
-// Activation format: this backend keeps activations fp32 NCHW (the default activationFormat()).
-// The ops a subclass inherits — axpy, add, multiply, activations, dropoutMask, the loss and
-// copyChannels — read activationFormat() and also run on bf16 and on channels-last storage
-// (math in fp32 registers, results rounded to bf16); pooling runs on fp32 NCHW and on bf16
-// channels-last; conv, batch norm and dense read fp32 NCHW only, so a subclass with another
-// format overrides them. layout.h has the conversions between the formats.
+// Precision (BackendOptions::precision):
+//   fp32  activations fp32 NCHW; convolutions and dense layers multiply on the TF32 tensor cores
+//         with fp32 accuracy (3xTF32, gemm.cuh).
+//   bf16  mixed, as the cudnn backend's bf16: activations bf16 and channels-last (NHWC,
+//         activationFormat()), math in fp32 registers; weights, gradients and optimiser state
+//         stay fp32. Convolutions whose channels fill 16-byte vectors run as implicit GEMMs on
+//         the bf16 tensor cores (tensor_core_conv.h), input layers on direct kernels
+//         (small_input_conv.h), the rest (grouped, ragged channels) on direct kernels
+//         (direct_conv_channels_last.h); dense layers are 1x1 convolutions of 1x1 images, so
+//         they take the same paths; batch norm runs on batchnorm_channels_last.h.
+//         Activations cross to and from fp32 NCHW at uploads, downloads and Flatten
+//         (activation_layout.cpp, layout.h).
+// Every op reads activationFormat(); those that run in both formats say so in their file.
 //
 // Threading and ordering: one non-blocking stream per backend; every op is enqueued on it and
 // returns without waiting for the device (only download() and synchronize() wait), so a whole
@@ -38,8 +44,7 @@ namespace cnnstudio::kernels {
 class CudaBackend : public Backend {
 public:
     // Makes options.device current, creates the stream and the memory pool. Throws Error when
-    // the device index is out of range or options.precision is not fp32 (only cudnn runs
-    // tf32/bf16).
+    // the device index is out of range or options.precision is tf32 (only cudnn runs tf32).
     explicit CudaBackend(const BackendOptions& options);
     ~CudaBackend() override;
     CudaBackend(const CudaBackend&) = delete;
@@ -49,6 +54,7 @@ public:
     std::string description() const override;  // "NVIDIA H200 (device 0), own kernels, fp32"
     bool isDevice() const override { return true; }
     Precision precision() const override { return precision_; }
+    ActivationFormat activationFormat() const override;  // bf16 channels-last in bf16
     std::optional<std::size_t> freeMemoryBytes() const override;  // cudaMemGetInfo on this device
 
     // ---- memory --------------------------------------------------------------------------
@@ -75,6 +81,14 @@ protected:
     void doUpload(void* destination, const void* hostSource, std::size_t bytes) override;
     void doDownload(void* hostDestination, const void* source, std::size_t bytes) override;
     void doCopy(void* destination, const void* source, std::size_t bytes) override;
+
+    // ---- activations in and out, flatten (activation_layout.cpp) ----------------------------
+    void doUploadActivations(const TensorShape& shape, const float* hostSource,
+                             float* destination) override;
+    void doDownloadActivations(const TensorShape& shape, const float* source,
+                               float* hostDestination) override;
+    void doFlattenForward(const TensorShape& shape, const float* x, float* y) override;
+    void doFlattenBackward(const TensorShape& shape, const float* dy, float* dx) override;
 
     // ---- elementwise (elementwise.cu) -----------------------------------------------------
     void doFill(float* y, float value, std::size_t count) override;
@@ -105,6 +119,16 @@ protected:
     void doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
                              const float* gamma, const float* savedMean, const float* savedInvStd,
                              float* dx, float* dgamma, float* dbeta) override;
+    // bf16: the ReLU fused into the batch norm's passes; z and dz stay unwritten. fp32: the
+    // Backend default.
+    void doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                        const float* beta, float* z, float* y, float* runningMean,
+                                        float* runningVar, float* savedMean,
+                                        float* savedInvStd) override;
+    void doBatchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
+                                 const float* dy, const float* gamma, const float* beta,
+                                 const float* savedMean, const float* savedInvStd, float* dz, float* dx,
+                                 float* dgamma, float* dbeta) override;
 
     // ---- activations (activation.cu) ------------------------------------------------------
     void doActivationForward(Activation kind, float alpha, const float* x, float* y,
@@ -157,6 +181,12 @@ protected:
 
     const cudaDeviceProp& deviceProperties() const { return properties_; }
 
+    // bf16 precision keeps activations bf16 channels-last (activationFormat()).
+    bool storesBf16() const { return precision_ == Precision::Bf16; }
+    // Converts `count` floats to bf16 at `destination` on the stream, and back.
+    void toBf16(const float* source, void* destination, std::size_t count);
+    void fromBf16(const void* source, float* destination, std::size_t count);
+
     // True while captureStep is recording on this backend's stream.
     bool isCapturing() const { return capturing_; }
 
@@ -169,6 +199,14 @@ protected:
 
 private:
     void initialise(const BackendOptions& options);
+
+    // ---- bf16 channels-last convolution (conv_channels_last.cpp) ----------------------------
+    void convForwardChannelsLast(const ConvGeometry& g, const float* x, const float* w,
+                                 const float* bias, float* y);
+    void convBackwardDataChannelsLast(const ConvGeometry& g, const float* dy, const float* w,
+                                      float* dx);
+    void convBackwardFilterChannelsLast(const ConvGeometry& g, const float* x, const float* dy,
+                                        float* dw, float* dbias);
 
     int device_ = 0;
     Precision precision_ = Precision::Fp32;

@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "cuda/activation_storage.cuh"
+#include "cuda/bf16_convert.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
@@ -344,17 +345,8 @@ void launchTiledPool(const PoolGeometry& g, int elementsPerThread, int multiproc
                      poolParams(g), pointers...);
 }
 
-const __nv_bfloat16* asBf16(const float* stored) {
-    return reinterpret_cast<const __nv_bfloat16*>(stored);
-}
-__nv_bfloat16* asBf16(float* stored) { return reinterpret_cast<__nv_bfloat16*>(stored); }
-
-}  // namespace
-
-namespace {
-
-// Pooling runs in the two formats backends use: fp32 NCHW (cuda) and bf16 channels-last (cudnn
-// in bf16). True for the latter.
+// Pooling runs in the two formats backends use: fp32 NCHW (fp32, tf32) and bf16 channels-last
+// (bf16). True for the latter.
 bool poolsBf16ChannelsLast(const ActivationFormat& format, const OpLabel& op) {
     const ActivationFormat bf16ChannelsLast{true, true};
     if (format != ActivationFormat{} && format != bf16ChannelsLast)

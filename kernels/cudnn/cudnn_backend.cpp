@@ -9,7 +9,6 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/kernels/gpu_backends.h"
-#include "cudnn/bf16_convert.h"
 #include "runtime/cuda_check.h"
 
 namespace cnnstudio::kernels {
@@ -132,12 +131,8 @@ std::size_t CudnnBackend::searchWorkspaceLimit() const {
     return std::min(kMaxSearchWorkspaceBytes, freeBytes / 4);
 }
 
-void CudnnBackend::toBf16(const float* source, void* destination, std::size_t count) {
-    narrowToBf16(source, static_cast<__nv_bfloat16*>(destination), count, stream());
-}
-
-void CudnnBackend::fromBf16(const void* source, float* destination, std::size_t count) {
-    widenFromBf16(static_cast<const __nv_bfloat16*>(source), destination, count, stream());
+cudnnTensorFormat_t CudnnBackend::activationLayout() const {
+    return storesBf16() ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
 }
 
 cudnnDataType_t CudnnBackend::computeType() const {

@@ -3,8 +3,8 @@
 //
 //   op                               fp32 / tf32                      bf16 (channels-last)
 //   ------------------------------   ------------------------------   -------------------------------
-//   uploadActivations, download...,  Backend default (copies)         ours: kernels/cuda/layout.cu,
-//     flattenForward/Backward                                           called from cudnn/layout.cpp
+//   uploadActivations, download...,  Backend default (copies)         ours, inherited from CudaBackend
+//     flattenForward/Backward                                           (kernels/cuda/activation_layout.cpp)
 //   convForward, convBackwardData,   cuDNN legacy API (conv.cpp)      cuDNN graph API (conv_channels_last
 //     convBackwardFilter                                                .cpp, conv_engine.cpp); input
 //                                                                       layers' (< 8 channels) forward
@@ -48,7 +48,7 @@
 // buffers) and caches both; later calls only enqueue work. When a new geometry first appears
 // while a step is being captured, benchmarking is impossible (it synchronises), so cuDNN's
 // heuristics choose instead. Each op file (conv.cpp, pool.cpp, batchnorm.cpp, activation.cpp,
-// dense.cpp, layout.cpp) holds that op's plans and calls.
+// dense.cpp) holds that op's plans and calls.
 #pragma once
 
 #include <array>
@@ -157,19 +157,10 @@ public:
 
     std::string name() const override;         // "cudnn"
     std::string description() const override;  // "NVIDIA H200 (device 0), cuDNN 9.14.0, tf32"
-    ActivationFormat activationFormat() const override;
 
     CudnnStats stats() const;
 
 protected:
-    // ---- activations in and out, flatten (layout.cpp) --------------------------------------
-    void doUploadActivations(const TensorShape& shape, const float* hostSource,
-                             float* destination) override;
-    void doDownloadActivations(const TensorShape& shape, const float* source,
-                               float* hostDestination) override;
-    void doFlattenForward(const TensorShape& shape, const float* x, float* y) override;
-    void doFlattenBackward(const TensorShape& shape, const float* dy, float* dx) override;
-
     // ---- convolution (conv.cpp) -----------------------------------------------------------
     void doConvForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                        float* y) override;
@@ -226,6 +217,10 @@ protected:
                                 float* dbias) override;
 
     // ---- ours, inherited from CudaBackend unchanged (kernels/cuda/<op>.cu) -----------------
+    using CudaBackend::doUploadActivations;
+    using CudaBackend::doDownloadActivations;
+    using CudaBackend::doFlattenForward;
+    using CudaBackend::doFlattenBackward;
     using CudaBackend::doFill;
     using CudaBackend::doAxpy;
     using CudaBackend::doAdd;
@@ -242,14 +237,10 @@ protected:
 
 private:
     // ---- shared helpers (cudnn_backend.cpp) ------------------------------------------------
-    bool storesBf16() const { return precision() == Precision::Bf16; }  // bf16 NHWC activations
     cudnnTensorFormat_t activationLayout() const;  // CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC
     bool streamIsCapturing() const;
     // Device memory for cuDNN's algorithm benchmark; bounded by what is free on the device.
     std::size_t searchWorkspaceLimit() const;
-    // Converts `count` floats to bf16 at `destination` on the stream, and back.
-    void toBf16(const float* source, void* destination, std::size_t count);
-    void fromBf16(const void* source, float* destination, std::size_t count);
     cudnnDataType_t computeType() const;       // CUDNN_DATA_FLOAT or CUDNN_DATA_BFLOAT16
     cudnnMathType_t requestedMathType() const;  // by precision
 

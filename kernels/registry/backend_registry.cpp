@@ -38,17 +38,22 @@ std::string backendUnavailableReason(const std::string& name) {
 }
 
 std::vector<std::string> backendPrecisions(const std::string& name) {
-    // cudnn alone has tensor-core modes; our own cuda kernels are fp32 (cuda_backend.cpp refuses
-    // the others), and so are the CPU backends.
+    // The GPU backends have tensor-core modes: cudnn all three, our own cuda kernels fp32 and bf16
+    // (cuda_backend.cpp refuses tf32); the CPU backends are fp32.
     if (name == "cudnn") return {"fp32", "tf32", "bf16"};
+    if (name == "cuda") return {"fp32", "bf16"};
     return {"fp32"};
 }
 
 void requirePrecisionOf(const std::string& name, const std::string& precision) {
     const std::vector<std::string> precisions = backendPrecisions(name);
     if (std::find(precisions.begin(), precisions.end(), precision) != precisions.end()) return;
-    throw Error("the " + name + " backend trains in fp32 only, " + precision + " was asked for",
-                "backend '" + name + "'", "pick fp32, or the cudnn backend for tf32 or bf16");
+    std::string offered = precisions.front();  // "fp32", "fp32 or bf16", "fp32, tf32 or bf16"
+    for (std::size_t i = 1; i < precisions.size(); ++i)
+        offered += (i + 1 == precisions.size() ? " or " : ", ") + precisions[i];
+    throw Error("the " + name + " backend trains in " + offered + ", " + precision +
+                    " was asked for",
+                "backend '" + name + "'", "pick one of those, or the cudnn backend for tf32 or bf16");
 }
 
 std::vector<std::string> availableBackends() {

@@ -214,7 +214,7 @@ TEST(Reliability, CudaWithTf32IsRefusedBeforeARunFolderIsMade) {
                                         "--run-dir", runDir.string()},
                                        work);
     EXPECT_EQ(result.exitCode, 2) << result.err;
-    EXPECT_NE(result.err.find("the cuda backend trains in fp32 only, tf32 was asked for"), std::string::npos)
+    EXPECT_NE(result.err.find("the cuda backend trains in fp32 or bf16, tf32 was asked for"), std::string::npos)
         << result.err;
     EXPECT_FALSE(std::filesystem::exists(runDir));
 }

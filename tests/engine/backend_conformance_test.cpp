@@ -43,9 +43,8 @@ std::vector<BackendUnderTest> backendsUnderTest() {
     std::vector<BackendUnderTest> backends;
     for (const std::string& name : availableBackends())
         if (name != "cpu-ref")
-            for (Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Bf16})
-                if (precision == Precision::Fp32 || name == "cudnn")  // only cudnn runs tf32 and bf16
-                    backends.push_back({name, precision});
+            for (const std::string& precision : backendPrecisions(name))
+                backends.push_back({name, parsePrecision(precision)});
     return backends;
 }
 
@@ -597,7 +596,7 @@ TEST_P(BackendConformance, DropoutMaskIsIdenticalOnEveryBackend) {
 // ---- dense ---------------------------------------------------------------------------------
 
 std::vector<DenseGeometry> denseGeometriesToTest() {
-    return {{1, 7, 3}, {8, 64, 10}, {5, 300, 17}, {32, 1152, 7}, {3, 1, 1}};
+    return {{1, 7, 3}, {8, 64, 10}, {5, 300, 17}, {32, 1152, 7}, {3, 1, 1}, {16, 256, 24}};
 }
 
 TEST_P(BackendConformance, DenseForwardAndBackwardMatchReference) {

@@ -354,6 +354,12 @@ inline std::vector<ConvGeometry> convGeometriesToTest() {
         convGeometry(2, 1, 48, 48, 64, 3, 3, 1, 1, 1, 1, 1),    // fer-cnn's input layer
         convGeometry(1, 3, 12, 12, 96, 7, 7, 2, 2, 3, 3, 1),    // a stem with 14,112 weights
         convGeometry(2, 12, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1),      // 12 channels: ragged vectors
+        // Channels in whole 8-element vectors (bf16 tensor-core implicit GEMMs): partial tiles,
+        // stride 2, 1x1, and more output channels and pixels than one 128 x 128 tile holds.
+        convGeometry(2, 16, 10, 10, 24, 3, 3, 1, 1, 1, 1, 1),
+        convGeometry(2, 32, 9, 7, 16, 3, 3, 2, 2, 1, 1, 1),
+        convGeometry(2, 24, 5, 5, 40, 1, 1, 1, 1, 0, 0, 1),
+        convGeometry(2, 64, 12, 12, 136, 3, 3, 1, 1, 1, 1, 1),
     };
 }
 

@@ -387,20 +387,28 @@ TEST_F(CudaBackendTest, OutOfMemorySaysHowMuchWhereAndWhatToDo) {
     EXPECT_TRUE(identical(t.toHost(), std::vector<float>(3, 1.0f), "fill after the failure"));
 }
 
-TEST_F(CudaBackendTest, OnlyFp32IsOfferedAndCudnnIsNamedForTheRest) {
-    for (Precision precision : {Precision::Tf32, Precision::Bf16}) {
-        BackendOptions options;
-        options.precision = precision;
-        try {
-            createBackend("cuda", options);
-            ADD_FAILURE() << toString(precision) << " was accepted";
-        } catch (const Error& error) {
-            EXPECT_NE(std::string(error.what()).find("cudnn"), std::string::npos) << error.what();
-        }
+TEST_F(CudaBackendTest, Tf32IsRefusedAndCudnnIsNamedForIt) {
+    BackendOptions options;
+    options.precision = Precision::Tf32;
+    try {
+        createBackend("cuda", options);
+        ADD_FAILURE() << "tf32 was accepted";
+    } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find("cudnn"), std::string::npos) << error.what();
     }
     EXPECT_EQ(cuda_->precision(), Precision::Fp32);
     EXPECT_EQ(cuda_->name(), "cuda");
     EXPECT_NE(cuda_->description().find("fp32"), std::string::npos) << cuda_->description();
+    EXPECT_EQ(cuda_->activationFormat(), ActivationFormat{});
+}
+
+TEST_F(CudaBackendTest, Bf16KeepsActivationsBf16ChannelsLast) {
+    BackendOptions options;
+    options.precision = Precision::Bf16;
+    const std::unique_ptr<Backend> bf16 = createBackend("cuda", options);
+    EXPECT_EQ(bf16->precision(), Precision::Bf16);
+    EXPECT_EQ(bf16->activationFormat(), (ActivationFormat{true, true}));
+    EXPECT_NE(bf16->description().find("bf16"), std::string::npos) << bf16->description();
 }
 
 TEST_F(CudaBackendTest, MissingDeviceIndexIsNamed) {

@@ -141,6 +141,7 @@ TEST_P(FerCnnTraining, TenStepsGiveTheLossesOfCpuRef) {
 
 INSTANTIATE_TEST_SUITE_P(EveryGpuBackend, FerCnnTraining,
                          ::testing::Values(GpuRun{"cuda", Precision::Fp32, 1e-3},
+                                           GpuRun{"cuda", Precision::Bf16, 1e-1},
                                            GpuRun{"cudnn", Precision::Fp32, 1e-3},
                                            GpuRun{"cudnn", Precision::Tf32, 5e-2},
                                            GpuRun{"cudnn", Precision::Bf16, 1e-1}),

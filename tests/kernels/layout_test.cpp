@@ -73,20 +73,14 @@ std::vector<float> toFloats(const std::vector<T>& values) {
     return ::testing::AssertionSuccess();
 }
 
-// The cuda backend storing activations as the cudnn backend's bf16 mode does, so that the ops
-// it shares with cudnn run on that format.
-class Bf16ChannelsLastCudaBackend : public kernels::CudaBackend {
-public:
-    Bf16ChannelsLastCudaBackend() : CudaBackend(BackendOptions{}) {}
-    ActivationFormat activationFormat() const override { return {true, true}; }
-};
-
 class LayoutTest : public ::testing::Test {
 protected:
     void SetUp() override {
         if (std::string why = backendUnavailableReason("cuda"); !why.empty())
             GTEST_SKIP() << "no CUDA device: " << why;
-        backend_ = std::make_unique<Bf16ChannelsLastCudaBackend>();
+        BackendOptions bf16;  // activations bf16 channels-last, the format these ops serve
+        bf16.precision = Precision::Bf16;
+        backend_ = std::make_unique<kernels::CudaBackend>(bf16);
     }
 
 public:  // for the checking functions below
@@ -108,7 +102,7 @@ public:  // for the checking functions below
     }
     cudaStream_t stream() const { return backend_->stream(); }
 
-    std::unique_ptr<Bf16ChannelsLastCudaBackend> backend_;
+    std::unique_ptr<kernels::CudaBackend> backend_;
 };
 
 float* asActivations(const BackendBuffer<Bf16>& buffer) {

@@ -24,9 +24,12 @@ QStringList RunSettings::problems() const {
     else if (!usesGpu() && precision != "fp32")
         found << QObject::tr("The CPU backends train in fp32 only: pick fp32 or a GPU backend.");
     else if (const auto precisions = backendPrecisions(backend.toStdString());
-             std::find(precisions.begin(), precisions.end(), precision.toStdString()) == precisions.end())
-        found << QObject::tr("The %1 backend trains in fp32 only, so the worker would refuse %2: pick fp32, or "
-                             "the cudnn backend for tf32 or bf16.").arg(backend, precision);
+             std::find(precisions.begin(), precisions.end(), precision.toStdString()) == precisions.end()) {
+        QStringList offered;
+        for (const std::string& each : precisions) offered << QString::fromStdString(each);
+        found << QObject::tr("The %1 backend trains in %2, so the worker would refuse %3: pick one of those, or "
+                             "the cudnn backend for tf32.").arg(backend, offered.join(QObject::tr(" or ")), precision);
+    }
     if (!QStringList{"sgd", "adam", "adamw"}.contains(optimizer))
         found << QObject::tr("Unknown optimiser '%1': use sgd, adam or adamw.").arg(optimizer);
     if (!QStringList{"constant", "step", "cosine", "plateau"}.contains(schedule))

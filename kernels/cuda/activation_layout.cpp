@@ -1,13 +1,14 @@
-// Where the cudnn backend's activations cross to and from fp32 NCHW: uploads, downloads and
-// Flatten. In bf16 precision activations are bf16 NHWC (see cudnn_backend.h), so each crossing
-// is one transposing conversion kernel; where a layout is the same either way (one channel, or
-// one pixel per image) it is a plain conversion or copy. fp32 and tf32 store fp32 NCHW and use
-// the Backend defaults.
+// Where the activations of the GPU backends cross to and from fp32 NCHW: uploads, downloads and
+// Flatten. In bf16 precision activations are bf16 NHWC (see cuda_backend.h), so each crossing is
+// one transposing conversion kernel; where a layout is the same either way (one channel, or one
+// pixel per image) it is a plain conversion or copy. fp32 and tf32 store fp32 NCHW and use the
+// Backend defaults.
 
 #include <cuda_bf16.h>
 
+#include "cuda/bf16_convert.h"
+#include "cuda/cuda_backend.h"
 #include "cuda/layout.h"
-#include "cudnn/cudnn_backend.h"
 
 namespace cnnstudio::kernels {
 namespace {
@@ -19,22 +20,21 @@ bool layoutsCoincide(const TensorShape& shape) {
     return shape.channels == 1 || spatialOf(shape) == 1;
 }
 
-const __nv_bfloat16* asBf16(const float* stored) {
-    return reinterpret_cast<const __nv_bfloat16*>(stored);
-}
-__nv_bfloat16* asBf16(float* stored) { return reinterpret_cast<__nv_bfloat16*>(stored); }
-
 }  // namespace
 
-ActivationFormat CudnnBackend::activationFormat() const {
+ActivationFormat CudaBackend::activationFormat() const {
     return storesBf16() ? ActivationFormat{true, true} : ActivationFormat{};
 }
 
-cudnnTensorFormat_t CudnnBackend::activationLayout() const {
-    return storesBf16() ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+void CudaBackend::toBf16(const float* source, void* destination, std::size_t count) {
+    narrowToBf16(source, static_cast<__nv_bfloat16*>(destination), count, stream());
 }
 
-void CudnnBackend::doUploadActivations(const TensorShape& shape, const float* hostSource,
+void CudaBackend::fromBf16(const void* source, float* destination, std::size_t count) {
+    widenFromBf16(static_cast<const __nv_bfloat16*>(source), destination, count, stream());
+}
+
+void CudaBackend::doUploadActivations(const TensorShape& shape, const float* hostSource,
                                        float* destination) {
     if (!storesBf16()) {
         Backend::doUploadActivations(shape, hostSource, destination);
@@ -51,7 +51,7 @@ void CudnnBackend::doUploadActivations(const TensorShape& shape, const float* ho
                         stream());
 }
 
-void CudnnBackend::doDownloadActivations(const TensorShape& shape, const float* source,
+void CudaBackend::doDownloadActivations(const TensorShape& shape, const float* source,
                                          float* hostDestination) {
     if (!storesBf16()) {
         Backend::doDownloadActivations(shape, source, hostDestination);
@@ -68,7 +68,7 @@ void CudnnBackend::doDownloadActivations(const TensorShape& shape, const float* 
     download(hostDestination, staged, count * sizeof(float));
 }
 
-void CudnnBackend::doFlattenForward(const TensorShape& shape, const float* x, float* y) {
+void CudaBackend::doFlattenForward(const TensorShape& shape, const float* x, float* y) {
     if (!storesBf16() || layoutsCoincide(shape)) {
         Backend::doFlattenForward(shape, x, y);
         return;
@@ -77,7 +77,7 @@ void CudnnBackend::doFlattenForward(const TensorShape& shape, const float* x, fl
     transposeImages(asBf16(x), asBf16(y), shape.batch, spatialOf(shape), shape.channels, stream());
 }
 
-void CudnnBackend::doFlattenBackward(const TensorShape& shape, const float* dy, float* dx) {
+void CudaBackend::doFlattenBackward(const TensorShape& shape, const float* dy, float* dx) {
     if (!storesBf16() || layoutsCoincide(shape)) {
         Backend::doFlattenBackward(shape, dy, dx);
         return;

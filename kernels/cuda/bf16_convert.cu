@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "cudnn/bf16_convert.h"
+#include "cuda/bf16_convert.h"
 #include "runtime/cuda_check.h"
 
 namespace cnnstudio::kernels {

@@ -1,0 +1,488 @@
+// Batch normalisation (+ ReLU) on bf16 channels-last activations (see batchnorm_channels_last.h):
+//   x, y, dy, dx (P, C) bf16, channel fastest; gamma, beta, statistics, dgamma, dbeta (C) fp32
+//   training forward   partial sums -> statistics -> y = relu?((x - mean) invStd gamma + beta)
+//   inference forward  y = relu?((x - runningMean) rsqrt(runningVar + eps) gamma + beta)
+//   backward           partial sums of dz, dz (x - mean) -> dgamma, dbeta -> dx
+//
+// Thread layout, every kernel over (P, C): a block's 256 threads are (pixel lanes, pack lanes).
+// A thread owns one pack of N channels (N = 8: one 16-byte vector, when C % 8 == 0 and the
+// activations are 16-byte aligned; else N = 1) and steps over pixels, a run of pixels a step
+// with their loads issued together. Consecutive threads read consecutive packs of a pixel row,
+// so a warp's loads are contiguous; the pack's coefficients and sums stay in registers for the
+// whole pass. grid.x covers the packs (packLanes = min(C / N, 256) per block), grid.y the pixels
+// as a grid stride, so each pass of the GPU sweeps the tensor from its first pixels to its last.
+//
+// Statistics and gradient sums: per thread, fp32 over one step's run of pixels (2 or 4 terms: the
+// rounding stays near 2^-24, far below bf16's 2^-8), then double, as batchnorm.cu's sums. Each
+// block adds its pixel lanes in a fixed tree in shared memory and writes partials[split][c];
+// the finish kernel adds the splits in a fixed order. No atomics: the bits depend on the
+// geometry, the split count (from `multiprocessors`) and N only. The forward sums x - K with
+// K = x[pixel 0][c], the backward dz (x - savedMean): sums of centred values, so that
+// var = E[(x - K)^2] - E[x - K]^2 and dgamma do not cancel when |mean| >> std.
+//
+// The elementwise passes walk the pixels from the last to the first: the reduction pass just
+// read the tensor from first to last, and its last pixels may still be in L2.
+#include <cstdint>
+#include <initializer_list>
+
+#include "cuda/activation_storage.cuh"
+#include "cuda/batchnorm_channels_last.h"
+#include "runtime/launch.cuh"
+
+namespace cnnstudio::kernels {
+namespace {
+
+using Bf16 = __nv_bfloat16;
+
+constexpr int kThreads = 256;
+// Pixels per thread and loop step, whose loads are in flight together and whose sums form one
+// fp32 run: 4 packs (64 bytes) of the forward's one input, 2 of each of the backward's two or
+// three (x, dy and y: 4 would take more than 128 registers).
+constexpr int kForwardRun = 4;
+constexpr int kBackwardRun = 2;
+// The reduction kernels run one wave of this many blocks per multiprocessor (their launch bounds
+// guarantee that they fit): the statistics within 80 registers, the gradient sums (x, dy and y
+// in flight) within 128.
+constexpr int kStatisticsBlocksPerMultiprocessor = 3;
+constexpr int kGradientSumsBlocksPerMultiprocessor = 2;
+constexpr int kMaxSplits = 512;
+constexpr int kMinPixelsPerSplit = 64;
+constexpr int kFinishLanes = 32;  // split lanes per channel in the finish kernels
+
+// A thread's place in the (pixel lanes, pack lanes) block. Threads past pixelLanes * packLanes,
+// and those of the last block beyond C / N packs, are idle.
+struct Lane {
+    int pack;        // its pack of channels pack * N .. pack * N + N - 1
+    int pixelLane;   // its first pixel in each block step
+    int pixelLanes;  // pixels per block step
+    bool active;
+};
+
+__device__ __forceinline__ Lane laneOf(int packs, int packLanes) {
+    const int packLane = int(threadIdx.x) % packLanes, pixelLane = int(threadIdx.x) / packLanes;
+    const int pixelLanes = kThreads / packLanes;
+    const int pack = int(blockIdx.x) * packLanes + packLane;
+    return {pack, pixelLane, pixelLanes, pixelLane < pixelLanes && pack < packs};
+}
+
+// Adds the block's pixel lanes of (first[k], second[k]), each pack on its own, in a fixed tree
+// (lane i takes lane i + half while the width halves), and writes the totals of the block's
+// packs to partials[blockIdx.y][channel]. Called by every thread of the block.
+template <int N>
+__device__ __forceinline__ void writeBlockPartials(double (&first)[N], double (&second)[N],
+                                                   const Lane& lane, int packLanes, int channels,
+                                                   double2* __restrict__ partials) {
+    __shared__ double laneSums[2 * N][kThreads];  // conflict-free: threads index the fast axis
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        laneSums[k][threadIdx.x] = first[k];
+        laneSums[N + k][threadIdx.x] = second[k];
+    }
+    for (int width = lane.pixelLanes; width > 1;) {
+        const int half = (width + 1) / 2;
+        __syncthreads();  // lanes [half, width) were written in the previous step
+        if (lane.active && lane.pixelLane + half < width) {
+            const int partner = int(threadIdx.x) + half * packLanes;
+#pragma unroll
+            for (int k = 0; k < N; ++k) {
+                first[k] += laneSums[k][partner];
+                second[k] += laneSums[N + k][partner];
+                laneSums[k][threadIdx.x] = first[k];
+                laneSums[N + k][threadIdx.x] = second[k];
+            }
+        }
+        width = half;
+    }
+    if (lane.active && lane.pixelLane == 0) {
+        double2* out = partials + std::size_t(blockIdx.y) * channels + lane.pack * N;
+#pragma unroll
+        for (int k = 0; k < N; ++k) out[k] = double2{first[k], second[k]};
+    }
+}
+
+// Block (32 channels, kFinishLanes split lanes): lane j adds splits j, j + kFinishLanes, ...,
+// then the lanes are added in order. The total is valid in threadIdx.y == 0.
+__device__ __forceinline__ double2 splitTotal(const double2* __restrict__ partials, int splits,
+                                              int channels) {
+    __shared__ double2 laneSums[kFinishLanes][32];
+    const int channel = int(blockIdx.x) * 32 + int(threadIdx.x);
+    double2 sum{0.0, 0.0};
+    if (channel < channels)
+#pragma unroll 8  // the loads of 8 splits in flight together, the adds still in split order
+        for (int split = int(threadIdx.y); split < splits; split += kFinishLanes) {
+            const double2 part = partials[std::size_t(split) * channels + channel];
+            sum.x += part.x;
+            sum.y += part.y;
+        }
+    laneSums[threadIdx.y][threadIdx.x] = sum;
+    __syncthreads();
+    double2 total{0.0, 0.0};
+    if (threadIdx.y == 0)
+        for (int lane = 0; lane < kFinishLanes; ++lane) {
+            total.x += laneSums[lane][threadIdx.x].x;
+            total.y += laneSums[lane][threadIdx.x].y;
+        }
+    return total;
+}
+
+// ---- training forward: statistics -----------------------------------------------------------
+
+// partials[split][c] = (sum (x - K), sum (x - K)^2) over the split's pixels, K = x[0][c].
+template <int N>
+__global__ void __launch_bounds__(kThreads, kStatisticsBlocksPerMultiprocessor)
+partialStatisticsKernel(const Bf16* __restrict__ x, int pixels, int channels, int packLanes,
+                        double2* __restrict__ partials) {
+    using Pack = Packed<Bf16, N>;
+    const Lane lane = laneOf(channels / N, packLanes);
+    double sum[N] = {}, squares[N] = {};
+    if (lane.active) {
+        const Bf16* column = x + lane.pack * N;
+        const Pack shiftPack = Pack::load(column);  // K: pixel 0, also read past the last pixel
+        float shift[N];
+#pragma unroll
+        for (int k = 0; k < N; ++k) shift[k] = shiftPack.get(k);
+        const int stride = int(gridDim.y) * lane.pixelLanes;
+        for (int p = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; p < pixels;
+             p += kForwardRun * stride) {
+            Pack v[kForwardRun];
+#pragma unroll
+            for (int r = 0; r < kForwardRun; ++r)
+                v[r] = p + r * stride < pixels ? Pack::load(column + (p + r * stride) * channels)
+                                               : shiftPack;
+            float runSum[N] = {}, runSquares[N] = {};
+#pragma unroll
+            for (int r = 0; r < kForwardRun; ++r)
+#pragma unroll
+                for (int k = 0; k < N; ++k) {
+                    const float centred = v[r].get(k) - shift[k];
+                    runSum[k] += centred;
+                    runSquares[k] = fmaf(centred, centred, runSquares[k]);
+                }
+#pragma unroll
+            for (int k = 0; k < N; ++k) {
+                sum[k] += runSum[k];
+                squares[k] += runSquares[k];
+            }
+        }
+    }
+    writeBlockPartials<N>(sum, squares, lane, packLanes, channels, partials);
+}
+
+// The batch statistics and the running-statistics update, from the shifted sums:
+// mean = K + S1 / M, var = S2 / M - (S1 / M)^2 (the same as sum (x - mean)^2 / M).
+__global__ void __launch_bounds__(32 * kFinishLanes)
+statisticsKernel(const double2* __restrict__ partials, int splits, const Bf16* __restrict__ x,
+                 int channels, double valuesPerChannel, float epsilon, float momentum,
+                 float* __restrict__ runningMean, float* __restrict__ runningVar,
+                 float* __restrict__ savedMean, float* __restrict__ savedInvStd) {
+    const double2 sums = splitTotal(partials, splits, channels);
+    const int c = int(blockIdx.x) * 32 + int(threadIdx.x);
+    if (threadIdx.y != 0 || c >= channels) return;
+    const double shiftedMean = sums.x / valuesPerChannel;
+    const double mean = double(__bfloat162float(x[c])) + shiftedMean;
+    double variance = sums.y / valuesPerChannel - shiftedMean * shiftedMean;
+    variance = variance > 0.0 ? variance : 0.0;  // rounding can leave a tiny negative
+    savedMean[c] = float(mean);
+    savedInvStd[c] = float(1.0 / sqrt(variance + double(epsilon)));
+    const double unbiased = variance * valuesPerChannel / (valuesPerChannel - 1.0);
+    runningMean[c] = float((1.0 - momentum) * runningMean[c] + momentum * mean);
+    runningVar[c] = float((1.0 - momentum) * runningVar[c] + momentum * unbiased);
+}
+
+// ---- forward: normalisation -----------------------------------------------------------------
+
+// y = (x - mean) * invStd * gamma + beta, then max(y, 0) when Relu: the training forward (mean,
+// invStd: the batch's saved statistics) and inference (the running ones, invStd computed here
+// when `invStdFromVariance`). y may be x: a thread loads a step's packs before storing them.
+template <int N, bool Relu>
+__global__ void __launch_bounds__(kThreads)
+normalizeKernel(const Bf16* x, const float* __restrict__ gamma, const float* __restrict__ beta,
+                const float* __restrict__ mean, const float* __restrict__ invStdOrVariance,
+                bool invStdFromVariance, float epsilon, int pixels, int channels, int packLanes,
+                Bf16* y) {
+    using Pack = Packed<Bf16, N>;
+    const Lane lane = laneOf(channels / N, packLanes);
+    if (!lane.active) return;
+    const int first = lane.pack * N;
+    float centre[N], scale[N], shift[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const float spread = __ldg(invStdOrVariance + first + k);
+        const float invStd = invStdFromVariance ? rsqrtf(spread + epsilon) : spread;
+        centre[k] = __ldg(mean + first + k);
+        scale[k] = invStd * __ldg(gamma + first + k);
+        shift[k] = __ldg(beta + first + k);
+    }
+    const int stride = int(gridDim.y) * lane.pixelLanes;
+    // q counts pixels from the last one (see the file comment).
+    for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < pixels;
+         q += kForwardRun * stride) {
+        Pack v[kForwardRun];
+#pragma unroll
+        for (int r = 0; r < kForwardRun; ++r)
+            if (q + r * stride < pixels)
+                v[r] = Pack::load(x + (pixels - 1 - q - r * stride) * channels + first);
+#pragma unroll
+        for (int r = 0; r < kForwardRun; ++r) {
+            if (q + r * stride >= pixels) continue;
+#pragma unroll
+            for (int k = 0; k < N; ++k) {
+                const float z = fmaf(v[r].get(k) - centre[k], scale[k], shift[k]);
+                v[r].set(k, Relu ? (z > 0.0f ? z : 0.0f) : z);
+            }
+            v[r].store(y + (pixels - 1 - q - r * stride) * channels + first);
+        }
+    }
+}
+
+// ---- backward -------------------------------------------------------------------------------
+
+// The gradient reaching the batch norm's output: dz = dy, or through the ReLU (which kept
+// y = z where z > 0) dz = y > 0 ? dy : 0.
+template <bool Relu>
+__device__ __forceinline__ float outputGradient(float dy, float y) {
+    return Relu ? (y > 0.0f ? dy : 0.0f) : dy;
+}
+
+// partials[split][c] = (sum dz, sum dz (x - savedMean)) over the split's pixels.
+template <int N, bool Relu>
+__global__ void __launch_bounds__(kThreads, kGradientSumsBlocksPerMultiprocessor)
+partialGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ y,
+                          const Bf16* __restrict__ dy, const float* __restrict__ savedMean,
+                          int pixels, int channels, int packLanes,
+                          double2* __restrict__ partials) {
+    using Pack = Packed<Bf16, N>;
+    const Lane lane = laneOf(channels / N, packLanes);
+    double dzSum[N] = {}, dzCentredSum[N] = {};
+    if (lane.active) {
+        const int first = lane.pack * N;
+        float centre[N];
+#pragma unroll
+        for (int k = 0; k < N; ++k) centre[k] = __ldg(savedMean + first + k);
+        const int stride = int(gridDim.y) * lane.pixelLanes;
+        for (int p = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; p < pixels;
+             p += kBackwardRun * stride) {
+            // Zeros past the last pixel: dz = 0 there.
+            Pack xs[kBackwardRun] = {}, ys[kBackwardRun] = {}, dys[kBackwardRun] = {};
+#pragma unroll
+            for (int r = 0; r < kBackwardRun; ++r) {
+                if (p + r * stride >= pixels) continue;
+                const int offset = (p + r * stride) * channels + first;
+                xs[r] = Pack::load(x + offset);
+                dys[r] = Pack::load(dy + offset);
+                if constexpr (Relu) ys[r] = Pack::load(y + offset);
+            }
+            float runSum[N] = {}, runCentred[N] = {};
+#pragma unroll
+            for (int r = 0; r < kBackwardRun; ++r)
+#pragma unroll
+                for (int k = 0; k < N; ++k) {
+                    const float dz = outputGradient<Relu>(dys[r].get(k), ys[r].get(k));
+                    runSum[k] += dz;
+                    runCentred[k] = fmaf(dz, xs[r].get(k) - centre[k], runCentred[k]);
+                }
+#pragma unroll
+            for (int k = 0; k < N; ++k) {
+                dzSum[k] += runSum[k];
+                dzCentredSum[k] += runCentred[k];
+            }
+        }
+    }
+    writeBlockPartials<N>(dzSum, dzCentredSum, lane, packLanes, channels, partials);
+}
+
+// dbeta = sum dz, dgamma = sum dz xhat = savedInvStd * sum dz (x - savedMean).
+__global__ void __launch_bounds__(32 * kFinishLanes)
+parameterGradientsKernel(const double2* __restrict__ partials, int splits, int channels,
+                         const float* __restrict__ savedInvStd, float* __restrict__ dgamma,
+                         float* __restrict__ dbeta) {
+    const double2 sums = splitTotal(partials, splits, channels);
+    const int c = int(blockIdx.x) * 32 + int(threadIdx.x);
+    if (threadIdx.y != 0 || c >= channels) return;
+    dbeta[c] = float(sums.x);
+    dgamma[c] = float(double(savedInvStd[c]) * sums.y);
+}
+
+// dx = gamma invStd (dz - dbeta / M - xhat dgamma / M), as
+// dx = gain dz + slope (x - mean) + offset; differentiates the normalisation line of the
+// training forward through mean and variance. dx may be dy: a thread loads a step's packs before
+// storing them.
+template <int N, bool Relu>
+__global__ void __launch_bounds__(kThreads)
+inputGradientKernel(const Bf16* x, const Bf16* y, const Bf16* dy,
+                    const float* __restrict__ gamma, const float* __restrict__ savedMean,
+                    const float* __restrict__ savedInvStd, const float* __restrict__ dgamma,
+                    const float* __restrict__ dbeta, float valuesPerChannel, int pixels,
+                    int channels, int packLanes, Bf16* dx) {
+    using Pack = Packed<Bf16, N>;
+    const Lane lane = laneOf(channels / N, packLanes);
+    if (!lane.active) return;
+    const int first = lane.pack * N;
+    float centre[N], gain[N], slope[N], offset[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const int c = first + k;
+        const float invStd = __ldg(savedInvStd + c);
+        centre[k] = __ldg(savedMean + c);
+        gain[k] = __ldg(gamma + c) * invStd;
+        slope[k] = -gain[k] * invStd * (__ldg(dgamma + c) / valuesPerChannel);
+        offset[k] = -gain[k] * (__ldg(dbeta + c) / valuesPerChannel);
+    }
+    const int stride = int(gridDim.y) * lane.pixelLanes;
+    // q counts pixels from the last one (see the file comment).
+    for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < pixels;
+         q += kBackwardRun * stride) {
+        Pack xs[kBackwardRun], ys[kBackwardRun], dys[kBackwardRun];
+#pragma unroll
+        for (int r = 0; r < kBackwardRun; ++r) {
+            if (q + r * stride >= pixels) continue;
+            const int index = (pixels - 1 - q - r * stride) * channels + first;
+            xs[r] = Pack::load(x + index);
+            dys[r] = Pack::load(dy + index);
+            if constexpr (Relu) ys[r] = Pack::load(y + index);
+        }
+#pragma unroll
+        for (int r = 0; r < kBackwardRun; ++r) {
+            if (q + r * stride >= pixels) continue;
+#pragma unroll
+            for (int k = 0; k < N; ++k) {
+                const float dz = outputGradient<Relu>(dys[r].get(k), Relu ? ys[r].get(k) : 0.0f);
+                const float centred = xs[r].get(k) - centre[k];
+                xs[r].set(k, fmaf(gain[k], dz, fmaf(slope[k], centred, offset[k])));
+            }
+            xs[r].store(dx + (pixels - 1 - q - r * stride) * channels + first);
+        }
+    }
+}
+
+// ---- launch geometry ------------------------------------------------------------------------
+
+// The block layout for packs of `packWidth` channels (see the file comment).
+struct Tiling {
+    int packLanes;      // min(C / packWidth, kThreads)
+    int pixelLanes;     // kThreads / packLanes
+    int channelBlocks;  // grid.x: blocks side by side over the packs
+};
+
+Tiling tilingFor(int channels, int packWidth) {
+    const int packs = channels / packWidth;
+    const int packLanes = packs < kThreads ? packs : kThreads;
+    return {packLanes, kThreads / packLanes, (packs + packLanes - 1) / packLanes};
+}
+
+// 16-byte packs of 8 channels when C % 8 == 0 and every activation is 16-byte aligned (a null
+// pointer, an unread y, counts as aligned).
+bool packsOf8(int channels, std::initializer_list<const void*> activations) {
+    if (channels % 8 != 0) return false;
+    for (const void* activation : activations)
+        if (!isAligned(activation, 16)) return false;
+    return true;
+}
+
+int pixelCount(const BatchNormGeometry& g) { return g.batch * g.spatial; }
+
+// The most splits (grid.y of the reduction kernels) for g, whatever the device: at most
+// kMaxSplits, each of at least kMinPixelsPerSplit pixels on average. Sizes the workspace.
+int maxSplits(const BatchNormGeometry& g) {
+    const int splits = (pixelCount(g) + kMinPixelsPerSplit - 1) / kMinPixelsPerSplit;
+    return splits < kMaxSplits ? splits : kMaxSplits;
+}
+
+// Splits for one wave of the reduction kernel: `residentBlocks` in all, over the channel blocks.
+int splitCount(const BatchNormGeometry& g, const Tiling& tiling, int residentBlocks) {
+    const int wanted = (residentBlocks + tiling.channelBlocks - 1) / tiling.channelBlocks;
+    const int most = maxSplits(g);
+    return wanted < most ? wanted : most;
+}
+
+// grid.y of the elementwise kernels: a grid stride over the pixels, pixelLanes per block step.
+unsigned pixelBlocks(const BatchNormGeometry& g, const Tiling& tiling, int multiprocessors) {
+    return gridStrideBlocks(std::size_t(pixelCount(g)), unsigned(tiling.pixelLanes),
+                            multiprocessors);
+}
+
+void launchNormalize(const BatchNormGeometry& g, const Bf16* x, const float* gamma,
+                     const float* beta, const float* mean, const float* invStdOrVariance,
+                     bool invStdFromVariance, bool relu, Bf16* y, int multiprocessors,
+                     cudaStream_t stream) {
+    const bool vectorised = packsOf8(g.channels, {x, y});
+    const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
+    auto* kernel = vectorised ? (relu ? &normalizeKernel<8, true> : &normalizeKernel<8, false>)
+                              : (relu ? &normalizeKernel<1, true> : &normalizeKernel<1, false>);
+    launchKernel("batch norm (channels-last): normalize", kernel,
+                 dim3(unsigned(tiling.channelBlocks), pixelBlocks(g, tiling, multiprocessors)),
+                 kThreads, stream, x, gamma, beta, mean, invStdOrVariance, invStdFromVariance,
+                 g.epsilon, pixelCount(g), g.channels, tiling.packLanes, y);
+}
+
+}  // namespace
+
+std::size_t batchNormChannelsLastWorkspaceBytes(const BatchNormGeometry& g) {
+    return std::size_t(maxSplits(g)) * std::size_t(g.channels) * sizeof(double2);
+}
+
+void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16* x,
+                                          const float* gamma, const float* beta, bool relu,
+                                          Bf16* y, float* runningMean, float* runningVar,
+                                          float* savedMean, float* savedInvStd, void* workspace,
+                                          int multiprocessors, cudaStream_t stream) {
+    auto* partials = static_cast<double2*>(workspace);
+    const bool vectorised = packsOf8(g.channels, {x});
+    const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
+    const int splits =
+        splitCount(g, tiling, kStatisticsBlocksPerMultiprocessor * multiprocessors);
+    launchKernel("batch norm (channels-last): partial statistics",
+                 vectorised ? &partialStatisticsKernel<8> : &partialStatisticsKernel<1>,
+                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x,
+                 pixelCount(g), g.channels, tiling.packLanes, partials);
+    launchKernel("batch norm (channels-last): statistics", statisticsKernel,
+                 unsigned((g.channels + 31) / 32), dim3(32, kFinishLanes), stream,
+                 static_cast<const double2*>(partials), splits, x, g.channels,
+                 double(pixelCount(g)), g.epsilon, g.momentum, runningMean, runningVar, savedMean,
+                 savedInvStd);
+    launchNormalize(g, x, gamma, beta, savedMean, savedInvStd, false, relu, y, multiprocessors,
+                    stream);
+}
+
+void batchNormForwardInferenceChannelsLast(const BatchNormGeometry& g, const Bf16* x,
+                                           const float* gamma, const float* beta,
+                                           const float* runningMean, const float* runningVar,
+                                           bool relu, Bf16* y, int multiprocessors,
+                                           cudaStream_t stream) {
+    launchNormalize(g, x, gamma, beta, runningMean, runningVar, true, relu, y, multiprocessors,
+                    stream);
+}
+
+void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, const Bf16* y,
+                                   const Bf16* dy, const float* gamma, const float* savedMean,
+                                   const float* savedInvStd, bool relu, Bf16* dx, float* dgamma,
+                                   float* dbeta, void* workspace, int multiprocessors,
+                                   cudaStream_t stream) {
+    auto* partials = static_cast<double2*>(workspace);
+    const Bf16* mask = relu ? y : nullptr;  // y is read only through the ReLU
+    const bool vectorised = packsOf8(g.channels, {x, mask, dy, dx});
+    const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
+    const int splits =
+        splitCount(g, tiling, kGradientSumsBlocksPerMultiprocessor * multiprocessors);
+    auto* sums = vectorised ? (relu ? &partialGradientSumsKernel<8, true>
+                                    : &partialGradientSumsKernel<8, false>)
+                            : (relu ? &partialGradientSumsKernel<1, true>
+                                    : &partialGradientSumsKernel<1, false>);
+    launchKernel("batch norm (channels-last) backward: partial sums", sums,
+                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x,
+                 mask, dy, savedMean, pixelCount(g), g.channels, tiling.packLanes, partials);
+    launchKernel("batch norm (channels-last) backward: dgamma and dbeta", parameterGradientsKernel,
+                 unsigned((g.channels + 31) / 32), dim3(32, kFinishLanes), stream,
+                 static_cast<const double2*>(partials), splits, g.channels, savedInvStd, dgamma,
+                 dbeta);
+    auto* inputGradient =
+        vectorised ? (relu ? &inputGradientKernel<8, true> : &inputGradientKernel<8, false>)
+                   : (relu ? &inputGradientKernel<1, true> : &inputGradientKernel<1, false>);
+    launchKernel("batch norm (channels-last) backward: dx", inputGradient,
+                 dim3(unsigned(tiling.channelBlocks), pixelBlocks(g, tiling, multiprocessors)),
+                 kThreads, stream, x, mask, dy, gamma, savedMean, savedInvStd,
+                 static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
+                 float(pixelCount(g)), pixelCount(g), g.channels, tiling.packLanes, dx);
+}
+
+}  // namespace cnnstudio::kernels
