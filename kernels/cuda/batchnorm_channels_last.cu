@@ -21,7 +21,14 @@
 // var = E[(x - K)^2] - E[x - K]^2 and dgamma do not cancel when |mean| >> std.
 //
 // The elementwise passes walk the pixels from the last to the first: the reduction pass just
-// read the tensor from first to last, and its last pixels may still be in L2.
+// read the tensor from first to last, and its last pixels may still be in L2 (2-3% faster than
+// walking forwards on the shape below).
+//
+// Measured on H200, 2026-12-02, fer-cnn's 256x48x48x64 (75.5 MB a tensor), against a 3.9 TB/s
+// device-to-device copy: training forward with ReLU 75 us (3 tensor passes: 3.0 TB/s; the
+// statistics pass 26 us at 2.9 TB/s, the normalisation 43 us at 3.5), inference 43 us
+// (3.5 TB/s), backward with ReLU 146 us (7 passes: x, dy, y twice and dx; 3.6 TB/s), without
+// 106 us (5 passes: 3.6 TB/s). Each finish kernel adds about 4 us.
 #include <cstdint>
 #include <initializer_list>
 

@@ -35,6 +35,7 @@
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/channel_sums.cuh"
+#include "cuda/conv_windows.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/gemm.cuh"
 #include "cuda/index_limits.h"
@@ -49,36 +50,8 @@ using gemm::kPadB;
 using gemm::kTileK;
 using gemm::kTileN;
 
-// Window positions and tap coordinates travel as two signed 16-bit halves of one int (one
-// shared-memory word per table column). Image sizes, kernels and padding up to
-// kMaxPackedExtent keep every window position inside 16 bits (checked on the host).
-constexpr int kMaxPackedExtent = 8192;
-__host__ __device__ __forceinline__ int packPair(int high, int low) {
-    return int((unsigned(high) << 16) | (unsigned(low) & 0xffffu));
-}
-__device__ __forceinline__ int pairHigh(int packed) { return packed >> 16; }
-__device__ __forceinline__ int pairLow(int packed) { return int(short(packed & 0xffff)); }
-
-// Window position of columns beyond N: far enough outside any image that every bounds test
-// fails (also after adding a tap offset below kMaxPackedExtent), so those columns load zeros
-// without a separate validity flag.
-constexpr int kOutside = -32768;
-
 bool isAligned16(const void* pointer) {
     return (reinterpret_cast<std::uintptr_t>(pointer) & 15u) == 0;
-}
-
-// Input row (or column) index that a window position reads, for an input dilated by
-// `dilation` (1 in the forward pass): false when the position is padding or falls between two
-// dilated input elements.
-__device__ __forceinline__ bool inputIndex(int position, int dilation, int extent, int& index) {
-    if (position < 0) return false;
-    if (dilation != 1) {
-        if (position % dilation != 0) return false;
-        position /= dilation;
-    }
-    index = position;
-    return position < extent;
 }
 
 // The tile of a thread block of either convolution GEMM: blockIdx.z enumerates (split, group),

@@ -54,6 +54,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "runtime/async_copy.cuh"
+
 namespace cnnstudio::kernels::gemm_bf16 {
 
 constexpr int kTileK = 32;
@@ -92,30 +94,6 @@ struct OperandTile<Extent, Major::MN> {
     static constexpr int kPitch = Extent + 8;
     __nv_bfloat16 v[kTileK][kPitch];  // v[k][m or n]
 };
-
-// Copies 16 bytes (eight bf16) from global to shared memory, or writes 16 zero bytes (reading
-// nothing) when !valid. Both addresses 16-byte aligned; `global` must point into an
-// allocation even when !valid. KeepInL1: through L1 (cp.async.ca), for the im2col gathers
-// that read each pixel once per tap; otherwise L2 only (.cg).
-template <bool KeepInL1 = false>
-__device__ __forceinline__ void copyAsync16BytesOrZero(void* shared, const void* global, bool valid) {
-    const unsigned sharedAddress = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-    if constexpr (KeepInL1)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedAddress),
-                     "l"(global), "r"(valid ? 16 : 0)
-                     : "memory");
-    else
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedAddress),
-                     "l"(global), "r"(valid ? 16 : 0)
-                     : "memory");
-}
-
-__device__ __forceinline__ void commitCopies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int NewestGroupsStillPending>
-__device__ __forceinline__ void waitCopies() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(NewestGroupsStillPending) : "memory");
-}
 
 __device__ __forceinline__ void loadMatrices(unsigned (&r)[4], const __nv_bfloat16* rowAddress) {
     const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(rowAddress));
@@ -226,10 +204,10 @@ gemmBf16Kernel(const typename Problem::Params params) {
             aLoader.issue(params, block, tables, stages[stage].a);
             bLoader.issue(params, block, tables, stages[stage].b);
         }
-        commitCopies();
+        commitAsyncCopies();
     }
     for (int t = 0; t < tiles; ++t) {
-        waitCopies<kStages - 2>();
+        waitAsyncCopies<kStages - 2>();
         // After the barrier every thread's copies of tile t are visible, and every thread has
         // finished multiplying tile t - 1, whose stage the copies issued next overwrite.
         __syncthreads();
@@ -238,7 +216,7 @@ gemmBf16Kernel(const typename Problem::Params params) {
             aLoader.issue(params, block, tables, refill.a);
             bLoader.issue(params, block, tables, refill.b);
         }
-        commitCopies();
+        commitAsyncCopies();
         const Stage& stage = stages[t % kStages];
 #pragma unroll
         for (int k = 0; k < kTileK; k += 16) {
@@ -255,7 +233,7 @@ gemmBf16Kernel(const typename Problem::Params params) {
         }
     }
     // Leave no copy group pending at exit (the last ones are empty).
-    waitCopies<0>();
+    waitAsyncCopies<0>();
 
     // A lane holds columns 2t, 2t + 1 of rows g and g + 8 of each piece.
     const int row = block.m0 + warpRow + lane / 4;

@@ -45,6 +45,7 @@
 
 #include <cstdint>
 
+#include "cuda/conv_windows.cuh"
 #include "cuda/gemm_bf16.cuh"
 #include "cuda/layout.h"
 #include "runtime/cuda_check.h"
@@ -53,42 +54,10 @@
 namespace cnnstudio::kernels {
 namespace {
 
-using gemm_bf16::copyAsync16BytesOrZero;
 using gemm_bf16::kChunk;
 using gemm_bf16::kTileK;
 using gemm_bf16::Major;
 using gemm_bf16::OperandTile;
-
-// Window positions and tap coordinates travel as two signed 16-bit halves of one int (one
-// shared-memory word per table entry). Image sizes, kernels and padding up to
-// kMaxPackedExtent keep every window position inside 16 bits (tensorCoreConvSupports).
-constexpr int kMaxPackedExtent = 8192;
-__host__ __device__ __forceinline__ int packPair(int high, int low) {
-    return int((unsigned(high) << 16) | (unsigned(low) & 0xffffu));
-}
-__device__ __forceinline__ int pairHigh(int packed) { return packed >> 16; }
-__device__ __forceinline__ int pairLow(int packed) { return int(short(packed & 0xffff)); }
-
-// Window position of rows (columns) beyond the GEMM's: far enough outside any image that every
-// bounds test fails, also after adding a tap offset below kMaxPackedExtent.
-constexpr int kOutside = -32768;
-
-// Input row (or column) index that a window position reads, for an input dilated by
-// `dilation` (1 in the forward pass): false when the position is padding or falls between two
-// dilated input elements.
-__device__ __forceinline__ bool inputIndex(int position, int dilation, int extent, int& index) {
-    if (position < 0) return false;
-    if (dilation != 1) {
-        if (position % dilation != 0) return false;
-        position /= dilation;
-    }
-    index = position;
-    return position < extent;
-}
-
-// The im2col gathers read each pixel once per tap; through L1 (cp.async.ca) the repeats could
-// hit in L1 instead of L2. Measured so far only with L2-only copies (.cg): to be compared.
-constexpr bool kGatherThroughL1 = false;
 
 // ---- forward and backward data: y = conv(x, w), rows of the GEMM are output pixels --------
 
@@ -200,7 +169,7 @@ struct ImplicitConv {
                     inputIndex(pairLow(pixel.y) + s, p.dilationWidth, p.inWidth, w);
                 const __nv_bfloat16* source =
                     valid ? p.input + (pixel.x + (h * p.inWidth + w) * p.inChannels + channel) : p.input;
-                copyAsync16BytesOrZero<kGatherThroughL1>(&tile.v[row][kOffset], source, valid);
+                copyAsync16BytesOrZero(&tile.v[row][kOffset], source, valid);
             }
             kNext += kTileK;
             channel += kTileK;
@@ -399,7 +368,7 @@ struct FilterGrad {
                 const bool valid = rowInside && unsigned(h) < unsigned(p.inHeight) &&
                                    unsigned(w) < unsigned(p.inWidth);
                 const __nv_bfloat16* source = valid ? p.input + (base + entry.x) : p.input;
-                copyAsync16BytesOrZero<kGatherThroughL1>(&tile.v[row][chunk * kChunk], source, valid);
+                copyAsync16BytesOrZero(&tile.v[row][chunk * kChunk], source, valid);
             }
             kNext += kTileK;
             outColumn += p.tileStepColumns;

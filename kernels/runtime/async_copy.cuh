@@ -27,6 +27,16 @@ __device__ __forceinline__ void copyAsync16OrZero(float* shared, const float* gl
                  : "memory");
 }
 
+// Copies 16 bytes (eight bf16, say) from global to shared memory, or writes 16 zero bytes
+// (reading nothing) when !valid. Both addresses 16-byte aligned; `global` must point into an
+// allocation even when !valid.
+__device__ __forceinline__ void copyAsync16BytesOrZero(void* shared, const void* global, bool valid) {
+    const unsigned sharedAddress = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedAddress),
+                 "l"(global), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+
 __device__ __forceinline__ void commitAsyncCopies() {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
