@@ -12,7 +12,7 @@
 // whole pass. grid.x covers the packs (packLanes = min(C / N, 256) per block), grid.y the pixels
 // as a grid stride, so each pass of the GPU sweeps the tensor from its first pixels to its last.
 //
-// Statistics and gradient sums: per thread, fp32 over one step's run of pixels (2 or 4 terms: the
+// Statistics and gradient sums: per thread, fp32 over one step's run of pixels (2 or 8 terms: the
 // rounding stays near 2^-24, far below bf16's 2^-8), then double, as batchnorm.cu's sums. Each
 // block adds its pixel lanes in a fixed tree in shared memory and writes partials[split][c];
 // the finish kernel adds the splits in a fixed order. No atomics: the bits depend on the
@@ -25,8 +25,8 @@
 // walking forwards on the shape below).
 //
 // Measured on H200, 2026-12-02, fer-cnn's 256x48x48x64 (75.5 MB a tensor), against a 3.9 TB/s
-// device-to-device copy: training forward with ReLU 75 us (3 tensor passes: 3.0 TB/s; the
-// statistics pass 26 us at 2.9 TB/s, the normalisation 43 us at 3.5), inference 43 us
+// device-to-device copy: training forward with ReLU 73 us (3 tensor passes: 3.1 TB/s; the
+// statistics pass 24 us at 3.1 TB/s, the normalisation 43 us at 3.5), inference 43 us
 // (3.5 TB/s), backward with ReLU 146 us (7 passes: x, dy, y twice and dx; 3.6 TB/s), without
 // 106 us (5 passes: 3.6 TB/s). Each finish kernel adds about 4 us.
 #include <cstdint>
@@ -43,15 +43,14 @@ using Bf16 = __nv_bfloat16;
 
 constexpr int kThreads = 256;
 // Pixels per thread and loop step, whose loads are in flight together and whose sums form one
-// fp32 run: 4 packs (64 bytes) of the forward's one input, 2 of each of the backward's two or
-// three (x, dy and y: 4 would take more than 128 registers).
-constexpr int kForwardRun = 4;
+// fp32 run: 8 packs (128 bytes) of the forward's one input, 2 of each of the backward's two or
+// three (x, dy and y: 4 would take more than 128 registers). The statistics pass ran 8% faster
+// with 8 than with 4 (and 3 blocks per multiprocessor).
+constexpr int kForwardRun = 8;
 constexpr int kBackwardRun = 2;
-// The reduction kernels run one wave of this many blocks per multiprocessor (their launch bounds
-// guarantee that they fit): the statistics within 80 registers, the gradient sums (x, dy and y
-// in flight) within 128.
-constexpr int kStatisticsBlocksPerMultiprocessor = 3;
-constexpr int kGradientSumsBlocksPerMultiprocessor = 2;
+// The reduction kernels run one wave of this many blocks per multiprocessor; their launch bounds
+// (128 registers) guarantee that they fit.
+constexpr int kReduceBlocksPerMultiprocessor = 2;
 constexpr int kMaxSplits = 512;
 constexpr int kMinPixelsPerSplit = 64;
 constexpr int kFinishLanes = 32;  // split lanes per channel in the finish kernels
@@ -115,7 +114,6 @@ __device__ __forceinline__ double2 splitTotal(const double2* __restrict__ partia
     const int channel = int(blockIdx.x) * 32 + int(threadIdx.x);
     double2 sum{0.0, 0.0};
     if (channel < channels)
-#pragma unroll 8  // the loads of 8 splits in flight together, the adds still in split order
         for (int split = int(threadIdx.y); split < splits; split += kFinishLanes) {
             const double2 part = partials[std::size_t(split) * channels + channel];
             sum.x += part.x;
@@ -136,7 +134,7 @@ __device__ __forceinline__ double2 splitTotal(const double2* __restrict__ partia
 
 // partials[split][c] = (sum (x - K), sum (x - K)^2) over the split's pixels, K = x[0][c].
 template <int N>
-__global__ void __launch_bounds__(kThreads, kStatisticsBlocksPerMultiprocessor)
+__global__ void __launch_bounds__(kThreads, kReduceBlocksPerMultiprocessor)
 partialStatisticsKernel(const Bf16* __restrict__ x, int pixels, int channels, int packLanes,
                         double2* __restrict__ partials) {
     using Pack = Packed<Bf16, N>;
@@ -253,7 +251,7 @@ __device__ __forceinline__ float outputGradient(float dy, float y) {
 
 // partials[split][c] = (sum dz, sum dz (x - savedMean)) over the split's pixels.
 template <int N, bool Relu>
-__global__ void __launch_bounds__(kThreads, kGradientSumsBlocksPerMultiprocessor)
+__global__ void __launch_bounds__(kThreads, kReduceBlocksPerMultiprocessor)
 partialGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ y,
                           const Bf16* __restrict__ dy, const float* __restrict__ savedMean,
                           int pixels, int channels, int packLanes,
@@ -436,8 +434,7 @@ void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16
     auto* partials = static_cast<double2*>(workspace);
     const bool vectorised = packsOf8(g.channels, {x});
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
-    const int splits =
-        splitCount(g, tiling, kStatisticsBlocksPerMultiprocessor * multiprocessors);
+    const int splits = splitCount(g, tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
     launchKernel("batch norm (channels-last): partial statistics",
                  vectorised ? &partialStatisticsKernel<8> : &partialStatisticsKernel<1>,
                  dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x,
@@ -469,8 +466,7 @@ void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, co
     const Bf16* mask = relu ? y : nullptr;  // y is read only through the ReLU
     const bool vectorised = packsOf8(g.channels, {x, mask, dy, dx});
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
-    const int splits =
-        splitCount(g, tiling, kGradientSumsBlocksPerMultiprocessor * multiprocessors);
+    const int splits = splitCount(g, tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
     auto* sums = vectorised ? (relu ? &partialGradientSumsKernel<8, true>
                                     : &partialGradientSumsKernel<8, false>)
                             : (relu ? &partialGradientSumsKernel<1, true>
