@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "cuda/bf16_convert.h"
 #include "cuda/layout.h"
 #include "cuda/small_input_conv.h"
 #include "cudnn/conv_scratch.h"
@@ -125,8 +126,7 @@ void CudnnBackend::convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan
                                            const float* x, const float* w, const float* bias,
                                            float* y) {
     if (isSmallInputConv(g)) {
-        smallInputConvForward(g, reinterpret_cast<const __nv_bfloat16*>(x), w, bias,
-                              reinterpret_cast<__nv_bfloat16*>(y),
+        smallInputConvForward(g, asBf16(x), w, bias, asBf16(y),
                               deviceProperties().multiProcessorCount, stream());
         return;
     }
@@ -135,8 +135,7 @@ void CudnnBackend::convForwardChannelsLast(const ConvGeometry& g, ConvPlan& plan
     runWithStagedFilter(g, plan, convEngine(g, plan, ConvDirection::Forward, operands, w), w,
                         operands);
     if (bias != nullptr)
-        addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias,
-                                   std::int64_t(g.batch) * g.outHeight * g.outWidth,
+        addChannelBiasChannelsLast(asBf16(y), bias, std::int64_t(g.batch) * g.outHeight * g.outWidth,
                                    g.outChannels, stream());
 }
 
@@ -157,8 +156,7 @@ void CudnnBackend::convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPla
                                                   const float* x, const float* dy, float* dw,
                                                   float* dbias) {
     if (isSmallInputConv(g)) {
-        smallInputConvBackwardFilter(g, reinterpret_cast<const __nv_bfloat16*>(x),
-                                     reinterpret_cast<const __nv_bfloat16*>(dy), dw, dbias,
+        smallInputConvBackwardFilter(g, asBf16(x), asBf16(dy), dw, dbias,
                                      workspace(smallInputConvBackwardFilterWorkspaceBytes(g)),
                                      stream());
         return;
@@ -184,8 +182,8 @@ void CudnnBackend::convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPla
                      reinterpret_cast<float*>(scratch + gradientAt), g.inChannels, 0);
     unstageFilterGradient(g, scratch + gradientAt, dw);
     if (dbias != nullptr)
-        channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, pixels,
-                                g.outChannels, scratch + sumsAt, stream());
+        channelSumsChannelsLast(asBf16(dy), dbias, pixels, g.outChannels, scratch + sumsAt,
+                                stream());
 }
 
 }  // namespace cnnstudio::kernels

@@ -14,6 +14,7 @@
 
 #include <cuda_bf16.h>
 
+#include "cuda/bf16_convert.h"
 #include "cuda/index_limits.h"
 #include "cuda/layout.h"
 #include "cudnn/cudnn_backend.h"
@@ -65,7 +66,7 @@ void CudnnBackend::doDenseForward(const DenseGeometry& g, const float* x, const 
                                         gemmComputeType(), CUBLAS_GEMM_DEFAULT));
     if (bias == nullptr) return;
     if (storesBf16())
-        addChannelBiasChannelsLast(reinterpret_cast<__nv_bfloat16*>(y), bias, g.batch,
+        addChannelBiasChannelsLast(asBf16(y), bias, g.batch,
                                    g.outFeatures, stream());
     else
         CNNSTUDIO_CUDNN_CHECK(
@@ -101,7 +102,7 @@ void CudnnBackend::doDenseBackwardWeights(const DenseGeometry& g, const float* x
     if (dbias == nullptr) return;
     if (storesBf16()) {
         const std::size_t sumsBytes = channelSumsChannelsLastWorkspaceBytes(g.batch, g.outFeatures);
-        channelSumsChannelsLast(reinterpret_cast<const __nv_bfloat16*>(dy), dbias, g.batch,
+        channelSumsChannelsLast(asBf16(dy), dbias, g.batch,
                                 g.outFeatures, workspace(sumsBytes), stream());
     } else {
         CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.output.get(), dy,
