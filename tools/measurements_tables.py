@@ -17,7 +17,8 @@ KIND is one of:
                 milliseconds with N decimals (default 2).
   ours-vs-pytorch  SOURCE: JSON lines of cnnstudio-bench and bench/pytorch_reference.py from one
                 command; OPTIONS pairs=BACKEND/MODE:PYTORCH_MODE,... gives the rows in order. Our
-                lines that name a "build" (earlier builds measured in the same command) are not ours.
+                lines that name a "build" (earlier builds measured in the same command) are not ours;
+                where ours ran again after PyTorch (lines with "round" 2 or later), the first round is.
   scaling       SOURCE: JSON lines of `tools/device-session.sh scaling` (cnnstudio-bench alone and under
                 mpirun, bench/pytorch_reference.py alone and under torchrun --ddp, one command); a
                 row per multi-GPU line (ours: with its gradient bucket size when the line gives it):
@@ -25,7 +26,8 @@ KIND is one of:
   sweep         SOURCE: a cnnstudio-bench report (cnnstudio-bench-report/1); a row per
                 configuration with the speedups over cpu-ref on one thread and the best CPU one,
                 inference images/s, peak memory and scaling efficiency.
-  breakdown     SOURCE: a cnnstudio-bench report; where a training step's time goes, a row per
+  breakdown     SOURCE: a cnnstudio-bench report (here and in layers: or a folder of report*.json,
+                read as one report); where a training step's time goes, a row per
                 successful configuration, milliseconds per category.
   layers        SOURCE: a cnnstudio-bench report; OPTIONS configurations=BACKEND/PRECISION,... (one
                 rank each) and category=CATEGORY: a row per layer of that category, forward and
@@ -99,6 +101,13 @@ def read_json_lines(path):
 
 
 def read_report(path):
+    """A cnnstudio-bench report, or for a folder its report*.json files as one (configurations in name order)."""
+    if os.path.isdir(path):
+        files = sorted(name for name in os.listdir(path) if name.startswith("report") and name.endswith(".json"))
+        if not files:
+            raise TableError(f"{path}: no report*.json in this folder")
+        reports = [read_report(os.path.join(path, name)) for name in files]
+        return dict(reports[0], configurations=[c for report in reports for c in report["configurations"]])
     with open(path, encoding="utf-8") as stream:
         try:
             report = json.load(stream)
@@ -169,7 +178,8 @@ def ours_vs_pytorch_table(path, options):
     if not pairs:
         raise TableError("ours-vs-pytorch needs pairs=BACKEND/MODE:PYTORCH_MODE,...")
     rows_in = read_json_lines(path)
-    ours = {(r["backend"], r["mode"]): r for r in rows_in if r.get("impl") == "cnnstudio" and "build" not in r}
+    ours = {(r["backend"], r["mode"]): r for r in rows_in
+            if r.get("impl") == "cnnstudio" and "build" not in r and r.get("round", 1) == 1}
     theirs = {r["mode"]: r for r in rows_in if r.get("impl") == "pytorch"}
     version = ""
     rows = []

@@ -83,6 +83,19 @@ class MeasurementsTables(unittest.TestCase):
         with self.assertRaisesRegex(measurements_tables.TableError, "0 one-rank configurations of cuda/bf16"):
             measurements_tables.layers_table(self.report, {"configurations": "cuda/bf16", "category": "convolution"})
 
+    def test_layers_table_reads_a_folder_of_reports_as_one(self):
+        folder = os.path.join(self.folder, "reports")
+        os.mkdir(folder)
+        for name, backend in (("report_b.json", "cudnn"), ("report_a.json", "cuda")):
+            with open(os.path.join(folder, name), "w") as stream:
+                json.dump(dict(REPORT, configurations=[configuration(f"{backend} fp32", backend, 100)]), stream)
+        rows = measurements_tables.layers_table(folder, {"configurations": "cuda/fp32,cudnn/fp32",
+                                                         "category": "convolution"})
+        self.assertEqual(rows[0], "| layer | cuda fp32: forward / backward (ms) | cudnn fp32: forward / backward (ms) |")
+        self.assertEqual(len(measurements_tables.breakdown_table(folder, {})), 2 + 2)
+        with self.assertRaisesRegex(measurements_tables.TableError, "no report"):
+            measurements_tables.breakdown_table(tempfile.mkdtemp(dir=self.folder), {})
+
     def test_scaling_table_efficiency_per_implementation(self):
         lines = [{"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "ranks": 1, "images_per_s": 1000.0},
                  {"impl": "cnnstudio", "backend": "cudnn", "mode": "bf16", "ranks": 2, "images_per_s": 1960.0},
@@ -106,6 +119,14 @@ class MeasurementsTables(unittest.TestCase):
         log = self.write("side_by_side.jsonl", "\n".join(map(json.dumps, lines)) + "\n")
         rows = measurements_tables.ours_vs_pytorch_table(log, {"pairs": "cuda/fp32:fp32"})
         self.assertEqual(rows[2:], ["| `cuda` fp32 (own kernels) | 1,200 | fp32 | 1,000 | 1.20× |"])
+
+    def test_ours_vs_pytorch_takes_our_first_round(self):
+        lines = [{"impl": "cnnstudio", "backend": "cuda", "mode": "bf16", "images_per_s": 1200.0},
+                 {"impl": "pytorch", "version": "2.11.0+cu130", "mode": "bf16-cl", "images_per_s": 1000.0},
+                 {"impl": "cnnstudio", "backend": "cuda", "mode": "bf16", "images_per_s": 1100.0, "round": 2}]
+        log = self.write("side_by_side.jsonl", "\n".join(map(json.dumps, lines)) + "\n")
+        rows = measurements_tables.ours_vs_pytorch_table(log, {"pairs": "cuda/bf16:bf16-cl"})
+        self.assertEqual(rows[2:], ["| `cuda` bf16 (own kernels) | 1,200 | bf16 channels-last, eager | 1,000 | 1.20× |"])
 
     def test_conv_before_after_means_of_the_rounds(self):
         def line(op, ms, tflops):
