@@ -147,7 +147,7 @@ for step in "$@"; do
         programs=$bin libraries=$LD_LIBRARY_PATH
         if [ $build = before ]; then programs=$PWD/.device/before/bin libraries=$PWD/.device/before/lib:$LD_LIBRARY_PATH; fi
         { LD_LIBRARY_PATH=$libraries "$programs/cnnstudio-bench" --backend cudnn --mode fp32 tf32 bf16 --batch 256
-          LD_LIBRARY_PATH=$libraries "$programs/cnnstudio-bench" --backend cuda --mode fp32 --batch 256
+          LD_LIBRARY_PATH=$libraries "$programs/cnnstudio-bench" --backend cuda --mode fp32 bf16 --batch 256
         } | sed "s/^{/{\"build\": \"$build\", \"round\": $round, /"
       done
     done 2>&1 | tee "$out/bench_before_after.jsonl" ;;

@@ -56,6 +56,39 @@ struct alignas(N * sizeof(T)) Packed {
     __device__ __forceinline__ void set(int i, float value) { values[i] = fromFloat<T>(value); }
 };
 
+// out[j] = source[j], j < N, 16 bytes at a time when N % 4 == 0 (then `source` must be 16-byte
+// aligned): a run of weights from shared memory into registers.
+template <int N>
+__device__ __forceinline__ void loadFloats(const float* source, float (&out)[N]) {
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < N; j += 4) {
+            const float4 four = *reinterpret_cast<const float4*>(source + j);
+            out[j] = four.x;
+            out[j + 1] = four.y;
+            out[j + 2] = four.z;
+            out[j + 3] = four.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; ++j) out[j] = source[j];
+    }
+}
+
+// Stores values[0..N) at out rounded to bf16, PerAccess elements an access (`out` aligned to
+// 2 * PerAccess bytes).
+template <int PerAccess, int N>
+__device__ __forceinline__ void storeBf16(const float (&values)[N], __nv_bfloat16* out) {
+    static_assert(N % PerAccess == 0, "whole accesses only");
+#pragma unroll
+    for (int j = 0; j < N; j += PerAccess) {
+        Packed<__nv_bfloat16, PerAccess> pack;
+#pragma unroll
+        for (int e = 0; e < PerAccess; ++e) pack.set(e, values[j + e]);
+        pack.store(out + j);
+    }
+}
+
 // Elements of T in one 16-byte access.
 template <class T>
 constexpr int kPerAccess16 = int(16 / sizeof(T));

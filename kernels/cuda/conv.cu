@@ -803,22 +803,7 @@ void CudaBackend::doConvBackwardData(const ConvGeometry& g, const float* dy, con
         return;
     }
     requireGemmLimits(g, op);
-    // dx = conv(dy dilated by the stride, flipped and transposed w), stride 1.
-    ConvGeometry transposed{};
-    transposed.batch = g.batch;
-    transposed.inChannels = g.outChannels;
-    transposed.inHeight = g.outHeight;
-    transposed.inWidth = g.outWidth;
-    transposed.outChannels = g.inChannels;
-    transposed.outHeight = g.inHeight;
-    transposed.outWidth = g.inWidth;
-    transposed.kernelHeight = g.kernelHeight;
-    transposed.kernelWidth = g.kernelWidth;
-    transposed.strideHeight = 1;
-    transposed.strideWidth = 1;
-    transposed.padHeight = g.kernelHeight - 1 - g.padHeight;
-    transposed.padWidth = g.kernelWidth - 1 - g.padWidth;
-    transposed.groups = g.groups;
+    const ConvGeometry transposed = backwardDataGeometry(g);
 
     const std::size_t weightBytes = alignUp256(std::size_t(g.weightCount()) * sizeof(float));
     ImplicitConvPlan plan = planImplicitConv(transposed, g.strideHeight, g.strideWidth, dy,

@@ -1,7 +1,9 @@
 // Window arithmetic shared by the implicit-GEMM convolutions (conv.cu on fp32 NCHW,
-// tensor_core_conv.cu on bf16 channels-last): packed window positions in the per-block tables
-// and the input index a window position reads.
+// tensor_core_conv.cu on bf16 channels-last): packed window positions in the per-block tables,
+// the input index a window position reads and the backward data pass as a forward convolution.
 #pragma once
+
+#include "cnnstudio/backend.h"
 
 namespace cnnstudio::kernels {
 
@@ -31,6 +33,23 @@ __device__ __forceinline__ bool inputIndex(int position, int dilation, int exten
     }
     index = position;
     return position < extent;
+}
+
+// dx = conv(dy dilated by the stride, flipped and transposed w), stride 1: the geometry of that
+// forward convolution (its input is dy, dilated by g's stride when the kernels read it).
+inline ConvGeometry backwardDataGeometry(const ConvGeometry& g) {
+    ConvGeometry t = g;
+    t.inChannels = g.outChannels;
+    t.inHeight = g.outHeight;
+    t.inWidth = g.outWidth;
+    t.outChannels = g.inChannels;
+    t.outHeight = g.inHeight;
+    t.outWidth = g.inWidth;
+    t.strideHeight = 1;
+    t.strideWidth = 1;
+    t.padHeight = g.kernelHeight - 1 - g.padHeight;
+    t.padWidth = g.kernelWidth - 1 - g.padWidth;
+    return t;
 }
 
 }  // namespace cnnstudio::kernels

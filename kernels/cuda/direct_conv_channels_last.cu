@@ -196,34 +196,6 @@ __device__ __forceinline__ void inputColumns(const DirectPass& g, int q0, int s,
     }
 }
 
-// out[j] = weights[j], j < V, from shared memory; 16 bytes at a time when V % 4 == 0 (then
-// `weights` is 16-byte aligned).
-template <int V>
-__device__ __forceinline__ void loadTapWeights(const float* weights, float (&out)[V]) {
-    if constexpr (V % 4 == 0) {
-#pragma unroll
-        for (int j = 0; j < V; j += 4) {
-            const float4 w4 = *reinterpret_cast<const float4*>(weights + j);
-            out[j] = w4.x;
-            out[j + 1] = w4.y;
-            out[j + 2] = w4.z;
-            out[j + 3] = w4.w;
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < V; ++j) out[j] = weights[j];
-    }
-}
-
-// Stores values[0..V) at out (aligned to 2V bytes) in one access, rounded to bf16.
-template <int V>
-__device__ __forceinline__ void storeBf16(const float (&values)[V], __nv_bfloat16* out) {
-    Packed<__nv_bfloat16, V> pack;
-#pragma unroll
-    for (int j = 0; j < V; ++j) pack.set(j, values[j]);
-    pack.store(out);
-}
-
 // ---- forward and backward data -----------------------------------------------------------
 
 // Depthwise 3x3 (C = K = G), stride 1 along the width. Forward (out = y):
@@ -287,7 +259,7 @@ depthwise3x3Kernel(DirectPass g, const __nv_bfloat16* __restrict__ in,  // (N, i
             float tapWeights[kDepthwiseSide][V];
 #pragma unroll
             for (int s = 0; s < kDepthwiseSide; ++s)
-                loadTapWeights<V>(weights + (r * kDepthwiseSide + s) * channels + c, tapWeights[s]);
+                loadFloats<V>(weights + (r * kDepthwiseSide + s) * channels + c, tapWeights[s]);
 #pragma unroll
             for (int j = 0; j < kDepthwiseWindow; ++j) {
                 float value[V];
@@ -358,7 +330,7 @@ __device__ __forceinline__ void accumulateTaps(const DirectPass& g,
             const float* rowWeights = tapWeights + (t - t0 - s) * blockChannels;
             for (int column = s; column < sEnd; ++column) {
                 float weight[V];
-                loadTapWeights<V>(rowWeights + column * blockChannels, weight);
+                loadFloats<V>(rowWeights + column * blockChannels, weight);
                 int columns[kTilePixels];
                 inputColumns<BackwardData>(g, at.q0, column, columns);
 #pragma unroll
@@ -818,11 +790,16 @@ void directConvBackwardFilterChannelsLast(const ConvGeometry& g, const __nv_bflo
         else
             launchGeneralFilter<1>(pass, plan, rows, x, dy, partials, stream);
     }
-    const int elements = rows * g.outChannels;
-    launchKernel("direct conv filter finish", filterFinishKernel,
+    finishSplitFilterGradient(partials, rows, g.outChannels, pass.taps, plan.splits, dw, dbias,
+                              stream);
+}
+
+void finishSplitFilterGradient(const float* partials, int rows, int outChannels, int taps,
+                               int splits, float* dw, float* dbias, cudaStream_t stream) {
+    const int elements = rows * outChannels;
+    launchKernel("conv filter gradient finish", filterFinishKernel,
                  unsigned((elements + kFinishElements - 1) / kFinishElements), kThreads, stream,
-                 static_cast<const float*>(partials), rows, g.outChannels, pass.taps, plan.splits,
-                 dw, dbias);
+                 partials, rows, outChannels, taps, splits, dw, dbias);
 }
 
 }  // namespace cnnstudio::kernels

@@ -55,4 +55,11 @@ void directConvBackwardFilterChannelsLast(const ConvGeometry& g, const __nv_bflo
                                           void* workspace, int multiprocessors,
                                           cudaStream_t stream);
 
+// The last step of a filter gradient summed in splits (here and in small_input_conv.cu):
+// dw[k * taps + t] = sum over the splits of partials[split][t][k] for t < taps and, when
+// rows = taps + 1, dbias[k] = the same sum of row taps; added in split order, so deterministic.
+// partials [splits][rows][outChannels] fp32 in device memory.
+void finishSplitFilterGradient(const float* partials, int rows, int outChannels, int taps,
+                               int splits, float* dw, float* dbias, cudaStream_t stream);
+
 }  // namespace cnnstudio::kernels

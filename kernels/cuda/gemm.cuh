@@ -140,30 +140,13 @@ gemmKernel(const typename Problem::Params params) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-    // The same for every thread of the block, so the barriers below are uniform.
     const int tiles = block.kEnd > block.kBegin ? (block.kEnd - block.kBegin + kTileK - 1) / kTileK : 0;
-    // Every step commits one copy group, empty or not, so that "all but the newest
-    // kStages - 2 groups are complete" always means "tile t has landed".
-#pragma unroll
-    for (int stage = 0; stage < kStages - 1; ++stage) {
-        if (stage < tiles) {
-            aLoader.issue(params, block, tables, stages[stage].a);
-            bLoader.issue(params, block, tables, stages[stage].b);
-        }
-        commitAsyncCopies();
-    }
-    for (int t = 0; t < tiles; ++t) {
-        waitAsyncCopies<kStages - 2>();
-        // After the barrier every thread's copies of tile t are visible, and every thread has
-        // finished multiplying tile t - 1, whose stage the copies issued next overwrite.
-        __syncthreads();
-        if (t + kStages - 1 < tiles) {
-            SharedStage<kTileM>& refill = stages[(t + kStages - 1) % kStages];
-            aLoader.issue(params, block, tables, refill.a);
-            bLoader.issue(params, block, tables, refill.b);
-        }
-        commitAsyncCopies();
-        const SharedStage<kTileM>& stage = stages[t % kStages];
+    auto issue = [&](int stage) {
+        aLoader.issue(params, block, tables, stages[stage].a);
+        bLoader.issue(params, block, tables, stages[stage].b);
+    };
+    auto multiply = [&](int stageIndex) {
+        const SharedStage<kTileM>& stage = stages[stageIndex];
         SplitTf32 b[kPiecesN][2];
 #pragma unroll
         for (int j = 0; j < kPiecesN; ++j) {
@@ -180,7 +163,8 @@ gemmKernel(const typename Problem::Params params) {
 #pragma unroll
             for (int j = 0; j < kPiecesN; ++j) multiplyAccumulate3xTf32(a, b[j], acc[i][j]);
         }
-    }
+    };
+    pipelineTiles<kStages>(tiles, issue, multiply);
 
     // A lane holds two columns of rows r and r + 8 of each piece; lanes 2q and 2q + 1 swap
     // halves so that the even lane stores four columns of row r and the odd lane of row r + 8.

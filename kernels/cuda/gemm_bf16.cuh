@@ -194,30 +194,13 @@ gemmBf16Kernel(const typename Problem::Params params) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-    // The same for every thread of the block, so the barriers below are uniform.
     const int tiles = block.kEnd > block.kBegin ? (block.kEnd - block.kBegin + kTileK - 1) / kTileK : 0;
-    // Every step commits one copy group, empty or not, so that "all but the newest
-    // kStages - 2 groups are complete" always means "tile t has landed".
-#pragma unroll
-    for (int stage = 0; stage < kStages - 1; ++stage) {
-        if (stage < tiles) {
-            aLoader.issue(params, block, tables, stages[stage].a);
-            bLoader.issue(params, block, tables, stages[stage].b);
-        }
-        commitAsyncCopies();
-    }
-    for (int t = 0; t < tiles; ++t) {
-        waitAsyncCopies<kStages - 2>();
-        // After the barrier every thread's copies of tile t are visible, and every thread has
-        // finished multiplying tile t - 1, whose stage the copies issued next overwrite.
-        __syncthreads();
-        if (t + kStages - 1 < tiles) {
-            Stage& refill = stages[(t + kStages - 1) % kStages];
-            aLoader.issue(params, block, tables, refill.a);
-            bLoader.issue(params, block, tables, refill.b);
-        }
-        commitAsyncCopies();
-        const Stage& stage = stages[t % kStages];
+    auto issue = [&](int stage) {
+        aLoader.issue(params, block, tables, stages[stage].a);
+        bLoader.issue(params, block, tables, stages[stage].b);
+    };
+    auto multiply = [&](int stageIndex) {
+        const Stage& stage = stages[stageIndex];
 #pragma unroll
         for (int k = 0; k < kTileK; k += 16) {
             unsigned a[kPiecesM][4], b[kPiecesN][2];
@@ -231,9 +214,8 @@ gemmBf16Kernel(const typename Problem::Params params) {
 #pragma unroll
                 for (int j = 0; j < kPiecesN; ++j) mmaBf16(a[i], b[j], acc[i][j]);
         }
-    }
-    // Leave no copy group pending at exit (the last ones are empty).
-    waitAsyncCopies<0>();
+    };
+    pipelineTiles<kStages>(tiles, issue, multiply);
 
     // A lane holds columns 2t, 2t + 1 of rows g and g + 8 of each piece.
     const int row = block.m0 + warpRow + lane / 4;

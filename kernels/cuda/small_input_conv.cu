@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "cuda/activation_storage.cuh"
+#include "cuda/direct_conv_channels_last.h"
 #include "cuda/small_input_conv.h"
 #include "runtime/launch.cuh"
 
@@ -41,8 +42,6 @@ constexpr int kPixelLanesPerWarp = 32 / kChannelLanes;   // 4
 constexpr int kTapChunk = 9;  // taps summed per pass over dy: a 3x3 kernel over one channel
 constexpr int kMaxFilterSplits = 256;  // one wave of blocks on an H200
 constexpr int kMinPixelsPerSplit = 256;
-constexpr int kFinishElements = 32;                     // per block of the finishing kernel
-constexpr int kFinishLanes = kThreads / kFinishElements;  // 8 split lanes
 
 struct SmallConv {
     int batch, inChannels, inHeight, inWidth;
@@ -103,38 +102,6 @@ __device__ void loadWeightsByTap(const SmallConv& g, const float* __restrict__ w
     }
 }
 
-// out[j] = weights[j], j < N, read 16 bytes at a time when N % 4 == 0 (then `weights` is
-// 16-byte aligned).
-template <int N>
-__device__ __forceinline__ void loadTapWeights(const float* weights, float (&out)[N]) {
-    if constexpr (N % 4 == 0) {
-#pragma unroll
-        for (int j = 0; j < N; j += 4) {
-            const float4 w4 = *reinterpret_cast<const float4*>(weights + j);
-            out[j] = w4.x;
-            out[j + 1] = w4.y;
-            out[j + 2] = w4.z;
-            out[j + 3] = w4.w;
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < N; ++j) out[j] = weights[j];
-    }
-}
-
-// Stores values[0..N) at y (16-byte aligned when N % 8 == 0), rounded to bf16.
-template <int N>
-__device__ __forceinline__ void storeBf16(const float (&values)[N], __nv_bfloat16* y) {
-    constexpr int kPack = N % 8 == 0 ? 8 : 1;
-#pragma unroll
-    for (int j = 0; j < N; j += kPack) {
-        Packed<__nv_bfloat16, kPack> pack;
-#pragma unroll
-        for (int e = 0; e < kPack; ++e) pack.set(e, values[j + e]);
-        pack.store(y + j);
-    }
-}
-
 template <int KC>
 __global__ void __launch_bounds__(kThreads)
 smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
@@ -175,7 +142,7 @@ smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                                         : 0.0f;
                     }
                     float tapWeights[KC];
-                    loadTapWeights<KC>(weights + g.tap(c, r, s) * g.outChannels + k0, tapWeights);
+                    loadFloats<KC>(weights + g.tap(c, r, s) * g.outChannels + k0, tapWeights);
 #pragma unroll
                     for (int px = 0; px < kPixels; ++px)
 #pragma unroll
@@ -185,7 +152,7 @@ smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
 #pragma unroll
         for (int px = 0; px < kPixels; ++px)
             if (q0 + px < g.outWidth)
-                storeBf16<KC>(acc[px], y + (row * g.outWidth + q0 + px) * g.outChannels + k0);
+                storeBf16<KC % 8 == 0 ? 8 : 1>(acc[px], y + (row * g.outWidth + q0 + px) * g.outChannels + k0);
     }
 }
 
@@ -302,31 +269,6 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
     }
 }
 
-// Block: kFinishElements consecutive elements e = t * K + k of the (tapRows, K) result x
-// kFinishLanes split lanes; lane l adds splits l, l + 8, ..., then the lanes are added in order.
-__global__ void __launch_bounds__(kThreads)
-smallInputConvFilterFinishKernel(SmallConv g, const float* __restrict__ partials, int tapRows,
-                                 int splits, float* __restrict__ dw, float* __restrict__ dbias) {
-    __shared__ float laneSums[kFinishLanes][kFinishElements];
-    const int elements = tapRows * g.outChannels;
-    const int column = int(threadIdx.x) % kFinishElements, lane = int(threadIdx.x) / kFinishElements;
-    const int element = int(blockIdx.x) * kFinishElements + column;
-    float sum = 0.0f;
-    if (element < elements)
-        for (int split = lane; split < splits; split += kFinishLanes)
-            sum += partials[std::int64_t(split) * elements + element];
-    laneSums[lane][column] = sum;
-    __syncthreads();
-    if (lane != 0 || element >= elements) return;
-    float total = 0.0f;
-    for (int l = 0; l < kFinishLanes; ++l) total += laneSums[l][column];
-    const int t = element / g.outChannels, k = element - t * g.outChannels;
-    if (t < g.taps)
-        dw[k * g.taps + t] = total;
-    else
-        dbias[k] = total;
-}
-
 std::size_t weightBytes(const ConvGeometry& g) {
     return std::size_t(g.weightCount()) * sizeof(float);
 }
@@ -383,10 +325,8 @@ void smallInputConvBackwardFilter(const ConvGeometry& g, const __nv_bfloat16* x,
         launchKernel("small-input convolution filter partials",
                      smallInputConvFilterPartialsKernel<1>, unsigned(splits.splits), kThreads,
                      stream, conv, x, dy, tapRows, splits.pixelsPerSplit, partials);
-    const int elements = tapRows * g.outChannels;
-    launchKernel("small-input convolution filter finish", smallInputConvFilterFinishKernel,
-                 unsigned((elements + kFinishElements - 1) / kFinishElements), kThreads, stream,
-                 conv, partials, tapRows, splits.splits, dw, dbias);
+    finishSplitFilterGradient(partials, tapRows, g.outChannels, conv.taps, splits.splits, dw, dbias,
+                              stream);
 }
 
 }  // namespace cnnstudio::kernels

@@ -533,26 +533,6 @@ ConvGemm planConvGemm(const ConvGeometry& g, int dilationHeight, int dilationWid
     return c;
 }
 
-// dx = conv(dy dilated by the stride, flipped and transposed w), stride 1.
-ConvGeometry backwardDataGeometry(const ConvGeometry& g) {
-    ConvGeometry t{};
-    t.batch = g.batch;
-    t.inChannels = g.outChannels;
-    t.inHeight = g.outHeight;
-    t.inWidth = g.outWidth;
-    t.outChannels = g.inChannels;
-    t.outHeight = g.inHeight;
-    t.outWidth = g.inWidth;
-    t.kernelHeight = g.kernelHeight;
-    t.kernelWidth = g.kernelWidth;
-    t.strideHeight = 1;
-    t.strideWidth = 1;
-    t.padHeight = g.kernelHeight - 1 - g.padHeight;
-    t.padWidth = g.kernelWidth - 1 - g.padWidth;
-    t.groups = 1;
-    return t;
-}
-
 // Filter gradient: M*N is small and K (pixels) huge, so K is always split, into as many parts
 // as keep the grid within one wave of resident blocks, each at least kMinKTilesPerSplit deep.
 struct FilterGemm {

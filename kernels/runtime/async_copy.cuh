@@ -46,4 +46,31 @@ __device__ __forceinline__ void waitAsyncCopies() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(NewestGroupsStillPending) : "memory");
 }
 
+// The multistage pipeline of a GEMM main loop over `tiles` K tiles in Stages shared-memory
+// stages: issue(stage) issues one tile's copies into that stage (the loaders advance along K
+// themselves), multiply(stage) multiplies the tile in it. Copies run Stages - 1 tiles ahead of
+// the multiplication. `tiles` must be the same for every thread of the block (the barriers).
+template <int Stages, class IssueTile, class MultiplyTile>
+__device__ __forceinline__ void pipelineTiles(int tiles, IssueTile&& issue, MultiplyTile&& multiply) {
+    static_assert(Stages >= 2, "a pipeline needs a stage to fill while another is read");
+    // Every step commits one copy group, empty or not, so that "all but the newest Stages - 2
+    // groups are complete" always means "tile t has landed".
+#pragma unroll
+    for (int stage = 0; stage < Stages - 1; ++stage) {
+        if (stage < tiles) issue(stage);
+        commitAsyncCopies();
+    }
+    for (int t = 0; t < tiles; ++t) {
+        waitAsyncCopies<Stages - 2>();
+        // After the barrier every thread's copies of tile t are visible, and every thread has
+        // finished multiplying tile t - 1, whose stage the copies issued next overwrite.
+        __syncthreads();
+        if (t + Stages - 1 < tiles) issue((t + Stages - 1) % Stages);
+        commitAsyncCopies();
+        multiply(t % Stages);
+    }
+    // Leave no copy group pending at exit (the last ones are empty).
+    waitAsyncCopies<0>();
+}
+
 }  // namespace cnnstudio::kernels
