@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -94,7 +95,14 @@ std::vector<SweepConfiguration> expandSweep(const SweepRequest& request) {
             for (int batch : request.batches)
                 for (int nodes : request.nodes) {
                     if (isGpuBackend(backend)) {
-                        for (const std::string& precision : request.precisions)
+                        // The precisions this backend trains in (cuda has no tf32); a backend
+                        // none of whose precisions is asked for is an error naming them.
+                        std::vector<std::string> precisions;
+                        std::ranges::copy_if(request.precisions, std::back_inserter(precisions),
+                                             [&](const std::string& p) { return backendTrainsIn(backend, p); });
+                        if (precisions.empty() && !request.precisions.empty())
+                            requirePrecisionOf(backend, request.precisions.front());
+                        for (const std::string& precision : precisions)
                             for (int gpus : request.gpus) add({backend, precision, 0, batch, gpus, nodes});
                     } else {
                         for (int threads : request.threads) add({backend, "fp32", threads, batch, 1, nodes});

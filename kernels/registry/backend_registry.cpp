@@ -45,15 +45,23 @@ std::vector<std::string> backendPrecisions(const std::string& name) {
     return {"fp32"};
 }
 
-void requirePrecisionOf(const std::string& name, const std::string& precision) {
+bool backendTrainsIn(const std::string& name, const std::string& precision) {
     const std::vector<std::string> precisions = backendPrecisions(name);
-    if (std::find(precisions.begin(), precisions.end(), precision) != precisions.end()) return;
+    return std::find(precisions.begin(), precisions.end(), precision) != precisions.end();
+}
+
+void requirePrecisionOf(const std::string& name, const std::string& precision) {
+    if (backendTrainsIn(name, precision)) return;
+    const std::vector<std::string> precisions = backendPrecisions(name);
     std::string offered = precisions.front();  // "fp32", "fp32 or bf16", "fp32, tf32 or bf16"
     for (std::size_t i = 1; i < precisions.size(); ++i)
         offered += (i + 1 == precisions.size() ? " or " : ", ") + precisions[i];
-    throw Error("the " + name + " backend trains in " + offered + ", " + precision +
-                    " was asked for",
-                "backend '" + name + "'", "pick one of those, or the cudnn backend for tf32 or bf16");
+    std::string others;  // the backends that do train in `precision`
+    for (const std::string& other : knownBackends())
+        if (other != name && backendTrainsIn(other, precision)) others += (others.empty() ? "" : " or ") + other;
+    throw Error("the " + name + " backend trains in " + offered + ", " + precision + " was asked for",
+                "backend '" + name + "'",
+                "pick one of those" + (others.empty() ? "" : ", or the " + others + " backend for " + precision));
 }
 
 std::vector<std::string> availableBackends() {

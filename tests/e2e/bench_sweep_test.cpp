@@ -1,6 +1,7 @@
 // cnnstudio-bench sweeps as a user (or the app's worker) runs them: cheap CPU configurations
 // end to end into a valid report, a failing configuration recorded while the sweep goes on,
-// the reduced plan of cpu-ref, the progress events, and a two-rank configuration under mpirun.
+// the reduced plan of cpu-ref, the progress events, precisions a backend lacks, and a two-rank
+// configuration under mpirun.
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -173,6 +174,29 @@ TEST(BenchSweep, BadConfigurationTextIsNamed) {
     EXPECT_EQ(result.exitCode, 1);
     EXPECT_NE(result.err.find("--config \"cpu threads=many\""), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("'threads=many' needs a whole number"), std::string::npos) << result.err;
+}
+
+TEST(BenchSweep, ListsLeaveOutPrecisionsABackendDoesNotTrainIn) {
+    const auto work = scratchFolder("precisions");
+    // cuda has no tf32: the product of the lists leaves "cuda tf32" out (64 GPUs: each
+    // configuration is refused before anything starts, on every machine).
+    std::vector<std::string> arguments = cheapSweep(work, {});
+    arguments.insert(arguments.end(), {"--backend", "cuda", "cudnn", "--mode", "fp32", "tf32", "--gpus", "64"});
+    runProcess(arguments, work.string(), environmentFor(work));
+    const BenchReport report = loadBenchReport(work / "report.json");
+    std::vector<std::string> labels;
+    for (const BenchConfiguration& configuration : report.configurations) labels.push_back(configuration.label);
+    EXPECT_EQ(labels, (std::vector<std::string>{"cuda fp32, 64 GPUs", "cudnn fp32, 64 GPUs", "cudnn tf32, 64 GPUs"}));
+
+    // A backend none of whose precisions is asked for: an error naming what it trains in and
+    // which backend has the precision asked for.
+    arguments = cheapSweep(work, {});
+    arguments.insert(arguments.end(), {"--backend", "cuda", "cudnn", "--mode", "tf32"});
+    const ProcessResult alone = runProcess(arguments, work.string(), environmentFor(work));
+    EXPECT_EQ(alone.exitCode, 1) << alone.err;
+    EXPECT_NE(alone.err.find("the cuda backend trains in fp32 or bf16, tf32 was asked for"), std::string::npos)
+        << alone.err;
+    EXPECT_NE(alone.err.find("or the cudnn backend for tf32"), std::string::npos) << alone.err;
 }
 
 TEST(BenchSweep, TwoRanksRunUnderMpirunAndRankZeroReports) {

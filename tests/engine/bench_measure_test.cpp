@@ -89,7 +89,7 @@ public:
     int started = 0;
 
 private:
-    WorldInfo world_{.rank = 0, .size = 2};
+    WorldInfo world_{.rank = 0, .size = 2, .localRank = 0, .localSize = 1, .host = ""};
 };
 
 int allReducesStarted(std::size_t bucketBytes) {

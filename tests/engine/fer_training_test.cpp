@@ -195,7 +195,7 @@ TEST(TestTimeAugmentation, TencropAveragesTheProbabilitiesOfTenViews) {
 TEST(EnsembleEvaluation, AveragesTheProbabilitiesOfItsNetworksAndViews) {
     EvaluationFixture f;
     Network other{testing::tinyNetworkSpec(), *f.backend, 8, kSeed + 1};
-    for (const std::string& kind : {"none", "flip"}) {
+    for (const char* kind : {"none", "flip"}) {
         InMemoryBatchSource source(f.data, 8, false, kSeed);
         const EvaluationResult result = evaluate({&f.network, &other}, source, nullptr, ttaOf(kind));
         const EvaluationResult expected = expectedAveragedEvaluation({&f.network, &other}, f.data, ttaOf(kind));

@@ -132,6 +132,20 @@ private slots:
         QVERIFY(cpuOnly.problems(machineWith(4, 0)).join(' ').contains("GPU backend"));
     }
 
+    void planRunsOnlyThePrecisionsEachBackendTrainsIn() {
+        SweepPlan plan;
+        plan.backends = {"cuda", "cudnn"};
+        plan.precisions = {"fp32", "tf32"};
+        plan.gpuCounts = {1};
+        QStringList labels;
+        for (const SweepConfiguration& configuration : plan.configurations()) labels << configuration.label();
+        QCOMPARE(labels, QStringList({"cuda fp32", "cudnn fp32", "cudnn tf32"}));  // cuda has no tf32
+        QVERIFY(plan.problems(machineWith(16, 1)).isEmpty());
+        plan.precisions = {"tf32"};
+        const QString problems = plan.problems(machineWith(16, 1)).join('\n');
+        QVERIFY2(problems.contains("The cuda backend trains in fp32 or bf16: tick one of those."), qPrintable(problems));
+    }
+
     void benchArgumentsNameEverySetting() {
         SweepPlan plan;
         plan.model = "lenet5";

@@ -4,6 +4,7 @@
 
 #include <QObject>
 
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/ui/training/run_settings.h"
 #include "cnnstudio/ui/common/formatting.h"
 
@@ -50,8 +51,11 @@ QList<SweepConfiguration> SweepPlan::configurations() const {
         } else if (!isGpuBackend(backend)) {
             for (int threads : cpuThreads) list << SweepConfiguration{backend, "fp32", threads, 0, 1};
         } else {
+            // Only the precisions this backend trains in: cuda has no tf32 (problems() says so
+            // when none of the ticked ones is left).
             for (const QString& precision : precisions)
-                for (int gpus : gpuCounts) list << SweepConfiguration{backend, precision, 0, gpus, nodes};
+                if (backendTrainsIn(backend.toStdString(), precision.toStdString()))
+                    for (int gpus : gpuCounts) list << SweepConfiguration{backend, precision, 0, gpus, nodes};
         }
     }
     return list;
@@ -69,6 +73,15 @@ QStringList SweepPlan::problems(const HardwareInfo& hardware) const {
             found << QObject::tr("%1 CPU threads is more than the %2 cores here.").arg(threads).arg(hardware.cpuCores);
     if (gpu) {
         if (precisions.isEmpty()) found << QObject::tr("Tick at least one precision for the GPU backends.");
+        for (const QString& backend : backends)
+            if (isGpuBackend(backend) && !precisions.isEmpty() &&
+                std::ranges::none_of(precisions, [&](const QString& precision) {
+                    return backendTrainsIn(backend.toStdString(), precision.toStdString());
+                })) {
+                QStringList offered;
+                for (const std::string& each : backendPrecisions(backend.toStdString())) offered << QString::fromStdString(each);
+                found << QObject::tr("The %1 backend trains in %2: tick one of those.").arg(backend, offered.join(QObject::tr(" or ")));
+            }
         if (gpuCounts.isEmpty()) found << QObject::tr("Tick at least one GPU count for the GPU backends.");
         for (int gpus : gpuCounts)
             if (nodes == 1 && gpus > int(hardware.gpus.size()))
