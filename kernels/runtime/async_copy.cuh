@@ -2,6 +2,7 @@
 // writes shared memory directly, so tiles in flight occupy no registers. Copies are grouped
 // by commitAsyncCopies() and awaited with waitAsyncCopies<N>() (all but the newest N groups
 // of this thread complete); a barrier then makes them visible to the other threads.
+// pipelineTiles runs the GEMMs' main loops (cuda/gemm.cuh, cuda/gemm_bf16.cuh) on them.
 #pragma once
 
 #include <cuda_runtime.h>
