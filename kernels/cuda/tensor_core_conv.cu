@@ -35,12 +35,16 @@
 // 128-thread blocks) per SM, 128 registers per thread.
 //
 // Built for: 3x3 stride 1 pad 1, 64-256 channels, 48x48 to 12x12 maps, batch 256 (fer-cnn), on
-// an H200. Before the tail split (whole tiles only, 2026-12-02, weight staging and reduce
-// kernels included), TFLOP/s forward / backward data / backward filter:
-//   48x48 64->64 133/139/169, 24x24 64->128 152/114/184, 24x24 128->128 177/183/238,
-//   12x12 128->256 146/122/207, 12x12 256->256 159/163/241, 6x6 256->256 111/114/174.
-// The tail split targets the 1.09- and 2.18-wave grids among them; re-measure with
-// conv_bench --backend cuda --batch 256 and record the figures here.
+// an H200. TFLOP/s forward / backward data / backward filter, weight staging and reduce kernels
+// included (conv_bench --backend cuda --precision bf16 --batch 256, mean of two rounds,
+// docs/logs/2026-12-03-conv-bf16/), whole tiles only before the tail split in brackets, and
+// cuDNN's (cudnn bf16) in the same command:
+//   48x48  64->64   134/134/183 (133/139/169), cuDNN 379/391/371
+//   24x24  64->128  149/132/219 (152/114/184), cuDNN 383/322/346
+//   24x24 128->128  184/184/266 (177/183/238), cuDNN 539/555/480
+//   12x12 128->256  166/176/223 (146/122/207), cuDNN 418/406/349
+//   12x12 256->256  196/199/252 (159/163/241), cuDNN 521/522/445
+// cuDNN's Hopper kernels are warpgroup MMAs (wgmma); these are mma.sync, a warp at a time.
 #include "cuda/tensor_core_conv.h"
 
 #include <cstdint>
