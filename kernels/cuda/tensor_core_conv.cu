@@ -37,7 +37,8 @@
 // Built for: 3x3 stride 1 pad 1, 64-256 channels, 48x48 to 12x12 maps, batch 256 (fer-cnn), on
 // an H200. TFLOP/s forward / backward data / backward filter, weight staging and reduce kernels
 // included (conv_bench --backend cuda --precision bf16 --batch 256, mean of two rounds,
-// docs/logs/2026-12-03-conv-bf16/), whole tiles only before the tail split in brackets, and
+// docs/logs/2026-12-03-conv-bf16/), in brackets the same before the tail split (whole tiles
+// only, 2026-12-02), and
 // cuDNN's (cudnn bf16) in the same command:
 //   48x48  64->64   134/134/183 (133/139/169), cuDNN 379/391/371
 //   24x24  64->128  149/132/219 (152/114/184), cuDNN 383/322/346
