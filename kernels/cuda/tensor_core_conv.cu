@@ -38,8 +38,7 @@
 // an H200. TFLOP/s forward / backward data / backward filter, weight staging and reduce kernels
 // included (conv_bench --backend cuda --precision bf16 --batch 256, mean of two rounds,
 // docs/logs/2026-12-03-conv-bf16/), in brackets the same before the tail split (whole tiles
-// only, 2026-12-02), and
-// cuDNN's (cudnn bf16) in the same command:
+// only, 2026-12-02), and cuDNN's (cudnn bf16) in the same command:
 //   48x48  64->64   134/134/183 (133/139/169), cuDNN 379/391/371
 //   24x24  64->128  149/132/219 (152/114/184), cuDNN 383/322/346
 //   24x24 128->128  184/184/266 (177/183/238), cuDNN 539/555/480
