@@ -77,11 +77,8 @@ QStringList SweepPlan::problems(const HardwareInfo& hardware) const {
             if (isGpuBackend(backend) && !precisions.isEmpty() &&
                 std::ranges::none_of(precisions, [&](const QString& precision) {
                     return backendTrainsIn(backend.toStdString(), precision.toStdString());
-                })) {
-                QStringList offered;
-                for (const std::string& each : backendPrecisions(backend.toStdString())) offered << QString::fromStdString(each);
-                found << QObject::tr("The %1 backend trains in %2: tick one of those.").arg(backend, offered.join(QObject::tr(" or ")));
-            }
+                }))
+                found << QObject::tr("The %1 backend trains in %2: tick one of those.").arg(backend, trainedPrecisionsText(backend));
         if (gpuCounts.isEmpty()) found << QObject::tr("Tick at least one GPU count for the GPU backends.");
         for (int gpus : gpuCounts)
             if (nodes == 1 && gpus > int(hardware.gpus.size()))

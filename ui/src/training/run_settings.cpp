@@ -23,13 +23,9 @@ QStringList RunSettings::problems() const {
         found << QObject::tr("Unknown precision '%1': use fp32, tf32 or bf16.").arg(precision);
     else if (!usesGpu() && precision != "fp32")
         found << QObject::tr("The CPU backends train in fp32 only: pick fp32 or a GPU backend.");
-    else if (const auto precisions = backendPrecisions(backend.toStdString());
-             std::find(precisions.begin(), precisions.end(), precision.toStdString()) == precisions.end()) {
-        QStringList offered;
-        for (const std::string& each : precisions) offered << QString::fromStdString(each);
+    else if (!backendTrainsIn(backend.toStdString(), precision.toStdString()))
         found << QObject::tr("The %1 backend trains in %2, so the worker would refuse %3: pick one of those, or "
-                             "the cudnn backend for tf32.").arg(backend, offered.join(QObject::tr(" or ")), precision);
-    }
+                             "the cudnn backend for tf32.").arg(backend, trainedPrecisionsText(backend), precision);
     if (!QStringList{"sgd", "adam", "adamw"}.contains(optimizer))
         found << QObject::tr("Unknown optimiser '%1': use sgd, adam or adamw.").arg(optimizer);
     if (!QStringList{"constant", "step", "cosine", "plateau"}.contains(schedule))
@@ -197,6 +193,12 @@ RunSettings RunSettings::fromVariantMap(const QVariantMap& map) {
     decimal("distillWeight", settings.distillWeight);
     decimal("distillTemperature", settings.distillTemperature);
     return settings;
+}
+
+QString trainedPrecisionsText(const QString& backend) {
+    QStringList precisions;
+    for (const std::string& each : backendPrecisions(backend.toStdString())) precisions << QString::fromStdString(each);
+    return precisions.join(QObject::tr(" or "));
 }
 
 QStringList hostfileProblems(const QString& text, int nodes, int ranksPerNode) {

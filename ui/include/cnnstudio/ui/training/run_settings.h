@@ -71,6 +71,9 @@ struct RunSettings {
     bool operator==(const RunSettings&) const = default;
 };
 
+// The precisions `backend` trains in, for messages: "fp32 or bf16".
+QString trainedPrecisionsText(const QString& backend);
+
 // Problems of an OpenMPI hostfile for `nodes` nodes of `ranksPerNode` ranks: lines that are not
 // "host" or "host slots=N" (comments with #), too few hosts, too few slots. Each message names
 // its line ("line 3: ...").
