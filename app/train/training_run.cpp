@@ -182,7 +182,10 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
     // the events file is opened, so that a refused trainer writes nothing into another's run.
     std::optional<RunFolderLock> folderLock;
-    if (rankZero) folderLock.emplace(folder->lockFile());
+    if (rankZero) {
+        folderLock.emplace(folder->lockFile());
+        if (!resuming) folder->discardRunThatNeverBegan();
+    }
     EventWriter events(rankZero);
     if (rankZero) {
         events.addFile(folder->eventsFile());

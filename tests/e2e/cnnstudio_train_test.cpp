@@ -171,6 +171,34 @@ TEST(CnnstudioTrain, BadSpecExitsWithOneAndNamesTheNode) {
     EXPECT_FALSE(std::filesystem::exists(work / "run"));
 }
 
+// A run refused before it began (here a data set path with a typo) records its failure in the
+// folder, and the corrected command may then train into the same --run-dir: it trained nothing.
+TEST(CnnstudioTrain, TheRunDirOfARunThatFailedBeforeItBeganCanBeTrainedInto) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("failed-before-begun");
+    const auto runDir = work / "run";
+    const std::vector<std::string> lenet = {"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                            "--run-dir", runDir.string()};
+    auto withDataset = [&lenet](const std::string& dataset) {
+        std::vector<std::string> arguments = lenet;
+        arguments.insert(arguments.end(), {"--dataset", dataset});
+        return arguments;
+    };
+    const ProcessResult typo = train(withDataset("idx:" + (work / "no-such-folder").string()), work);
+    ASSERT_EQ(typo.exitCode, 1) << typo.err;
+    ASSERT_EQ(lastEventNamed(runDir, "failed")["step"], 0) << "the refusal is recorded in the run folder";
+
+    const ProcessResult corrected = train(withDataset("fashion-mnist"), work);
+    ASSERT_EQ(corrected.exitCode, 0) << corrected.err;
+    EXPECT_EQ(lastEventNamed(runDir, "finished")["reason"], "completed");
+    EXPECT_TRUE(lastEventNamed(runDir, "failed").is_null()) << "the new run's record starts clean";
+
+    const ProcessResult again = train(withDataset("fashion-mnist"), work);
+    EXPECT_EQ(again.exitCode, 1) << "a run that trained is never replaced";
+    EXPECT_NE(again.err.find("holds files already"), std::string::npos) << again.err;
+    EXPECT_EQ(lastEventNamed(runDir, "finished")["reason"], "completed");
+}
+
 TEST(CnnstudioTrain, SummaryPrintsTheFerCnnTotal) {
     const auto work = scratchFolder("summary");
     const ProcessResult result = train({"--preset", "fer-cnn", "--summary"}, work);

@@ -45,7 +45,8 @@ public:
     static constexpr const char* kModelInfoFileName = "model.json";
     static constexpr const char* kLockFileName = "train.lock";
 
-    // Creates the folder (and its parents) for a new run; refuses one that holds files already.
+    // Creates the folder (and its parents) for a new run; refuses one that holds files already,
+    // unless they are only what a run that failed before it began left there.
     static RunFolder create(const std::filesystem::path& path);
     // An existing run, for resuming or evaluating: spec.json and config.json must be there.
     static RunFolder open(const std::filesystem::path& path);
@@ -59,6 +60,11 @@ public:
     }
     std::filesystem::path modelFolder() const { return path_ / kModelFolderName; }
     std::filesystem::path lockFile() const { return path_ / kLockFileName; }
+
+    // Removes what a run that failed before it began left here (its config, spec and `failed`
+    // event), so that a new run's record starts clean; call it holding the folder's lock, so that
+    // a trainer still setting up there is refused by the lock before anything of it is removed.
+    void discardRunThatNeverBegan() const;
 
     void writeSpec(const NetworkSpec& spec) const;        // atomic
     void writeConfig(const nlohmann::json& config) const;  // atomic

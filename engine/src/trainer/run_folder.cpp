@@ -11,6 +11,7 @@
 
 #include "cnnstudio/atomic_file.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/event_reader.h"
 
 namespace cnnstudio {
 
@@ -21,6 +22,33 @@ std::string lockHolderPid(int fd) {
     char text[32] = {};
     const ssize_t length = ::pread(fd, text, sizeof text - 1, 0);
     return length > 0 ? std::string(text, std::size_t(length)) : std::string("unknown");
+}
+
+// What a run that failed before its session began leaves (a data set that would not load, a
+// teacher of other data, a batch too large for the GPU): its config, spec, lock and events, an
+// empty checkpoints/, and no `run_started` among the events. Nothing was trained, so a corrected
+// command may take the folder over. Anything else in it, or unreadable events, and it is kept.
+bool holdsRunThatNeverBegan(const std::filesystem::path& path) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+        const std::string name = entry.path().filename().string();
+        if (name == RunFolder::kCheckpointsFolderName) {
+            if (!entry.is_directory(error) || !std::filesystem::is_empty(entry.path(), error)) return false;
+        } else if (name != RunFolder::kSpecFileName && name != RunFolder::kConfigFileName &&
+                   name != RunFolder::kEventsFileName && name != RunFolder::kLockFileName) {
+            return false;
+        }
+    }
+    if (error) return false;
+    try {
+        const EventLog log = readEvents(path / RunFolder::kEventsFileName);
+        if (log.malformedLines > 0) return false;
+        for (const Event& event : log.events)
+            if (event.as<RunStartedEvent>()) return false;
+        return true;
+    } catch (const Error&) {
+        return false;  // no events file: not a run folder this trainer wrote
+    }
 }
 
 }  // namespace
@@ -59,7 +87,7 @@ RunFolder RunFolder::create(const std::filesystem::path& path) {
     if (std::filesystem::exists(path, error)) {
         if (!std::filesystem::is_directory(path, error))
             throw Error("exists and is not a folder", path.string(), "choose another --run-dir");
-        if (!std::filesystem::is_empty(path, error))
+        if (!std::filesystem::is_empty(path, error) && !holdsRunThatNeverBegan(path))
             throw Error("the run folder holds files already", path.string(),
                         "choose another --run-dir, or continue that run with --resume");
     }
@@ -81,6 +109,18 @@ RunFolder RunFolder::open(const std::filesystem::path& path) {
     std::error_code error;
     std::filesystem::create_directories(path / kCheckpointsFolderName, error);
     return folder;
+}
+
+void RunFolder::discardRunThatNeverBegan() const {
+    if (!holdsRunThatNeverBegan(path_)) return;
+    std::error_code error;
+    for (const auto& file : {specFile(), configFile(), eventsFile()}) {
+        std::filesystem::remove(file, error);
+        if (error)
+            throw Error("cannot remove " + file.filename().string() + " of the run that never began: " +
+                            error.message(),
+                        path_.string(), "check that the run folder is writable, or choose another --run-dir");
+    }
 }
 
 void RunFolder::writeSpec(const NetworkSpec& spec) const { spec.save(specFile()); }
