@@ -1,0 +1,1 @@
+cnnstudio-train --recipe resnet4-fer-distilled --epochs 150 --teacher runs/V1-vgg-strong --teacher runs/V2-vgg-cutmix --teacher teachers/fer-resnet4-e200 --teacher resources/models/fer-resnet --dataset fer2013:fer2013.csv --run-dir runs/K1-resnet4-student

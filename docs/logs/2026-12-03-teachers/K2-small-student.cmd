@@ -1,0 +1,1 @@
+cnnstudio-train --recipe resnet4-fer-distilled --epochs 150 --teacher runs/V1-vgg-strong --teacher runs/V2-vgg-cutmix --teacher teachers/fer-resnet4-e200 --teacher resources/models/fer-resnet --spec docs/logs/2026-12-03-teachers/vgg-fer-small.json --dataset fer2013:fer2013.csv --run-dir runs/K2-small-student
