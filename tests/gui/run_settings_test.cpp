@@ -4,7 +4,9 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
+#include <QScrollArea>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTest>
 
 #include "cnnstudio/backend.h"
@@ -286,6 +288,37 @@ private slots:
         read.threads = settings.threads = 1;  // cpu-ref runs one thread whatever the field says
         QCOMPARE(read.dataset, settings.dataset);
         QVERIFY(read == settings);
+    }
+
+    // The Train page gives the settings 470 pixels at first (TrainArea); every page of them fits
+    // that without a sideways scroll bar or fields cut off at the right.
+    void everyPageFitsTheSettingsColumnWithoutScrollingSideways() {
+        cnnstudio::ui::RunSettingsPanel panel;
+        panel.resize(470, 700);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* pages = panel.findChild<QTabWidget*>("settingsPages");
+        QVERIFY(pages);
+        for (int index = 0; index < pages->count(); ++index) {
+            pages->setCurrentIndex(index);
+            auto* scroll = qobject_cast<QScrollArea*>(pages->widget(index));
+            QVERIFY(scroll);
+            QCoreApplication::processEvents();
+            QString widest;
+            int widestWidth = 0;
+            for (QWidget* child : scroll->widget()->findChildren<QWidget*>())
+                if (child->minimumSizeHint().width() > widestWidth) {
+                    widestWidth = child->minimumSizeHint().width();
+                    widest = child->objectName() + " " + child->metaObject()->className();
+                }
+            QVERIFY2(scroll->widget()->minimumSizeHint().width() <= scroll->viewport()->width(),
+                     qPrintable(QString("page '%1' needs %2 pixels, the column gives %3 (widest: %4, %5)")
+                                    .arg(pages->tabText(index))
+                                    .arg(scroll->widget()->minimumSizeHint().width())
+                                    .arg(scroll->viewport()->width())
+                                    .arg(widest)
+                                    .arg(widestWidth)));
+        }
     }
 };
 

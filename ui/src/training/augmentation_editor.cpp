@@ -82,15 +82,17 @@ AugmentationEditor::AugmentationEditor(QWidget* parent) : QWidget(parent) {
     zoom->addWidget(scaleHigh_);
     auto* form = new QFormLayout(this);
     form->setContentsMargins(0, 0, 0, 0);
+    // The check boxes span the editor, so that they line up with those of the form around it
+    // and their labels do not widen the settings column.
     form->addRow(text_);
-    form->addRow(QString(), flip_);
+    form->addRow(flip_);
     form->addRow(tr("Crop shift"), crop_);
     form->addRow(tr("Rotation"), rotate_);
     form->addRow(tr("Zoom from, to"), zoom);
     form->addRow(tr("Shift"), shift_);
     form->addRow(tr("Erasing"), erase_);
-    form->addRow(QString(), eraseNoise_);
-    form->addRow(QString(), replicateBorder_);
+    form->addRow(eraseNoise_);
+    form->addRow(replicateBorder_);
     form->addRow(tr("Mixup alpha"), mixup_);
     form->addRow(tr("CutMix alpha"), cutmix_);
     form->addRow(tr("Brightness"), brightness_);
