@@ -213,6 +213,40 @@ void Backend::batchNormReluBackward(const BatchNormGeometry& g, const float* x, 
                             dbeta);
 }
 
+void Backend::batchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,
+                                                  const PoolGeometry& pool, const float* x,
+                                                  const float* gamma, const float* beta, float* z,
+                                                  float* r, float* y, float* runningMean,
+                                                  float* runningVar, float* savedMean,
+                                                  float* savedInvStd) {
+    const OpLabel op = opLabel("batchNormReluMaxPoolForwardTraining");
+    ops::checkBatchNormGeometry(g, true, op);
+    ops::checkPoolGeometry(pool, op);
+    ops::checkBatchNormMaxPoolChain(g, pool, op);
+    requirePointers({{x, "x"}, {gamma, "gamma"}, {beta, "beta"}, {z, "z"}, {r, "r"}, {y, "y"},
+                     {runningMean, "runningMean"}, {runningVar, "runningVar"},
+                     {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"}}, op);
+    doBatchNormReluMaxPoolForwardTraining(g, pool, x, gamma, beta, z, r, y, runningMean,
+                                          runningVar, savedMean, savedInvStd);
+}
+
+void Backend::batchNormReluMaxPoolBackward(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                           const float* x, const float* r, const float* y,
+                                           const float* dy, const float* gamma, const float* beta,
+                                           const float* savedMean, const float* savedInvStd,
+                                           float* dr, float* dz, float* dx, float* dgamma,
+                                           float* dbeta) {
+    const OpLabel op = opLabel("batchNormReluMaxPoolBackward");
+    ops::checkBatchNormGeometry(g, true, op);
+    ops::checkPoolGeometry(pool, op);
+    ops::checkBatchNormMaxPoolChain(g, pool, op);
+    requirePointers({{x, "x"}, {r, "r"}, {y, "y"}, {dy, "dy"}, {gamma, "gamma"}, {beta, "beta"},
+                     {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"}, {dr, "dr"},
+                     {dz, "dz"}, {dx, "dx"}, {dgamma, "dgamma"}, {dbeta, "dbeta"}}, op);
+    doBatchNormReluMaxPoolBackward(g, pool, x, r, y, dy, gamma, beta, savedMean, savedInvStd, dr,
+                                   dz, dx, dgamma, dbeta);
+}
+
 // ---- activations ------------------------------------------------------------------------------
 
 void Backend::activationForward(Activation kind, float alpha, const float* x, float* y,
@@ -399,6 +433,28 @@ void Backend::doBatchNormReluBackward(const BatchNormGeometry& g, const float* x
                                       float* dx, float* dgamma, float* dbeta) {
     doActivationBackward(Activation::Relu, 0.0f, y, y, dy, dz, std::size_t(g.count()));
     doBatchNormBackward(g, x, dz, gamma, savedMean, savedInvStd, dx, dgamma, dbeta);
+}
+
+void Backend::doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,
+                                                    const PoolGeometry& pool, const float* x,
+                                                    const float* gamma, const float* beta,
+                                                    float* z, float* r, float* y,
+                                                    float* runningMean, float* runningVar,
+                                                    float* savedMean, float* savedInvStd) {
+    doBatchNormReluForwardTraining(g, x, gamma, beta, z, r, runningMean, runningVar, savedMean,
+                                   savedInvStd);
+    doPoolForward(pool, r, y);
+}
+
+void Backend::doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                             const float* x, const float* r, const float* y,
+                                             const float* dy, const float* gamma,
+                                             const float* beta, const float* savedMean,
+                                             const float* savedInvStd, float* dr, float* dz,
+                                             float* dx, float* dgamma, float* dbeta) {
+    doPoolBackward(pool, r, y, dy, dr);
+    doBatchNormReluBackward(g, x, r, dr, gamma, beta, savedMean, savedInvStd, dz, dx, dgamma,
+                            dbeta);
 }
 
 }  // namespace cnnstudio

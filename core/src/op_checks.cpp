@@ -125,6 +125,20 @@ void checkConvBatchNormChain(const ConvGeometry& g, const BatchNormGeometry& bn,
                  std::to_string(outPlane) + ")", op);
 }
 
+void checkBatchNormMaxPoolChain(const BatchNormGeometry& bn, const PoolGeometry& pool,
+                                const OpLabel& op) {
+    if (pool.kind != PoolKind::Max)
+        fail("the pooling after the batch norm and ReLU is average pooling", op,
+             "only max pooling is fused with them");
+    const std::int64_t inPlane = std::int64_t(pool.inHeight) * pool.inWidth;
+    if (bn.batch != pool.batch || bn.channels != pool.channels || bn.spatial != inPlane)
+        fail("batch norm (batch " + std::to_string(bn.batch) + ", channels " +
+                 std::to_string(bn.channels) + ", spatial " + std::to_string(bn.spatial) +
+                 ") does not match the pooling's input (batch " + std::to_string(pool.batch) +
+                 ", channels " + std::to_string(pool.channels) + ", spatial " +
+                 std::to_string(inPlane) + ")", op);
+}
+
 void checkLossGeometry(const LossGeometry& g, const OpLabel& op) {
     requirePositive(g.batch, "batch", op);
     requirePositive(g.classes, "classes", op);

@@ -140,6 +140,13 @@ __global__ void inputGradientKernel(const float* x, const float* dy,
     }
 }
 
+// The pooling the channels-last chain kernels run: 2x2 windows of stride 2 tiling the image.
+bool poolsWholeTwoByTwoWindows(const PoolGeometry& pool) {
+    return pool.kernelHeight == 2 && pool.kernelWidth == 2 && pool.strideHeight == 2 &&
+           pool.strideWidth == 2 && pool.padHeight == 0 && pool.padWidth == 0 &&
+           pool.inHeight == 2 * pool.outHeight && pool.inWidth == 2 * pool.outWidth;
+}
+
 }  // namespace
 
 void CudaBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x,
@@ -271,6 +278,46 @@ void CudaBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const floa
                                   savedInvStd, true, asBf16(dx), dgamma, dbeta,
                                   workspace(batchNormChannelsLastWorkspaceBytes(g)),
                                   deviceProperties().multiProcessorCount, stream());
+}
+
+void CudaBackend::doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,
+                                                        const PoolGeometry& pool, const float* x,
+                                                        const float* gamma, const float* beta,
+                                                        float* z, float* r, float* y,
+                                                        float* runningMean, float* runningVar,
+                                                        float* savedMean, float* savedInvStd) {
+    if (!storesBf16() || !poolsWholeTwoByTwoWindows(pool)) {
+        Backend::doBatchNormReluMaxPoolForwardTraining(g, pool, x, gamma, beta, z, r, y,
+                                                       runningMean, runningVar, savedMean,
+                                                       savedInvStd);
+        return;
+    }
+    requireIndexable(g, opLabel("batchNormReluMaxPoolForwardTraining"));
+    activateDevice();
+    batchNormReluMaxPoolForwardTrainingChannelsLast(
+        g, pool.outHeight, pool.outWidth, asBf16(x), gamma, beta, asBf16(y), runningMean,
+        runningVar, savedMean, savedInvStd, workspace(batchNormChannelsLastWorkspaceBytes(g)),
+        deviceProperties().multiProcessorCount, stream());
+}
+
+void CudaBackend::doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g,
+                                                 const PoolGeometry& pool, const float* x,
+                                                 const float* r, const float* y, const float* dy,
+                                                 const float* gamma, const float* beta,
+                                                 const float* savedMean,
+                                                 const float* savedInvStd, float* dr, float* dz,
+                                                 float* dx, float* dgamma, float* dbeta) {
+    if (!storesBf16() || !poolsWholeTwoByTwoWindows(pool)) {
+        Backend::doBatchNormReluMaxPoolBackward(g, pool, x, r, y, dy, gamma, beta, savedMean,
+                                                savedInvStd, dr, dz, dx, dgamma, dbeta);
+        return;
+    }
+    requireIndexable(g, opLabel("batchNormReluMaxPoolBackward"));
+    activateDevice();
+    batchNormReluMaxPoolBackwardChannelsLast(
+        g, pool.outHeight, pool.outWidth, asBf16(x), asBf16(dy), gamma, beta, savedMean,
+        savedInvStd, asBf16(dx), dgamma, dbeta, workspace(batchNormChannelsLastWorkspaceBytes(g)),
+        deviceProperties().multiProcessorCount, stream());
 }
 
 }  // namespace cnnstudio::kernels

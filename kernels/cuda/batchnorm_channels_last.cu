@@ -3,6 +3,9 @@
 //   training forward   partial sums -> statistics -> y = relu?((x - mean) invStd gamma + beta)
 //   inference forward  y = relu?((x - runningMean) rsqrt(runningVar + eps) gamma + beta)
 //   backward           partial sums of dz, dz (x - mean) -> dgamma, dbeta -> dx
+//   pooled chain       y = maxPool2x2(relu(...)): the training forward's statistics, then one
+//                      pass over the windows that normalises, rectifies and pools; backward
+//                      recomputes the ReLU's output from x to route dy, in the two passes above
 //
 // Thread layout, every kernel over (P, C): a block's 256 threads are (pixel lanes, pack lanes).
 // A thread owns one pack of N channels (N = 8: one 16-byte vector, when C % 8 == 0 and the
@@ -48,6 +51,9 @@ constexpr int kThreads = 256;
 // with 8 than with 4 (and 3 blocks per multiprocessor).
 constexpr int kForwardRun = 8;
 constexpr int kBackwardRun = 2;
+// Windows per thread and loop step in the pooled chain's kernels: four packs of x each, and one
+// of the pooled gradient in backward.
+constexpr int kWindowRun = 2;
 // The reduction kernels run one wave of this many blocks per multiprocessor; their launch bounds
 // (128 registers) guarantee that they fit.
 constexpr int kReduceBlocksPerMultiprocessor = 2;
@@ -360,6 +366,219 @@ inputGradientKernel(const Bf16* x, const Bf16* y, const Bf16* dy,
     }
 }
 
+// ---- the chain maxPool(relu(batchNorm(x))) over 2x2 windows of stride 2 -------------------------
+
+// Output pixel o = (n, h, w) of (batch, outHeight, outWidth) pools input pixels (n, 2h + i, 2w + j)
+// of the (batch, 2 outHeight, 2 outWidth) image, i, j in {0, 1}; window position k = 2i + j is
+// the row-major order in which pool.cu picks a window's first maximum.
+struct PoolWindows {
+    int outPixels, outHeight, outWidth;
+
+    // The pixel index of window o's top-left input pixel.
+    __device__ __forceinline__ int origin(int o) const {
+        const int plane = outHeight * outWidth, image = o / plane, place = o % plane;
+        const int h = place / outWidth, w = place % outWidth;
+        return (image * 2 * outHeight + 2 * h) * 2 * outWidth + 2 * w;
+    }
+    // Pixel offset of window position k from the origin.
+    __device__ __forceinline__ int offset(int k) const { return (k >> 1) * 2 * outWidth + (k & 1); }
+};
+
+// The normalisation's coefficients for one pack: z = (x - centre) * scale + shift.
+template <int N>
+struct PackCoefficients {
+    float centre[N], scale[N], shift[N];
+
+    __device__ __forceinline__ PackCoefficients(int first, const float* __restrict__ gamma,
+                                                const float* __restrict__ beta,
+                                                const float* __restrict__ mean,
+                                                const float* __restrict__ invStd) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+            centre[k] = __ldg(mean + first + k);
+            scale[k] = __ldg(invStd + first + k) * __ldg(gamma + first + k);
+            shift[k] = __ldg(beta + first + k);
+        }
+    }
+    __device__ __forceinline__ float normalised(float x, int k) const {
+        return fmaf(x - centre[k], scale[k], shift[k]);
+    }
+};
+
+// y = max(0, z over the window): relu then max, as max(relu(z_k)) = max(0, max z_k). The
+// normalising pass of the chain's training forward; walks the windows from the last to the first
+// (see the file comment). r, the ReLU's output, is never written.
+template <int N>
+__global__ void __launch_bounds__(kThreads)
+normalizeReluMaxPoolKernel(const Bf16* __restrict__ x, const float* __restrict__ gamma,
+                           const float* __restrict__ beta, const float* __restrict__ mean,
+                           const float* __restrict__ invStd, PoolWindows windows, int channels,
+                           int packLanes, Bf16* __restrict__ y) {
+    using Pack = Packed<Bf16, N>;
+    const Lane lane = laneOf(channels / N, packLanes);
+    if (!lane.active) return;
+    const int first = lane.pack * N;
+    const PackCoefficients<N> coefficients(first, gamma, beta, mean, invStd);
+    const int stride = int(gridDim.y) * lane.pixelLanes;
+    for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < windows.outPixels;
+         q += kWindowRun * stride) {
+        Pack v[kWindowRun][4];
+#pragma unroll
+        for (int r = 0; r < kWindowRun; ++r) {
+            if (q + r * stride >= windows.outPixels) continue;
+            const int origin = windows.origin(windows.outPixels - 1 - q - r * stride);
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                v[r][k] = Pack::load(x + (origin + windows.offset(k)) * channels + first);
+        }
+#pragma unroll
+        for (int r = 0; r < kWindowRun; ++r) {
+            if (q + r * stride >= windows.outPixels) continue;
+            Pack pooled;
+#pragma unroll
+            for (int c = 0; c < N; ++c) {
+                float largest = 0.0f;
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    largest = fmaxf(largest, coefficients.normalised(v[r][k].get(c), c));
+                pooled.set(c, largest);
+            }
+            pooled.store(y + (windows.outPixels - 1 - q - r * stride) * channels + first);
+        }
+    }
+}
+
+// The window position that receives the pooled gradient, or -1 where none does: r_k, the ReLU's
+// output as the unfused chain stores it (bf16), is recomputed from x; the first maximum takes
+// the gradient (pool.cu's rule) and the ReLU passes it where that maximum is positive.
+template <int N>
+__device__ __forceinline__ int routedPosition(const Packed<Bf16, N> (&window)[4], int c,
+                                              const PackCoefficients<N>& coefficients) {
+    int argmax = 0;
+    float best = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const float z = coefficients.normalised(window[k].get(c), c);
+        const float r = __bfloat162float(__float2bfloat16_rn(z > 0.0f ? z : 0.0f));
+        if (k == 0 || r > best) argmax = k, best = r;
+    }
+    return best > 0.0f ? argmax : -1;
+}
+
+// partials[split][c] = (sum dz, sum dz (x - savedMean)) over the split's windows, dz being the
+// pooled gradient routed through the max and the ReLU (routedPosition).
+template <int N>
+__global__ void __launch_bounds__(kThreads, kReduceBlocksPerMultiprocessor)
+partialPooledGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ dy,
+                                const float* __restrict__ gamma, const float* __restrict__ beta,
+                                const float* __restrict__ savedMean,
+                                const float* __restrict__ savedInvStd, PoolWindows windows,
+                                int channels, int packLanes, double2* __restrict__ partials) {
+    using Pack = Packed<Bf16, N>;
+    const Lane lane = laneOf(channels / N, packLanes);
+    double dzSum[N] = {}, dzCentredSum[N] = {};
+    if (lane.active) {
+        const int first = lane.pack * N;
+        const PackCoefficients<N> coefficients(first, gamma, beta, savedMean, savedInvStd);
+        const int stride = int(gridDim.y) * lane.pixelLanes;
+        for (int o = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; o < windows.outPixels;
+             o += kWindowRun * stride) {
+            Pack xs[kWindowRun][4], dys[kWindowRun];
+#pragma unroll
+            for (int r = 0; r < kWindowRun; ++r) {
+                if (o + r * stride >= windows.outPixels) continue;
+                const int origin = windows.origin(o + r * stride);
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    xs[r][k] = Pack::load(x + (origin + windows.offset(k)) * channels + first);
+                dys[r] = Pack::load(dy + (o + r * stride) * channels + first);
+            }
+            float runSum[N] = {}, runCentred[N] = {};
+#pragma unroll
+            for (int r = 0; r < kWindowRun; ++r) {
+                if (o + r * stride >= windows.outPixels) continue;
+#pragma unroll
+                for (int c = 0; c < N; ++c) {
+                    const int routed = routedPosition<N>(xs[r], c, coefficients);
+                    if (routed < 0) continue;
+                    const float dz = dys[r].get(c);
+                    float routedX = xs[r][0].get(c);
+#pragma unroll
+                    for (int k = 1; k < 4; ++k)
+                        if (routed == k) routedX = xs[r][k].get(c);
+                    runSum[c] += dz;
+                    runCentred[c] = fmaf(dz, routedX - coefficients.centre[c], runCentred[c]);
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < N; ++c) {
+                dzSum[c] += runSum[c];
+                dzCentredSum[c] += runCentred[c];
+            }
+        }
+    }
+    writeBlockPartials<N>(dzSum, dzCentredSum, lane, packLanes, channels, partials);
+}
+
+// dx = gamma invStd (dz - dbeta / M - xhat dgamma / M) at every pixel of every window, dz routed
+// as in the partial sums; walks the windows from the last to the first.
+template <int N>
+__global__ void __launch_bounds__(kThreads)
+pooledInputGradientKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ dy,
+                          const float* __restrict__ gamma, const float* __restrict__ beta,
+                          const float* __restrict__ savedMean,
+                          const float* __restrict__ savedInvStd, const float* __restrict__ dgamma,
+                          const float* __restrict__ dbeta, float valuesPerChannel,
+                          PoolWindows windows, int channels, int packLanes, Bf16* __restrict__ dx) {
+    using Pack = Packed<Bf16, N>;
+    const Lane lane = laneOf(channels / N, packLanes);
+    if (!lane.active) return;
+    const int first = lane.pack * N;
+    const PackCoefficients<N> coefficients(first, gamma, beta, savedMean, savedInvStd);
+    float gain[N], slope[N], offset[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+        const float invStd = __ldg(savedInvStd + first + c);
+        gain[c] = __ldg(gamma + first + c) * invStd;
+        slope[c] = -gain[c] * invStd * (__ldg(dgamma + first + c) / valuesPerChannel);
+        offset[c] = -gain[c] * (__ldg(dbeta + first + c) / valuesPerChannel);
+    }
+    const int stride = int(gridDim.y) * lane.pixelLanes;
+    for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < windows.outPixels;
+         q += kWindowRun * stride) {
+        Pack xs[kWindowRun][4], dys[kWindowRun];
+        int origins[kWindowRun];
+#pragma unroll
+        for (int r = 0; r < kWindowRun; ++r) {
+            if (q + r * stride >= windows.outPixels) continue;
+            const int o = windows.outPixels - 1 - q - r * stride;
+            origins[r] = windows.origin(o);
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                xs[r][k] = Pack::load(x + (origins[r] + windows.offset(k)) * channels + first);
+            dys[r] = Pack::load(dy + o * channels + first);
+        }
+#pragma unroll
+        for (int r = 0; r < kWindowRun; ++r) {
+            if (q + r * stride >= windows.outPixels) continue;
+#pragma unroll
+            for (int c = 0; c < N; ++c) {
+                const int routed = routedPosition<N>(xs[r], c, coefficients);
+                const float pooledGradient = dys[r].get(c);
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    const float dz = routed == k ? pooledGradient : 0.0f;
+                    const float centred = xs[r][k].get(c) - coefficients.centre[c];
+                    xs[r][k].set(c, fmaf(gain[c], dz, fmaf(slope[c], centred, offset[c])));
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                xs[r][k].store(dx + (origins[r] + windows.offset(k)) * channels + first);
+        }
+    }
+}
+
 // ---- launch geometry ------------------------------------------------------------------------
 
 // The block layout for packs of `packWidth` channels (see the file comment).
@@ -386,24 +605,26 @@ bool packsOf8(int channels, std::initializer_list<const void*> activations) {
 
 int pixelCount(const BatchNormGeometry& g) { return g.batch * g.spatial; }
 
-// The most splits (grid.y of the reduction kernels) for g, whatever the device: at most
-// kMaxSplits, each of at least kMinPixelsPerSplit pixels on average. Sizes the workspace.
-int maxSplits(const BatchNormGeometry& g) {
-    const int splits = (pixelCount(g) + kMinPixelsPerSplit - 1) / kMinPixelsPerSplit;
+// The most splits (grid.y of the reduction kernels) over `pixels`, whatever the device: at most
+// kMaxSplits, each of at least kMinPixelsPerSplit pixels on average. Sizes the workspace (a
+// layer's windows are fewer than its pixels, so its pooled chain needs no more).
+int maxSplits(int pixels) {
+    const int splits = (pixels + kMinPixelsPerSplit - 1) / kMinPixelsPerSplit;
     return splits < kMaxSplits ? splits : kMaxSplits;
 }
 
-// Splits for one wave of the reduction kernel: `residentBlocks` in all, over the channel blocks.
-int splitCount(const BatchNormGeometry& g, const Tiling& tiling, int residentBlocks) {
+// Splits for one wave of a reduction kernel over `pixels` (or windows): `residentBlocks` in all,
+// over the channel blocks.
+int splitCount(int pixels, const Tiling& tiling, int residentBlocks) {
     const int wanted = (residentBlocks + tiling.channelBlocks - 1) / tiling.channelBlocks;
-    const int most = maxSplits(g);
+    const int most = maxSplits(pixels);
     return wanted < most ? wanted : most;
 }
 
-// grid.y of the elementwise kernels: a grid stride over the pixels, pixelLanes per block step.
-unsigned pixelBlocks(const BatchNormGeometry& g, const Tiling& tiling, int multiprocessors) {
-    return gridStrideBlocks(std::size_t(pixelCount(g)), unsigned(tiling.pixelLanes),
-                            multiprocessors);
+// grid.y of the elementwise kernels: a grid stride over `pixels` (or windows), pixelLanes per
+// block step.
+unsigned pixelBlocks(int pixels, const Tiling& tiling, int multiprocessors) {
+    return gridStrideBlocks(std::size_t(pixels), unsigned(tiling.pixelLanes), multiprocessors);
 }
 
 void launchNormalize(const BatchNormGeometry& g, const Bf16* x, const float* gamma,
@@ -415,26 +636,22 @@ void launchNormalize(const BatchNormGeometry& g, const Bf16* x, const float* gam
     auto* kernel = vectorised ? (relu ? &normalizeKernel<8, true> : &normalizeKernel<8, false>)
                               : (relu ? &normalizeKernel<1, true> : &normalizeKernel<1, false>);
     launchKernel("batch norm (channels-last): normalize", kernel,
-                 dim3(unsigned(tiling.channelBlocks), pixelBlocks(g, tiling, multiprocessors)),
+                 dim3(unsigned(tiling.channelBlocks),
+                      pixelBlocks(pixelCount(g), tiling, multiprocessors)),
                  kThreads, stream, x, gamma, beta, mean, invStdOrVariance, invStdFromVariance,
                  g.epsilon, pixelCount(g), g.channels, tiling.packLanes, y);
 }
 
-}  // namespace
-
-std::size_t batchNormChannelsLastWorkspaceBytes(const BatchNormGeometry& g) {
-    return std::size_t(maxSplits(g)) * std::size_t(g.channels) * sizeof(double2);
-}
-
-void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16* x,
-                                          const float* gamma, const float* beta, bool relu,
-                                          Bf16* y, float* runningMean, float* runningVar,
-                                          float* savedMean, float* savedInvStd, void* workspace,
-                                          int multiprocessors, cudaStream_t stream) {
+// The batch statistics of x and the running-statistics update: the training forward's first two
+// kernels, also the pooled chain's.
+void launchStatistics(const BatchNormGeometry& g, const Bf16* x, float* runningMean,
+                      float* runningVar, float* savedMean, float* savedInvStd, void* workspace,
+                      int multiprocessors, cudaStream_t stream) {
     auto* partials = static_cast<double2*>(workspace);
     const bool vectorised = packsOf8(g.channels, {x});
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
-    const int splits = splitCount(g, tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
+    const int splits =
+        splitCount(pixelCount(g), tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
     launchKernel("batch norm (channels-last): partial statistics",
                  vectorised ? &partialStatisticsKernel<8> : &partialStatisticsKernel<1>,
                  dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x,
@@ -444,6 +661,35 @@ void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16
                  static_cast<const double2*>(partials), splits, x, g.channels,
                  double(pixelCount(g)), g.epsilon, g.momentum, runningMean, runningVar, savedMean,
                  savedInvStd);
+}
+
+// dbeta and dgamma from the partial sums the backward's first kernel wrote (`splits` of them).
+void launchParameterGradients(const BatchNormGeometry& g, const void* workspace, int splits,
+                              const float* savedInvStd, float* dgamma, float* dbeta,
+                              cudaStream_t stream) {
+    launchKernel("batch norm (channels-last) backward: dgamma and dbeta", parameterGradientsKernel,
+                 unsigned((g.channels + 31) / 32), dim3(32, kFinishLanes), stream,
+                 static_cast<const double2*>(workspace), splits, g.channels, savedInvStd, dgamma,
+                 dbeta);
+}
+
+PoolWindows poolWindows(const BatchNormGeometry& g, int outHeight, int outWidth) {
+    return {g.batch * outHeight * outWidth, outHeight, outWidth};
+}
+
+}  // namespace
+
+std::size_t batchNormChannelsLastWorkspaceBytes(const BatchNormGeometry& g) {
+    return std::size_t(maxSplits(pixelCount(g))) * std::size_t(g.channels) * sizeof(double2);
+}
+
+void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16* x,
+                                          const float* gamma, const float* beta, bool relu,
+                                          Bf16* y, float* runningMean, float* runningVar,
+                                          float* savedMean, float* savedInvStd, void* workspace,
+                                          int multiprocessors, cudaStream_t stream) {
+    launchStatistics(g, x, runningMean, runningVar, savedMean, savedInvStd, workspace,
+                     multiprocessors, stream);
     launchNormalize(g, x, gamma, beta, savedMean, savedInvStd, false, relu, y, multiprocessors,
                     stream);
 }
@@ -466,7 +712,8 @@ void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, co
     const Bf16* mask = relu ? y : nullptr;  // y is read only through the ReLU
     const bool vectorised = packsOf8(g.channels, {x, mask, dy, dx});
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
-    const int splits = splitCount(g, tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
+    const int splits =
+        splitCount(pixelCount(g), tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
     auto* sums = vectorised ? (relu ? &partialGradientSumsKernel<8, true>
                                     : &partialGradientSumsKernel<8, false>)
                             : (relu ? &partialGradientSumsKernel<1, true>
@@ -474,18 +721,59 @@ void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, co
     launchKernel("batch norm (channels-last) backward: partial sums", sums,
                  dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x,
                  mask, dy, savedMean, pixelCount(g), g.channels, tiling.packLanes, partials);
-    launchKernel("batch norm (channels-last) backward: dgamma and dbeta", parameterGradientsKernel,
-                 unsigned((g.channels + 31) / 32), dim3(32, kFinishLanes), stream,
-                 static_cast<const double2*>(partials), splits, g.channels, savedInvStd, dgamma,
-                 dbeta);
+    launchParameterGradients(g, workspace, splits, savedInvStd, dgamma, dbeta, stream);
     auto* inputGradient =
         vectorised ? (relu ? &inputGradientKernel<8, true> : &inputGradientKernel<8, false>)
                    : (relu ? &inputGradientKernel<1, true> : &inputGradientKernel<1, false>);
     launchKernel("batch norm (channels-last) backward: dx", inputGradient,
-                 dim3(unsigned(tiling.channelBlocks), pixelBlocks(g, tiling, multiprocessors)),
+                 dim3(unsigned(tiling.channelBlocks),
+                      pixelBlocks(pixelCount(g), tiling, multiprocessors)),
                  kThreads, stream, x, mask, dy, gamma, savedMean, savedInvStd,
                  static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
                  float(pixelCount(g)), pixelCount(g), g.channels, tiling.packLanes, dx);
+}
+
+void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g, int outHeight,
+        int outWidth, const Bf16* x, const float* gamma, const float* beta, Bf16* y,
+        float* runningMean, float* runningVar, float* savedMean, float* savedInvStd,
+        void* workspace, int multiprocessors, cudaStream_t stream) {
+    launchStatistics(g, x, runningMean, runningVar, savedMean, savedInvStd, workspace,
+                     multiprocessors, stream);
+    const PoolWindows windows = poolWindows(g, outHeight, outWidth);
+    const bool vectorised = packsOf8(g.channels, {x, y});
+    const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
+    launchKernel("batch norm + relu + max pool (channels-last): normalize and pool",
+                 vectorised ? &normalizeReluMaxPoolKernel<8> : &normalizeReluMaxPoolKernel<1>,
+                 dim3(unsigned(tiling.channelBlocks),
+                      pixelBlocks(windows.outPixels, tiling, multiprocessors)),
+                 kThreads, stream, x, gamma, beta, static_cast<const float*>(savedMean),
+                 static_cast<const float*>(savedInvStd), windows, g.channels, tiling.packLanes,
+                 y);
+}
+
+void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, int outHeight,
+        int outWidth, const Bf16* x, const Bf16* dy, const float* gamma, const float* beta,
+        const float* savedMean, const float* savedInvStd, Bf16* dx, float* dgamma, float* dbeta,
+        void* workspace, int multiprocessors, cudaStream_t stream) {
+    const PoolWindows windows = poolWindows(g, outHeight, outWidth);
+    const bool vectorised = packsOf8(g.channels, {x, dy, dx});
+    const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
+    const int splits =
+        splitCount(windows.outPixels, tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
+    launchKernel("batch norm + relu + max pool (channels-last) backward: partial sums",
+                 vectorised ? &partialPooledGradientSumsKernel<8>
+                            : &partialPooledGradientSumsKernel<1>,
+                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x, dy,
+                 gamma, beta, savedMean, savedInvStd, windows, g.channels, tiling.packLanes,
+                 static_cast<double2*>(workspace));
+    launchParameterGradients(g, workspace, splits, savedInvStd, dgamma, dbeta, stream);
+    launchKernel("batch norm + relu + max pool (channels-last) backward: dx",
+                 vectorised ? &pooledInputGradientKernel<8> : &pooledInputGradientKernel<1>,
+                 dim3(unsigned(tiling.channelBlocks),
+                      pixelBlocks(windows.outPixels, tiling, multiprocessors)),
+                 kThreads, stream, x, dy, gamma, beta, savedMean, savedInvStd,
+                 static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
+                 float(pixelCount(g)), windows, g.channels, tiling.packLanes, dx);
 }
 
 }  // namespace cnnstudio::kernels

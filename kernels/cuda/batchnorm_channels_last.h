@@ -1,5 +1,5 @@
-// Batch normalisation, optionally fused with the ReLU that follows it, on bf16 channels-last
-// activations, for the cuda backend in bf16 precision:
+// Batch normalisation, optionally fused with the ReLU that follows it (and a 2x2 max pooling
+// after that), on bf16 channels-last activations, for the cuda backend in bf16 precision:
 //   x, y, dy, dx (P, C) bf16, P = batch * spatial pixels (NHWC), channel fastest; M = P values
 //   gamma, beta, running and saved statistics, dgamma, dbeta (C) fp32
 // The maths of batchnorm.cu's fp32 NCHW kernels (Backend::batchNormForwardTraining,
@@ -57,6 +57,27 @@ void batchNormForwardInferenceChannelsLast(const BatchNormGeometry& g, const __n
 void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const __nv_bfloat16* x,
         const __nv_bfloat16* y, const __nv_bfloat16* dy, const float* gamma,
         const float* savedMean, const float* savedInvStd, bool relu, __nv_bfloat16* dx,
+        float* dgamma, float* dbeta, void* workspace, int multiprocessors, cudaStream_t stream);
+
+// The chain y = maxPool(relu(batchNorm(x))) over 2x2 windows of stride 2
+// (Backend::batchNormReluMaxPoolForwardTraining and ...Backward) on an image of even height and
+// width: x, dx (batch, 2 outHeight, 2 outWidth, C) and y, dy (batch, outHeight, outWidth, C)
+// bf16 channels-last; the rest as above. The forward computes the statistics as
+// batchNormForwardTrainingChannelsLast does and normalises, rectifies and pools in one pass, so
+// the ReLU's output r is never written. The backward recomputes r (rounded to bf16, as the
+// unfused chain stores it) from x and the saved statistics, sends dy to each window's first
+// maximum (pool.cu's rule) where it is positive (the ReLU's rule), and differentiates the batch
+// norm as batchNormBackwardChannelsLast does, in two passes over x and dy. Counted in tensors
+// the size of x, the forward moves 2.25 (x twice, y) where the unfused chain moves 4.25, the
+// backward 3.5 (x and dy twice, dx) where it moves 9.5.
+// workspace: batchNormChannelsLastWorkspaceBytes(g).
+void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g, int outHeight,
+        int outWidth, const __nv_bfloat16* x, const float* gamma, const float* beta,
+        __nv_bfloat16* y, float* runningMean, float* runningVar, float* savedMean,
+        float* savedInvStd, void* workspace, int multiprocessors, cudaStream_t stream);
+void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, int outHeight,
+        int outWidth, const __nv_bfloat16* x, const __nv_bfloat16* dy, const float* gamma,
+        const float* beta, const float* savedMean, const float* savedInvStd, __nv_bfloat16* dx,
         float* dgamma, float* dbeta, void* workspace, int multiprocessors, cudaStream_t stream);
 
 }  // namespace cnnstudio::kernels

@@ -129,6 +129,19 @@ protected:
                                  const float* dy, const float* gamma, const float* beta,
                                  const float* savedMean, const float* savedInvStd, float* dz, float* dx,
                                  float* dgamma, float* dbeta) override;
+    // bf16 with 2x2 windows of stride 2 over an even image: one normalising and pooling pass,
+    // r recomputed in backward; z, r, dr and dz stay unwritten. Otherwise the Backend default.
+    void doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                               const float* x, const float* gamma,
+                                               const float* beta, float* z, float* r, float* y,
+                                               float* runningMean, float* runningVar,
+                                               float* savedMean, float* savedInvStd) override;
+    void doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                        const float* x, const float* r, const float* y,
+                                        const float* dy, const float* gamma, const float* beta,
+                                        const float* savedMean, const float* savedInvStd,
+                                        float* dr, float* dz, float* dx, float* dgamma,
+                                        float* dbeta) override;
 
     // ---- activations (activation.cu) ------------------------------------------------------
     void doActivationForward(Activation kind, float alpha, const float* x, float* y,

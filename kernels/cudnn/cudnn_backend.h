@@ -17,6 +17,9 @@
 //     ...Inference, ...Backward
 //   batchNormReluForwardTraining,    Backend default: the two ops     cuDNN batch norm with the ReLU
 //     batchNormReluBackward            above, in turn                   fused (batchnorm.cpp)
+//   batchNormReluMaxPoolForward-     Backend default: the fused pair  2x2 windows of stride 2: ours
+//     Training, ...Backward            above, then the pooling op       (kernels/cuda/batchnorm_channels
+//                                                                       _last.cu), else the default
 //   activationForward/Backward       relu: cuDNN (activation.cpp);    ours (kernels/cuda/activation.cu)
 //                                    leaky relu, elu, silu: ours
 //   denseForward, ...BackwardData,   cuBLAS GEMMs, cuDNN bias         cuBLAS GEMMs, our channels-last
@@ -234,6 +237,8 @@ protected:
     using CudaBackend::doAccumulateMetrics;
     using CudaBackend::doSgdUpdate;
     using CudaBackend::doAdamUpdate;
+    using CudaBackend::doBatchNormReluMaxPoolForwardTraining;
+    using CudaBackend::doBatchNormReluMaxPoolBackward;
 
 private:
     // ---- shared helpers (cudnn_backend.cpp) ------------------------------------------------

@@ -476,6 +476,58 @@ TEST_P(BackendConformance, BatchNormReluTrainingMatchesTheTwoOps) {
     }
 }
 
+// The pooled chain against cpu-ref's ops, on every max pooling geometry (the backends run 2x2
+// windows of stride 2 tiling the image in one pass, the rest through the default). As for the
+// pair above only the chain's outputs are compared. x lies on a lattice of step 1/4 (exact in
+// bf16) with a per-channel offset: equal inputs tie exactly on both sides and distinct ones stay
+// distinct after the ReLU's output is rounded to bf16, so both sides route dy to the same place.
+TEST_P(BackendConformance, BatchNormReluMaxPoolTrainingMatchesTheOps) {
+    SeededRandom random;
+    for (const PoolGeometry& pool : poolGeometriesToTest(PoolKind::Max)) {
+        SCOPED_TRACE(describe(pool));
+        const BatchNormGeometry g{pool.batch, pool.channels, pool.inHeight * pool.inWidth, 1e-5f,
+                                  0.1f};
+        const auto channels = std::size_t(g.channels);
+        std::vector<float> xValues(std::size_t(g.count()));
+        for (std::size_t i = 0; i < xValues.size(); ++i)
+            xValues[i] = 0.25f * float(random.integer(-8, 8)) +
+                         3.0f * float((i / std::size_t(g.spatial)) % channels);
+        TwinTensor x = activationInput(poolInputShape(pool), xValues);
+        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
+        TwinTensor beta = input(random.uniforms(channels));
+        TwinTensor runningMean = input(random.uniforms(channels));
+        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        TwinTensor dy = activationInput(poolOutputShape(pool),
+                                        random.uniforms(std::size_t(pool.outputCount())));
+        TwinTensor z = poisonedActivations(poolInputShape(pool));
+        TwinTensor r = poisonedActivations(poolInputShape(pool));
+        TwinTensor y = poisonedActivations(poolOutputShape(pool));
+        TwinTensor dr = poisonedActivations(poolInputShape(pool));
+        TwinTensor dz = poisonedActivations(poolInputShape(pool));
+        TwinTensor dx = poisonedActivations(poolInputShape(pool));
+        TwinTensor savedMean = poisoned(g.channels), savedInvStd = poisoned(g.channels);
+        TwinTensor dgamma = poisoned(g.channels), dbeta = poisoned(g.channels);
+        runOnBoth([&](Backend& backend, Side side) {
+            backend.batchNormReluMaxPoolForwardTraining(
+                g, pool, x.at(side), gamma.at(side), beta.at(side), z.at(side), r.at(side),
+                y.at(side), runningMean.at(side), runningVar.at(side), savedMean.at(side),
+                savedInvStd.at(side));
+            backend.batchNormReluMaxPoolBackward(
+                g, pool, x.at(side), r.at(side), y.at(side), dy.at(side), gamma.at(side),
+                beta.at(side), savedMean.at(side), savedInvStd.at(side), dr.at(side), dz.at(side),
+                dx.at(side), dgamma.at(side), dbeta.at(side));
+        });
+        expectClose(y, "maxPool(relu(batchNorm(x)))");
+        expectClose(runningMean, "running mean");
+        expectClose(runningVar, "running variance");
+        expectClose(savedMean, "saved mean");
+        expectClose(savedInvStd, "saved 1/std");
+        expectClose(dx, "dx");
+        expectClose(dgamma, "dgamma");
+        expectClose(dbeta, "dbeta");
+    }
+}
+
 TEST_P(BackendConformance, BatchNormInferenceForwardMatchesReference) {
     SeededRandom random;
     for (const BatchNormGeometry& g : batchNormGeometriesToTest()) {

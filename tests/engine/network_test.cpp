@@ -114,6 +114,20 @@ TEST(NetworkGradients, PoolingBatchNormAndActivations) {
                          13);
 }
 
+// BatchNorm2D -> ReLU -> MaxPool2D trains as one fused chain (Layer::forwardWithReluMaxPool):
+// the network hands the chain's op the ReLU's and the pooling's buffers and gradients.
+TEST(NetworkGradients, BatchNormReluMaxPoolChain) {
+    expectGradientsMatch(chain(2, 8, {node("c", "Conv2D", {}, {{"filters", 4}, {"kernel", 3}, {"padding", "same"}}),
+                                      node("bn", "BatchNorm2D", {}),
+                                      node("relu", "ReLU", {}),
+                                      node("max", "MaxPool2D", {}, {{"kernel", 2}}),
+                                      node("c2", "Conv2D", {}, {{"filters", 3}, {"kernel", 3}}),
+                                      node("bn2", "BatchNorm2D", {}),
+                                      node("relu2", "ReLU", {}),
+                                      node("max2", "MaxPool2D", {}, {{"kernel", 2}})}),
+                         14);
+}
+
 TEST(NetworkGradients, SiluAfterConvolution) {
     expectGradientsMatch(chain(2, 6, {node("c", "Conv2D", {}, {{"filters", 3}, {"kernel", 3}, {"padding", "same"}}),
                                       node("silu", "SiLU", {}),

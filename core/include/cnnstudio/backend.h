@@ -361,6 +361,25 @@ public:
                                const float* savedMean, const float* savedInvStd, float* dz,
                                float* dx, float* dgamma, float* dbeta);
 
+    // ---- training fusion: y = maxPool(relu(batchNorm(x))), and its backward from dy (the
+    //      gradient of y); g describes x, pool (Max) the pooling of relu(batchNorm(x)). The
+    //      network uses them for every BatchNorm2D -> ReLU -> MaxPool2D chain. z and r (the batch
+    //      norm's and the ReLU's outputs) and dz, dr (their gradients) are the chain's inner
+    //      tensors, room a backend may use or leave unwritten; backward is given r and y as the
+    //      forward left them. Default: batchNormRelu and the pooling op through z, r and dr, dz;
+    //      cuda and cudnn in bf16 pool 2x2 windows of stride 2 in the normalising pass and
+    //      recompute r in backward, so that r and dr never reach memory.
+    void batchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                             const float* x, const float* gamma,
+                                             const float* beta, float* z, float* r, float* y,
+                                             float* runningMean, float* runningVar,
+                                             float* savedMean, float* savedInvStd);
+    void batchNormReluMaxPoolBackward(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                      const float* x, const float* r, const float* y,
+                                      const float* dy, const float* gamma, const float* beta,
+                                      const float* savedMean, const float* savedInvStd, float* dr,
+                                      float* dz, float* dx, float* dgamma, float* dbeta);
+
     // ---- activations: relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x;
     //      elu(x) = x > 0 ? x : alpha (exp(x) - 1); silu(x) = x sigmoid(x) = x / (1 + exp(-x)).
     //      Backward may read x or y (both given).
@@ -494,6 +513,21 @@ protected:
                                          const float* beta, const float* savedMean,
                                          const float* savedInvStd, float* dz, float* dx,
                                          float* dgamma, float* dbeta);
+    // Defaults: doBatchNormReluForwardTraining into z and r, then doPoolForward; backward
+    // doPoolBackward into dr, then doBatchNormReluBackward.
+    virtual void doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,
+                                                       const PoolGeometry& pool, const float* x,
+                                                       const float* gamma, const float* beta,
+                                                       float* z, float* r, float* y,
+                                                       float* runningMean, float* runningVar,
+                                                       float* savedMean, float* savedInvStd);
+    virtual void doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g,
+                                                const PoolGeometry& pool, const float* x,
+                                                const float* r, const float* y, const float* dy,
+                                                const float* gamma, const float* beta,
+                                                const float* savedMean,
+                                                const float* savedInvStd, float* dr, float* dz,
+                                                float* dx, float* dgamma, float* dbeta);
 
     virtual void doActivationForward(Activation kind, float alpha, const float* x, float* y,
                                      std::size_t count) = 0;

@@ -45,6 +45,11 @@ void checkDenseGeometry(const DenseGeometry& g, const OpLabel& op);
 // outHeight * outWidth values per channel.
 void checkConvBatchNormChain(const ConvGeometry& g, const BatchNormGeometry& bn, const OpLabel& op);
 
+// pool is a max pooling of the batch norm's output: the same batch and channels, and
+// inHeight * inWidth values per channel.
+void checkBatchNormMaxPoolChain(const BatchNormGeometry& bn, const PoolGeometry& pool,
+                                const OpLabel& op);
+
 // batch, classes >= 1 and labelSmoothing in [0, 1].
 void checkLossGeometry(const LossGeometry& g, const OpLabel& op);
 

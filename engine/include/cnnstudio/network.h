@@ -90,7 +90,9 @@ public:
 
     // Inference runs each Conv2D -> BatchNorm2D -> ReLU chain as one fused op
     // (Backend::convBatchNormReluInference), training each BatchNorm2D -> ReLU pair
-    // (batchNormReluForwardTraining / Backward); the chains' inner tensors may then go unwritten.
+    // (batchNormReluForwardTraining / Backward) and each BatchNorm2D -> ReLU -> MaxPool2D chain
+    // (batchNormReluMaxPoolForwardTraining / Backward); the chains' inner tensors may then go
+    // unwritten.
     void forward(Phase phase);
     void computeLoss();  // softmax cross-entropy of logits() against labels()
     void backward();     // after forward(Training) and computeLoss(); overwrites gradients()
@@ -103,8 +105,8 @@ public:
     // activation(node) and activationGradient(node) hold the pair Grad-CAM weighs. Overwrites
     // gradients() of the layers it passes. Throws Error naming the node or the class at fault.
     void explainLogits(const std::vector<int>& classPerImage, const std::string& node);
-    // A node's output from the last forward: forward(Phase::Inference) may leave the inner
-    // tensors of fused chains unwritten, explainLogits() and forward(Phase::Training) do not.
+    // A node's output from the last forward: forward() may leave the inner tensors of fused
+    // chains unwritten, explainLogits() does not.
     const Tensor& activation(const std::string& node) const;
     // The gradient of a node's output written by the last backward() or explainLogits().
     // Throws Error for the network input, which gets none.

@@ -88,6 +88,25 @@ public:
                                        innerGradient, dx[0], gammaGradient_, betaGradient_);
     }
 
+    void forwardWithReluMaxPool(const LayerIo& io, float* reluOutput, const PoolGeometry& pool,
+                                float* poolOutput) override {
+        backend_.batchNormReluMaxPoolForwardTraining(geometry_, pool, io.inputs[0], gamma_, beta_,
+                                                     io.output, reluOutput, poolOutput,
+                                                     runningMean_, runningVar_, savedMean_.data(),
+                                                     savedInvStd_.data());
+    }
+
+    void backwardWithReluMaxPool(const LayerIo& io, const float* reluOutput,
+                                 const PoolGeometry& pool, const float* poolOutput,
+                                 const float* poolOutputGradient, float* reluOutputGradient,
+                                 float* innerGradient, const std::vector<float*>& dx) override {
+        backend_.batchNormReluMaxPoolBackward(geometry_, pool, io.inputs[0], reluOutput,
+                                              poolOutput, poolOutputGradient, gamma_, beta_,
+                                              savedMean_.data(), savedInvStd_.data(),
+                                              reluOutputGradient, innerGradient, dx[0],
+                                              gammaGradient_, betaGradient_);
+    }
+
     std::optional<FusableBatchNorm> fusableBatchNorm() const override {
         return FusableBatchNorm{geometry_, gamma_, beta_, runningMean_, runningVar_};
     }

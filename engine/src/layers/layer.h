@@ -80,6 +80,8 @@ public:
     // Set by the layers the network can fuse at inference.
     virtual std::optional<FusableConv> fusableConv() const { return std::nullopt; }
     virtual std::optional<FusableBatchNorm> fusableBatchNorm() const { return std::nullopt; }
+    // Set by max pooling, which training fuses after a batch norm and its ReLU.
+    virtual std::optional<PoolGeometry> fusableMaxPool() const { return std::nullopt; }
 
     // Training fusion with the ReLU that alone reads this layer's output, for the types whose
     // record says absorbsFollowingRelu (batch norm): forward writes the ReLU's output
@@ -89,6 +91,17 @@ public:
     virtual void backwardWithRelu(const LayerIo&, const float* /*reluOutput*/,
                                   const float* /*reluOutputGradient*/, float* /*innerGradient*/,
                                   const std::vector<float*>& /*inputGradients*/) {}
+    // The same with the max pooling `pool` that alone reads the ReLU's output: forward writes
+    // the pooling's output `poolOutput` (reluOutput is room for the tensor between); backward
+    // takes the pooling's output and output gradient, with `reluOutputGradient` room too.
+    virtual void forwardWithReluMaxPool(const LayerIo&, float* /*reluOutput*/,
+                                        const PoolGeometry& /*pool*/, float* /*poolOutput*/) {}
+    virtual void backwardWithReluMaxPool(const LayerIo&, const float* /*reluOutput*/,
+                                         const PoolGeometry& /*pool*/,
+                                         const float* /*poolOutput*/,
+                                         const float* /*poolOutputGradient*/,
+                                         float* /*reluOutputGradient*/, float* /*innerGradient*/,
+                                         const std::vector<float*>& /*inputGradients*/) {}
 };
 
 // Creates the layer for a node that shape inference accepted, through its type's registry

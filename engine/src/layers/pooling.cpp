@@ -70,6 +70,11 @@ public:
         if (dx[0]) backend_.poolBackward(geometry_, io.inputs[0], io.output, dy, dx[0]);
     }
 
+    std::optional<PoolGeometry> fusableMaxPool() const override {
+        if (geometry_.kind != PoolKind::Max) return std::nullopt;
+        return geometry_;
+    }
+
 private:
     Backend& backend_;
     PoolGeometry geometry_;

@@ -47,8 +47,11 @@ struct Network::Node {
     std::optional<InferenceFusion> inferenceFusion;
     bool skippedAtInference = false;
     // On a batch norm whose output only a ReLU reads: training runs both as one layer call each
-    // way (Layer::forwardWithRelu), and the ReLU node is skipped.
+    // way (Layer::forwardWithRelu), and the ReLU node is skipped. When only a max pooling reads
+    // the ReLU's output, it joins them (Layer::forwardWithReluMaxPool) and is skipped too.
     int absorbedRelu = -1;
+    int absorbedMaxPool = -1;
+    PoolGeometry absorbedMaxPoolGeometry;
     bool absorbedInTraining = false;
 };
 
@@ -301,6 +304,12 @@ void Network::findFusions() {
         if (Node* relu = soleReluConsumer(*node); relu && node->type->traits.absorbsFollowingRelu) {
             node->absorbedRelu = node->consumers[0];
             relu->absorbedInTraining = true;
+            Node* pool = soleConsumer(*relu);
+            if (std::optional<PoolGeometry> max = pool ? pool->layer->fusableMaxPool() : std::nullopt) {
+                node->absorbedMaxPool = relu->consumers[0];
+                node->absorbedMaxPoolGeometry = *max;
+                pool->absorbedInTraining = true;
+            }
         }
         // The layers that offer their weights for the inference chain (Conv2D, BatchNorm2D).
         std::optional<FusableConv> conv = node->layer->fusableConv();
@@ -327,6 +336,10 @@ void Network::forwardNode(Node& node, Phase phase) {
                                             fusion.conv.weight, fusion.conv.bias, bn.geometry,
                                             bn.gamma, bn.beta, bn.runningMean, bn.runningVar,
                                             nodes_[fusion.relu]->output.data());
+    } else if (training && node.absorbedMaxPool >= 0) {
+        node.layer->forwardWithReluMaxPool(node.io, nodes_[node.absorbedRelu]->output.data(),
+                                           node.absorbedMaxPoolGeometry,
+                                           nodes_[node.absorbedMaxPool]->output.data());
     } else if (training && node.absorbedRelu >= 0) {
         node.layer->forwardWithRelu(node.io, nodes_[node.absorbedRelu]->output.data());
     } else {
@@ -388,7 +401,15 @@ void Network::computeLoss() {
 }
 
 void Network::backwardNode(Node& node) {
-    if (node.absorbedRelu >= 0) {
+    if (node.absorbedMaxPool >= 0) {
+        Node& relu = *nodes_[node.absorbedRelu];  // its gradient is room for the chain's op
+        const Node& pool = *nodes_[node.absorbedMaxPool];
+        node.layer->backwardWithReluMaxPool(node.io, relu.output.data(),
+                                            node.absorbedMaxPoolGeometry, pool.output.data(),
+                                            pool.outputGradient.data(),
+                                            relu.outputGradient.data(),
+                                            node.outputGradient.data(), node.gradientTargets);
+    } else if (node.absorbedRelu >= 0) {
         const Node& relu = *nodes_[node.absorbedRelu];
         node.layer->backwardWithRelu(node.io, relu.output.data(), relu.outputGradient.data(),
                                      node.outputGradient.data(), node.gradientTargets);
@@ -408,7 +429,7 @@ void Network::backward() {
                                          sink.outputGradient.data(), labelMix(), softTargets_);
     for (std::size_t i = nodes_.size() - 1; i >= 1; --i) {
         Node& node = *nodes_[i];
-        if (node.absorbedInTraining) continue;  // its batch norm differentiates both
+        if (node.absorbedInTraining) continue;  // its batch norm differentiates the chain
         backwardNode(node);
         if (node.parameterCount > 0 && gradientsReady_)
             gradientsReady_(node.parameterOffset, node.parameterCount);
