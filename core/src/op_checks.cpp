@@ -51,6 +51,16 @@ void checkWindowAxis(const char* axis, int in, int out, int kernel, int stride, 
                  std::to_string(expected), op);
 }
 
+// Throws unless bn describes a tensor of (batch, channels, spatial), which `what` names.
+void requireBatchNormOf(const BatchNormGeometry& bn, int batch, int channels,
+                        std::int64_t spatial, const std::string& what, const OpLabel& op) {
+    if (bn.batch == batch && bn.channels == channels && bn.spatial == spatial) return;
+    fail("batch norm (batch " + std::to_string(bn.batch) + ", channels " +
+             std::to_string(bn.channels) + ", spatial " + std::to_string(bn.spatial) +
+             ") does not match " + what + " (batch " + std::to_string(batch) + ", channels " +
+             std::to_string(channels) + ", spatial " + std::to_string(spatial) + ")", op);
+}
+
 }  // namespace
 
 void failOp(const OpLabel& op, const std::string& what, const std::string& hint) {
@@ -116,13 +126,8 @@ void checkDenseGeometry(const DenseGeometry& g, const OpLabel& op) {
 }
 
 void checkConvBatchNormChain(const ConvGeometry& g, const BatchNormGeometry& bn, const OpLabel& op) {
-    const std::int64_t outPlane = std::int64_t(g.outHeight) * g.outWidth;
-    if (bn.batch != g.batch || bn.channels != g.outChannels || bn.spatial != outPlane)
-        fail("batch norm (batch " + std::to_string(bn.batch) + ", channels " +
-                 std::to_string(bn.channels) + ", spatial " + std::to_string(bn.spatial) +
-                 ") does not match the convolution's output (batch " + std::to_string(g.batch) +
-                 ", channels " + std::to_string(g.outChannels) + ", spatial " +
-                 std::to_string(outPlane) + ")", op);
+    requireBatchNormOf(bn, g.batch, g.outChannels, std::int64_t(g.outHeight) * g.outWidth,
+                       "the convolution's output", op);
 }
 
 void checkBatchNormMaxPoolChain(const BatchNormGeometry& bn, const PoolGeometry& pool,
@@ -130,13 +135,8 @@ void checkBatchNormMaxPoolChain(const BatchNormGeometry& bn, const PoolGeometry&
     if (pool.kind != PoolKind::Max)
         fail("the pooling after the batch norm and ReLU is average pooling", op,
              "only max pooling is fused with them");
-    const std::int64_t inPlane = std::int64_t(pool.inHeight) * pool.inWidth;
-    if (bn.batch != pool.batch || bn.channels != pool.channels || bn.spatial != inPlane)
-        fail("batch norm (batch " + std::to_string(bn.batch) + ", channels " +
-                 std::to_string(bn.channels) + ", spatial " + std::to_string(bn.spatial) +
-                 ") does not match the pooling's input (batch " + std::to_string(pool.batch) +
-                 ", channels " + std::to_string(pool.channels) + ", spatial " +
-                 std::to_string(inPlane) + ")", op);
+    requireBatchNormOf(bn, pool.batch, pool.channels, std::int64_t(pool.inHeight) * pool.inWidth,
+                       "the pooling's input", op);
 }
 
 void checkLossGeometry(const LossGeometry& g, const OpLabel& op) {

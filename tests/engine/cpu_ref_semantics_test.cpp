@@ -320,6 +320,26 @@ TEST(CpuRefArguments, PoolPaddingMustBeAtMostHalfTheKernel) {
     EXPECT_THROW(cpuRef().poolForward(g, x.data(), y.data()), Error);
 }
 
+// The pooled chain's geometries must describe one tensor: the batch norm's is the pooling's input.
+TEST(CpuRefArguments, BatchNormReluMaxPoolChainRefusesMismatchedOrAveragePooling) {
+    const PoolGeometry pool = poolGeometry(PoolKind::Max, 2, 3, 4, 4, 2, 2, 2, 2, 0, 0);
+    std::vector<float> x(96), y(24), parameters(3, 1.0f), statistics(12, 1.0f);
+    auto run = [&](const BatchNormGeometry& g, const PoolGeometry& p) {
+        float* s = statistics.data();
+        cpuRef().batchNormReluMaxPoolForwardTraining(g, p, x.data(), parameters.data(),
+                                                     parameters.data(), x.data(), x.data(),
+                                                     y.data(), s, s + 3, s + 6, s + 9);
+    };
+    const Error mismatched = errorFrom([&] { run({2, 3, 9, 1e-5f, 0.1f}, pool); });
+    EXPECT_NE(mismatched.reason().find("does not match the pooling's input (batch 2, channels 3, spatial 16)"),
+              std::string::npos) << mismatched.what();
+    PoolGeometry average = pool;
+    average.kind = PoolKind::Average;
+    const Error averaged = errorFrom([&] { run({2, 3, 16, 1e-5f, 0.1f}, average); });
+    EXPECT_NE(averaged.reason().find("average pooling"), std::string::npos) << averaged.what();
+    EXPECT_EQ(averaged.where(), "cpu-ref batchNormReluMaxPoolForwardTraining");
+}
+
 TEST(CpuRefArguments, BatchNormTrainingNeedsTwoValuesPerChannel) {
     const BatchNormGeometry g{1, 3, 1, 1e-5f, 0.1f};
     std::vector<float> values(3, 1.0f);
