@@ -31,7 +31,9 @@
 // device-to-device copy: training forward with ReLU 73 us (3 tensor passes: 3.1 TB/s; the
 // statistics pass 24 us at 3.1 TB/s, the normalisation 43 us at 3.5), inference 43 us
 // (3.5 TB/s), backward with ReLU 146 us (7 passes: x, dy, y twice and dx; 3.6 TB/s), without
-// 106 us (5 passes: 3.6 TB/s). Each finish kernel adds about 4 us.
+// 106 us (5 passes: 3.6 TB/s). Each finish kernel adds about 4 us. The pooled chain on the same
+// tensor (bn1_2, profiled in cnnstudio-bench --report with its synchronisation): forward 73 us
+// (2.25 tensor passes), backward 108 us (3.5 passes; 137 us while its kernels spilled registers).
 #include <cstdint>
 #include <initializer_list>
 
@@ -52,8 +54,10 @@ constexpr int kThreads = 256;
 constexpr int kForwardRun = 8;
 constexpr int kBackwardRun = 2;
 // Windows per thread and loop step in the pooled chain's kernels: four packs of x each, and one
-// of the pooled gradient in backward.
-constexpr int kWindowRun = 2;
+// of the pooled gradient in backward. Two windows' loads (ten packs) and the backward's sums and
+// coefficients spilled past 128 registers, so backward takes one at a time.
+constexpr int kForwardWindowRun = 2;
+constexpr int kBackwardWindowRun = 1;
 // The reduction kernels run one wave of this many blocks per multiprocessor; their launch bounds
 // (128 registers) guarantee that they fit.
 constexpr int kReduceBlocksPerMultiprocessor = 2;
@@ -421,10 +425,10 @@ normalizeReluMaxPoolKernel(const Bf16* __restrict__ x, const float* __restrict__
     const PackCoefficients<N> coefficients(first, gamma, beta, mean, invStd);
     const int stride = int(gridDim.y) * lane.pixelLanes;
     for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < windows.outPixels;
-         q += kWindowRun * stride) {
-        Pack v[kWindowRun][4];
+         q += kForwardWindowRun * stride) {
+        Pack v[kForwardWindowRun][4];
 #pragma unroll
-        for (int r = 0; r < kWindowRun; ++r) {
+        for (int r = 0; r < kForwardWindowRun; ++r) {
             if (q + r * stride >= windows.outPixels) continue;
             const int origin = windows.origin(windows.outPixels - 1 - q - r * stride);
 #pragma unroll
@@ -432,7 +436,7 @@ normalizeReluMaxPoolKernel(const Bf16* __restrict__ x, const float* __restrict__
                 v[r][k] = Pack::load(x + (origin + windows.offset(k)) * channels + first);
         }
 #pragma unroll
-        for (int r = 0; r < kWindowRun; ++r) {
+        for (int r = 0; r < kForwardWindowRun; ++r) {
             if (q + r * stride >= windows.outPixels) continue;
             Pack pooled;
 #pragma unroll
@@ -482,10 +486,10 @@ partialPooledGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restri
         const PackCoefficients<N> coefficients(first, gamma, beta, savedMean, savedInvStd);
         const int stride = int(gridDim.y) * lane.pixelLanes;
         for (int o = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; o < windows.outPixels;
-             o += kWindowRun * stride) {
-            Pack xs[kWindowRun][4], dys[kWindowRun];
+             o += kBackwardWindowRun * stride) {
+            Pack xs[kBackwardWindowRun][4], dys[kBackwardWindowRun];
 #pragma unroll
-            for (int r = 0; r < kWindowRun; ++r) {
+            for (int r = 0; r < kBackwardWindowRun; ++r) {
                 if (o + r * stride >= windows.outPixels) continue;
                 const int origin = windows.origin(o + r * stride);
 #pragma unroll
@@ -495,7 +499,7 @@ partialPooledGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restri
             }
             float runSum[N] = {}, runCentred[N] = {};
 #pragma unroll
-            for (int r = 0; r < kWindowRun; ++r) {
+            for (int r = 0; r < kBackwardWindowRun; ++r) {
                 if (o + r * stride >= windows.outPixels) continue;
 #pragma unroll
                 for (int c = 0; c < N; ++c) {
@@ -545,11 +549,11 @@ pooledInputGradientKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ d
     }
     const int stride = int(gridDim.y) * lane.pixelLanes;
     for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < windows.outPixels;
-         q += kWindowRun * stride) {
-        Pack xs[kWindowRun][4], dys[kWindowRun];
-        int origins[kWindowRun];
+         q += kBackwardWindowRun * stride) {
+        Pack xs[kBackwardWindowRun][4], dys[kBackwardWindowRun];
+        int origins[kBackwardWindowRun];
 #pragma unroll
-        for (int r = 0; r < kWindowRun; ++r) {
+        for (int r = 0; r < kBackwardWindowRun; ++r) {
             if (q + r * stride >= windows.outPixels) continue;
             const int o = windows.outPixels - 1 - q - r * stride;
             origins[r] = windows.origin(o);
@@ -559,7 +563,7 @@ pooledInputGradientKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ d
             dys[r] = Pack::load(dy + o * channels + first);
         }
 #pragma unroll
-        for (int r = 0; r < kWindowRun; ++r) {
+        for (int r = 0; r < kBackwardWindowRun; ++r) {
             if (q + r * stride >= windows.outPixels) continue;
 #pragma unroll
             for (int c = 0; c < N; ++c) {
