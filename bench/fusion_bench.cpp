@@ -26,6 +26,9 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include "cnnstudio/error.h"
+#include "cudnn/backend_descriptor.h"
+
 namespace {
 
 // ---- checks --------------------------------------------------------------------------------
@@ -50,35 +53,13 @@ struct Refusal {
     cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
 };
 
-// ---- backend descriptors -------------------------------------------------------------------
+// ---- backend descriptors: the backend's own (kernels/cudnn/backend_descriptor.h) -----------
 
-struct DescriptorDeleter {
-    void operator()(void* descriptor) const noexcept {
-        cudnnBackendDestroyDescriptor(static_cast<cudnnBackendDescriptor_t>(descriptor));
-    }
-};
-using Descriptor = std::unique_ptr<void, DescriptorDeleter>;
-
-cudnnBackendDescriptor_t raw(const Descriptor& descriptor) {
-    return static_cast<cudnnBackendDescriptor_t>(descriptor.get());
-}
-
-Descriptor make(cudnnBackendDescriptorType_t type) {
-    cudnnBackendDescriptor_t descriptor = nullptr;
-    check(cudnnBackendCreateDescriptor(type, &descriptor), "cudnnBackendCreateDescriptor");
-    return Descriptor(descriptor);
-}
-
-template <typename T>
-void set(const Descriptor& descriptor, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
-         const T* values, std::int64_t count = 1) {
-    check(cudnnBackendSetAttribute(raw(descriptor), name, type, count, values), "cudnnBackendSetAttribute");
-}
-
-void setDescriptor(const Descriptor& descriptor, cudnnBackendAttributeName_t name, const Descriptor& value) {
-    cudnnBackendDescriptor_t handle = raw(value);
-    set(descriptor, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &handle);
-}
+using Descriptor = cnnstudio::kernels::BackendDescriptor;
+using cnnstudio::kernels::raw;
+using cnnstudio::kernels::set;
+using cnnstudio::kernels::setDescriptor;
+using cnnstudio::kernels::makeDescriptor;
 
 // Finalizes `descriptor`; a refusal is recorded under `step` (the first one is kept).
 bool finalize(const Descriptor& descriptor, const char* step, Refusal& refusal) {
@@ -118,7 +99,7 @@ Descriptor tensor(std::int64_t id, std::array<std::int64_t, 4> dims, cudnnDataTy
     const auto [n, c, h, w] = dims;
     const std::array<std::int64_t, 4> strides{c * h * w, 1, w * c, c};
     const std::int64_t alignment = 16;
-    Descriptor descriptor = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    Descriptor descriptor = makeDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     set(descriptor, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type);
     set(descriptor, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4);
     set(descriptor, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4);
@@ -133,11 +114,11 @@ Descriptor tensor(std::int64_t id, std::array<std::int64_t, 4> dims, cudnnDataTy
 Descriptor pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y,
                      Refusal& refusal) {
     const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
-    Descriptor function = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    Descriptor function = makeDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
     set(function, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode);
     set(function, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &precision);
     finalize(function, "pointwise function", refusal);
-    Descriptor node = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    Descriptor node = makeDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     setDescriptor(node, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, function);
     setDescriptor(node, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
     if (b) setDescriptor(node, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
@@ -151,7 +132,7 @@ Descriptor convolutionNode(const Descriptor& x, const Descriptor& w, const Descr
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     const std::int64_t spatialDims = 2;
     const std::array<std::int64_t, 2> ones{1, 1};
-    Descriptor conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    Descriptor conv = makeDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &accumulate);
     set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode);
     set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &spatialDims);
@@ -161,7 +142,7 @@ Descriptor convolutionNode(const Descriptor& x, const Descriptor& w, const Descr
     set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, ones.data(), 2);
     finalize(conv, "convolution descriptor", refusal);
     const float alpha = 1.0f, beta = 0.0f;
-    Descriptor node = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    Descriptor node = makeDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
     setDescriptor(node, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
     setDescriptor(node, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
     setDescriptor(node, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
@@ -175,7 +156,7 @@ Descriptor convolutionNode(const Descriptor& x, const Descriptor& w, const Descr
 Descriptor statisticsNode(const Descriptor& y, const Descriptor& sum, const Descriptor& squares, Refusal& refusal) {
     const cudnnGenStatsMode_t mode = CUDNN_GENSTATS_SUM_SQSUM;
     const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
-    Descriptor node = make(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
+    Descriptor node = makeDescriptor(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
     set(node, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, &mode);
     set(node, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &precision);
     setDescriptor(node, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, y);
@@ -213,7 +194,7 @@ Descriptor buildGraph(cudnnHandle_t handle, const Geometry& g, int n, Variant va
 
     std::vector<cudnnBackendDescriptor_t> handles;
     for (const Descriptor& node : nodes) handles.push_back(raw(node));
-    Descriptor graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    Descriptor graph = makeDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, handles.data(),
         std::int64_t(handles.size()));
     set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
@@ -248,7 +229,7 @@ cudnnStatus_t execute(cudnnHandle_t handle, const Descriptor& plan, Variant vari
         ids.insert(ids.end(), {kScale, kBias});
         pointers.insert(pointers.end(), {b.scale, b.bias});
     }
-    Descriptor pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    Descriptor pack = makeDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, ids.data(), std::int64_t(ids.size()));
     set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(),
         std::int64_t(pointers.size()));
@@ -286,14 +267,14 @@ Best fastestPlan(cudnnHandle_t handle, const Descriptor& graph, Variant variant,
                  int runs) {
     Best best;
     for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-        Descriptor heuristics = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+        Descriptor heuristics = makeDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
         setDescriptor(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
         set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
         if (cudnnBackendFinalize(raw(heuristics)) != CUDNN_STATUS_SUCCESS) continue;
         std::vector<Descriptor> configs;
         std::vector<cudnnBackendDescriptor_t> handles;
         for (int i = 0; i < limit; ++i) {
-            configs.push_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+            configs.push_back(makeDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
             handles.push_back(raw(configs.back()));
         }
         std::int64_t returned = 0;
@@ -302,7 +283,7 @@ Best fastestPlan(cudnnHandle_t handle, const Descriptor& graph, Variant variant,
             continue;
         best.candidates += int(returned);
         for (std::int64_t i = 0; i < returned; ++i) {
-            Descriptor plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+            Descriptor plan = makeDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
             set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle);
             setDescriptor(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[std::size_t(i)]);
             if (cudnnBackendFinalize(raw(plan)) != CUDNN_STATUS_SUCCESS) continue;
@@ -314,7 +295,7 @@ Best fastestPlan(cudnnHandle_t handle, const Descriptor& graph, Variant variant,
             ++best.built;
             const float milliseconds = timePlan(handle, plan, variant, b, runs);
             if (milliseconds >= best.milliseconds) continue;
-            Descriptor engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+            Descriptor engine = makeDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
             cudnnBackendDescriptor_t engineHandle = raw(engine);
             std::int64_t engineIndex = -1;
             check(cudnnBackendGetAttribute(raw(configs[std::size_t(i)]), CUDNN_ATTR_ENGINECFG_ENGINE,
@@ -370,15 +351,8 @@ void upload(T* device, const std::vector<T>& host) {
     check(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"fusion_bench: cuDNN's runtime fusion of batch-norm work into fer-cnn's convolutions"};
-    int batch = 256, candidates = 8, runs = 20;
-    app.add_option("--batch", batch, "images per convolution")->check(CLI::Range(1, 4096));
-    app.add_option("--candidates", candidates, "engine configurations timed per graph")->check(CLI::Range(1, 64));
-    app.add_option("--runs", runs, "timed executions per candidate")->check(CLI::Range(1, 1000));
-    CLI11_PARSE(app, argc, argv);
+// The table for every layer and variant; returns main's exit status.
+int measure(int batch, int candidates, int runs) {
 
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -447,4 +421,21 @@ int main(int argc, char** argv) {
     }
     cudnnDestroy(handle);
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"fusion_bench: cuDNN's runtime fusion of batch-norm work into fer-cnn's convolutions"};
+    int batch = 256, candidates = 8, runs = 20;
+    app.add_option("--batch", batch, "images per convolution")->check(CLI::Range(1, 4096));
+    app.add_option("--candidates", candidates, "engine configurations timed per graph")->check(CLI::Range(1, 64));
+    app.add_option("--runs", runs, "timed executions per candidate")->check(CLI::Range(1, 1000));
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return measure(batch, candidates, runs);
+    } catch (const cnnstudio::Error& error) {  // a descriptor cuDNN refused to create or set
+        std::fprintf(stderr, "fusion_bench: %s\n", error.what());
+        return 1;
+    }
 }

@@ -10,7 +10,7 @@ out=$root/.device
 plugins=$out/lib/cnnstudio/plugins  # beside libcnnbackends, where the registry loads the GPU plugin from
 rm -rf "$out" && mkdir -p "$out/bin" "$plugins"
 for program in app/cnnstudio-bench app/cnnstudio-train tests/engine_tests tests/kernels_tests tests/mpi_tests \
-               bench/conv_bench bench/cpu_ops_bench bench/augment_bench; do
+               bench/conv_bench bench/cpu_ops_bench bench/augment_bench bench/fusion_bench; do
   [ -x "$build/$program" ] && cp "$build/$program" "$out/bin/"
 done
 cp "$build"/core/libcnncore.so "$build"/engine/libcnnengine.so "$build"/datasets/libcnndatasets.so \

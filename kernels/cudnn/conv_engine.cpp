@@ -27,28 +27,6 @@ constexpr std::int64_t kInput = 'x', kFilter = 'w', kOutput = 'y';
 constexpr int kMaxCandidates = 12;   // heuristic candidates considered when timing
 constexpr int kTimedRuns = 3;        // per candidate, after one warm-up run
 
-BackendDescriptor makeDescriptor(cudnnBackendDescriptorType_t type) {
-    cudnnBackendDescriptor_t raw = nullptr;
-    CNNSTUDIO_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &raw));
-    return BackendDescriptor(raw);
-}
-
-cudnnBackendDescriptor_t raw(const BackendDescriptor& descriptor) {
-    return static_cast<cudnnBackendDescriptor_t>(descriptor.get());
-}
-
-template <typename T>
-void set(const BackendDescriptor& descriptor, cudnnBackendAttributeName_t name,
-         cudnnBackendAttributeType_t type, const T* values, std::int64_t count = 1) {
-    CNNSTUDIO_CUDNN_CHECK(cudnnBackendSetAttribute(raw(descriptor), name, type, count, values));
-}
-
-void setDescriptor(const BackendDescriptor& descriptor, cudnnBackendAttributeName_t name,
-                   const BackendDescriptor& value) {
-    cudnnBackendDescriptor_t handle = raw(value);
-    set(descriptor, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &handle);
-}
-
 // A bf16 tensor of `dims` (outer to inner as NCHW) stored channels last.
 BackendDescriptor channelsLastTensor(std::int64_t id, std::array<std::int64_t, 4> dims) {
     const auto [n, c, h, w] = dims;
@@ -200,10 +178,6 @@ float timePlan(cudnnHandle_t handle, const BackendDescriptor& plan, std::array<v
 }
 
 }  // namespace
-
-void BackendDescriptorDeleter::operator()(void* descriptor) const noexcept {
-    cudnnBackendDestroyDescriptor(static_cast<cudnnBackendDescriptor_t>(descriptor));
-}
 
 ConvEngine::ConvEngine(cudnnHandle_t handle, const ConvGeometry& g, ConvDirection direction)
     : handle_(handle), direction_(direction),

@@ -17,6 +17,7 @@
 #include <cudnn.h>
 
 #include "cnnstudio/backend.h"
+#include "cudnn/backend_descriptor.h"
 
 namespace cnnstudio::kernels {
 
@@ -24,11 +25,6 @@ namespace cnnstudio::kernels {
 std::string describeConv(const ConvGeometry& g);
 
 enum class ConvDirection { Forward, BackwardData, BackwardFilter };
-
-struct BackendDescriptorDeleter {
-    void operator()(void* descriptor) const noexcept;
-};
-using BackendDescriptor = std::unique_ptr<void, BackendDescriptorDeleter>;
 
 // The operands of one execution, in the direction's roles.
 struct ConvOperands {
