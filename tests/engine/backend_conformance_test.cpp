@@ -523,8 +523,12 @@ TEST_P(BackendConformance, BatchNormReluMaxPoolTrainingMatchesTheOps) {
         expectClose(savedMean, "saved mean");
         expectClose(savedInvStd, "saved 1/std");
         expectClose(dx, "dx");
-        expectClose(dgamma, "dgamma");
-        expectClose(dbeta, "dbeta");
+        // dgamma and dbeta sum over the windows: the terms (dy uniform in [-1, 1], times xhat for
+        // dgamma) may nearly cancel, and where windows overlap the pooling's gradient dr is the
+        // sum of several dy stored as activations (bf16), so errors are measured on their scale.
+        const double sumScale = std::sqrt(double(pool.outputCount() / pool.channels) / 3.0);
+        expectClose(dgamma, "dgamma", sumScale);
+        expectClose(dbeta, "dbeta", sumScale);
     }
 }
 
