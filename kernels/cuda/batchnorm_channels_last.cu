@@ -319,9 +319,34 @@ parameterGradientsKernel(const double2* __restrict__ partials, int splits, int c
 }
 
 // dx = gamma invStd (dz - dbeta / M - xhat dgamma / M), as
-// dx = gain dz + slope (x - mean) + offset; differentiates the normalisation line of the
-// training forward through mean and variance. dx may be dy: a thread loads a step's packs before
-// storing them.
+// dx = gain dz + slope (x - mean) + offset for each channel of one pack; differentiates the
+// normalisation line of the training forward through mean and variance.
+template <int N>
+struct InputGradientLine {
+    float centre[N], gain[N], slope[N], offset[N];
+
+    __device__ __forceinline__ InputGradientLine(int first, const float* __restrict__ gamma,
+                                                 const float* __restrict__ savedMean,
+                                                 const float* __restrict__ savedInvStd,
+                                                 const float* __restrict__ dgamma,
+                                                 const float* __restrict__ dbeta,
+                                                 float valuesPerChannel) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+            const int c = first + k;
+            const float invStd = __ldg(savedInvStd + c);
+            centre[k] = __ldg(savedMean + c);
+            gain[k] = __ldg(gamma + c) * invStd;
+            slope[k] = -gain[k] * invStd * (__ldg(dgamma + c) / valuesPerChannel);
+            offset[k] = -gain[k] * (__ldg(dbeta + c) / valuesPerChannel);
+        }
+    }
+    __device__ __forceinline__ float at(float dz, float x, int k) const {
+        return fmaf(gain[k], dz, fmaf(slope[k], x - centre[k], offset[k]));
+    }
+};
+
+// dx along InputGradientLine. dx may be dy: a thread loads a step's packs before storing them.
 template <int N, bool Relu>
 __global__ void __launch_bounds__(kThreads)
 inputGradientKernel(const Bf16* x, const Bf16* y, const Bf16* dy,
@@ -333,16 +358,8 @@ inputGradientKernel(const Bf16* x, const Bf16* y, const Bf16* dy,
     const Lane lane = laneOf(channels / N, packLanes);
     if (!lane.active) return;
     const int first = lane.pack * N;
-    float centre[N], gain[N], slope[N], offset[N];
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-        const int c = first + k;
-        const float invStd = __ldg(savedInvStd + c);
-        centre[k] = __ldg(savedMean + c);
-        gain[k] = __ldg(gamma + c) * invStd;
-        slope[k] = -gain[k] * invStd * (__ldg(dgamma + c) / valuesPerChannel);
-        offset[k] = -gain[k] * (__ldg(dbeta + c) / valuesPerChannel);
-    }
+    const InputGradientLine<N> line(first, gamma, savedMean, savedInvStd, dgamma, dbeta,
+                                    valuesPerChannel);
     const int stride = int(gridDim.y) * lane.pixelLanes;
     // q counts pixels from the last one (see the file comment).
     for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < pixels;
@@ -362,8 +379,7 @@ inputGradientKernel(const Bf16* x, const Bf16* y, const Bf16* dy,
 #pragma unroll
             for (int k = 0; k < N; ++k) {
                 const float dz = outputGradient<Relu>(dys[r].get(k), Relu ? ys[r].get(k) : 0.0f);
-                const float centred = xs[r].get(k) - centre[k];
-                xs[r].set(k, fmaf(gain[k], dz, fmaf(slope[k], centred, offset[k])));
+                xs[r].set(k, line.at(dz, xs[r].get(k), k));
             }
             xs[r].store(dx + (pixels - 1 - q - r * stride) * channels + first);
         }
@@ -524,8 +540,8 @@ partialPooledGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restri
     writeBlockPartials<N>(dzSum, dzCentredSum, lane, packLanes, channels, partials);
 }
 
-// dx = gamma invStd (dz - dbeta / M - xhat dgamma / M) at every pixel of every window, dz routed
-// as in the partial sums; walks the windows from the last to the first.
+// dx along InputGradientLine at every pixel of every window, dz routed as in the partial sums;
+// walks the windows from the last to the first.
 template <int N>
 __global__ void __launch_bounds__(kThreads)
 pooledInputGradientKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ dy,
@@ -539,14 +555,8 @@ pooledInputGradientKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ d
     if (!lane.active) return;
     const int first = lane.pack * N;
     const PackCoefficients<N> coefficients(first, gamma, beta, savedMean, savedInvStd);
-    float gain[N], slope[N], offset[N];
-#pragma unroll
-    for (int c = 0; c < N; ++c) {
-        const float invStd = __ldg(savedInvStd + first + c);
-        gain[c] = __ldg(gamma + first + c) * invStd;
-        slope[c] = -gain[c] * invStd * (__ldg(dgamma + first + c) / valuesPerChannel);
-        offset[c] = -gain[c] * (__ldg(dbeta + first + c) / valuesPerChannel);
-    }
+    const InputGradientLine<N> line(first, gamma, savedMean, savedInvStd, dgamma, dbeta,
+                                    valuesPerChannel);
     const int stride = int(gridDim.y) * lane.pixelLanes;
     for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < windows.outPixels;
          q += kBackwardWindowRun * stride) {
@@ -572,8 +582,7 @@ pooledInputGradientKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ d
 #pragma unroll
                 for (int k = 0; k < 4; ++k) {
                     const float dz = routed == k ? pooledGradient : 0.0f;
-                    const float centred = xs[r][k].get(c) - coefficients.centre[c];
-                    xs[r][k].set(c, fmaf(gain[c], dz, fmaf(slope[c], centred, offset[c])));
+                    xs[r][k].set(c, line.at(dz, xs[r][k].get(c), c));
                 }
             }
 #pragma unroll
