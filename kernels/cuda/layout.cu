@@ -3,13 +3,21 @@
 //   addChannelBiasChannelsLast  y (P, C) bf16 += bias (C) fp32
 //   channelSumsChannelsLast     dy (P, C) bf16 -> sums (C) fp32, column sums
 //
-// transposeImages: the classic shared-memory transpose. A block of 32x8 threads moves one
-// 32x32 tile: it reads 32 rows of 32 consecutive columns (coalesced), stores them in a padded
-// fp32 tile (33 columns, so the transposed read hits 32 different banks), and writes 32 rows of
-// 32 consecutive output elements (coalesced). When one side is under 8 long (RGB images:
-// rows = 3) most of a tile would be idle, so a direct kernel walks the output linearly instead
-// (coalesced writes; the reads gather from at most 7 streams, each consecutive). Values pass
-// through fp32 registers: bf16 -> fp32 is exact, fp32 -> bf16 rounds to nearest even.
+// transposeImages: three kernels by shape. Values pass through fp32 registers: bf16 -> fp32 is
+// exact, fp32 -> bf16 rounds to nearest even.
+//   - an image of 256 to 12288 elements (the bf16 cudnn backend's filters, KCRS <-> KRSC, where
+//     one side is a 3x3 kernel's 9 taps, and the flatten of a small feature map, 36 pixels by
+//     256 channels): one block per image reads it in order into shared memory and writes it in
+//     output order, so both global passes are contiguous whatever the sides. Tiles would idle
+//     23 of every 32 rows on the 9 taps: Nsight Compute timed fer-cnn's 17 such calls a step at
+//     4 to 15 us each (docs/logs/2026-12-03-verify).
+//   - larger images: the classic shared-memory transpose. A block of 32x8 threads moves one
+//     32x32 tile: it reads 32 rows of 32 consecutive columns (coalesced), stores them in a padded
+//     fp32 tile (33 columns, so the transposed read hits 32 different banks), and writes 32 rows
+//     of 32 consecutive output elements (coalesced).
+//   - a side under 8 long (RGB images: rows = 3) in a larger image: most of a tile would be idle,
+//     so a direct kernel walks the output linearly instead (coalesced writes; the reads gather
+//     from at most 7 streams, each consecutive).
 //
 // addChannelBiasChannelsLast: grid-stride over P*C in packs of 8, 2 or 1 bf16 (16, 4 or 2
 // bytes: the widest that C and the pointer's alignment allow). The channel of a pack advances
@@ -23,6 +31,7 @@
 //   2. one thread per channel over 32 split lanes: each lane adds every 32nd split, then the
 //      lanes are added in order -> sums[c]
 // The split count depends on P only, so the workspace size is known before the launch.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -37,6 +46,10 @@ namespace {
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;            // threads per tile column: each does kTile / kTileRows
 constexpr int kDirectTransposeSide = 8;  // below this rows or cols, the direct kernel
+constexpr int kWholeImageThreads = 256;
+constexpr int kWholeImageMinElements = kWholeImageThreads;  // smaller: most threads would idle
+constexpr int kWholeImageMaxElements = 12288;               // 48 KiB of fp32 in shared memory, padded
+constexpr int kWholeImageBlocksPerSm = 8;
 constexpr unsigned kMaxGridY = 65535;
 
 // ---- transposeImages ------------------------------------------------------------------------
@@ -67,6 +80,35 @@ transposeTilesKernel(const In* __restrict__ in, Out* __restrict__ out, int image
                     fromFloat<Out>(tile[threadIdx.x][j]);
         }
         __syncthreads();  // the next image overwrites the tile
+    }
+}
+
+// One block per image (grid-stride over images): in's image is read in order into shared memory
+// as [rows][pitch] fp32, then out's is written in order. pitch = cols rounded up to odd, so that
+// the transposed reads of a warp (consecutive rows of one column, pitch floats apart) fall in
+// different banks when rows >= 32; with fewer rows a warp spans several columns and a few reads
+// share a bank, which these small images can afford.
+template <class In, class Out>
+__global__ void __launch_bounds__(kWholeImageThreads)
+transposeWholeImagesKernel(const In* __restrict__ in, Out* __restrict__ out, int images, int rows,
+                           int cols) {
+    extern __shared__ float image[];  // [rows][pitch]
+    const int pitch = cols | 1, size = rows * cols;
+    for (int n = int(blockIdx.x); n < images; n += int(gridDim.x)) {
+        const In* source = in + std::int64_t(n) * size;
+        Out* destination = out + std::int64_t(n) * size;
+#pragma unroll 4
+        for (int i = int(threadIdx.x); i < size; i += kWholeImageThreads) {
+            const int row = i / cols;
+            image[row * pitch + (i - row * cols)] = toFloat(source[i]);
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int i = int(threadIdx.x); i < size; i += kWholeImageThreads) {
+            const int col = i / rows;
+            destination[i] = fromFloat<Out>(image[(i - col * rows) * pitch + col]);
+        }
+        __syncthreads();  // the next image overwrites the shared copy
     }
 }
 
@@ -210,6 +252,15 @@ void transposeImages(const In* in, Out* out, int images, int rows, int cols, cud
     if (std::int64_t(rows) * cols >= (std::int64_t(1) << 31))
         failLayout("transposeImages", "one image of " + std::to_string(rows) + " x " +
                                           std::to_string(cols) + " elements exceeds 2^31");
+    const std::int64_t padded = std::int64_t(rows) * (cols | 1);  // the shared copy's floats
+    if (std::int64_t(rows) * cols >= kWholeImageMinElements && padded <= kWholeImageMaxElements) {
+        const int blocks = std::min(images, kWholeImageBlocksPerSm * multiprocessorCount());
+        const std::size_t sharedBytes = std::size_t(padded) * sizeof(float);
+        launchKernelWithShared("transpose images (whole)", transposeWholeImagesKernel<In, Out>,
+                               dim3(unsigned(blocks)), dim3(kWholeImageThreads), sharedBytes,
+                               stream, in, out, images, rows, cols);
+        return;
+    }
     const unsigned gridY = unsigned(images) < kMaxGridY ? unsigned(images) : kMaxGridY;
     if (rows < kDirectTransposeSide || cols < kDirectTransposeSide) {
         const std::size_t blocksNeeded = (std::size_t(rows) * std::size_t(cols) + 255) / 256;

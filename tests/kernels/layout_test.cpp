@@ -134,13 +134,20 @@ void expectTransposeMatchesHost(LayoutTest& test, int images, int rows, int cols
     EXPECT_TRUE(withinBf16Ulps(toFloats(test.download(destination)), expected, 0));
 }
 
-// Tiled (both sides >= 8, partial edge tiles), direct (a side under 8) and the degenerate shapes.
+// Whole images in shared memory (256 to 12288 elements, padded: filters KCRS <-> KRSC, a small
+// feature map's flatten), tiled (larger, both sides >= 8, partial edge tiles), direct (larger, a
+// side under 8) and the degenerate shapes.
 template <class In, class Out>
 void expectTransposeMatchesHostOnEveryPath(LayoutTest& test) {
-    expectTransposeMatchesHost<In, Out>(test, 3, 37, 70);
-    expectTransposeMatchesHost<In, Out>(test, 2, 64, 96);
-    expectTransposeMatchesHost<In, Out>(test, 2, 3, 101);   // NCHW -> NHWC of RGB images
-    expectTransposeMatchesHost<In, Out>(test, 2, 101, 3);   // and back
+    expectTransposeMatchesHost<In, Out>(test, 5, 64, 9);     // a 3x3 filter's KCRS -> KRSC
+    expectTransposeMatchesHost<In, Out>(test, 5, 9, 64);     // and back
+    expectTransposeMatchesHost<In, Out>(test, 3, 36, 256);   // NHWC -> NCHW of 6x6x256
+    expectTransposeMatchesHost<In, Out>(test, 2, 2, 6143);   // padded to exactly 12288
+    expectTransposeMatchesHost<In, Out>(test, 2, 2, 6144);   // one padded float too many
+    expectTransposeMatchesHost<In, Out>(test, 1500, 16, 16); // more images than an H200's blocks
+    expectTransposeMatchesHost<In, Out>(test, 3, 137, 170);
+    expectTransposeMatchesHost<In, Out>(test, 2, 3, 4101);   // NCHW -> NHWC of RGB images
+    expectTransposeMatchesHost<In, Out>(test, 2, 4101, 3);   // and back
     expectTransposeMatchesHost<In, Out>(test, 3, 1, 45);
     expectTransposeMatchesHost<In, Out>(test, 3, 45, 1);
     expectTransposeMatchesHost<In, Out>(test, 1, 1, 1);
