@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +24,7 @@ namespace cnnstudio::kernels {
 namespace {
 
 constexpr std::int64_t kInput = 'x', kFilter = 'w', kOutput = 'y';
+constexpr int kMaxCandidates = 12;   // heuristic candidates considered when timing
 constexpr int kTimedRuns = 3;        // per candidate, after one warm-up run
 
 // A bf16 tensor of `dims` (outer to inner as NCHW) stored channels last.
@@ -113,111 +113,20 @@ std::array<void*, 3> pointersOf(ConvDirection direction, const ConvOperands& ope
     }
 }
 
-// What the choice needs to know of an engine configuration: which engine with which knob settings
-// (to try each once: the heuristics' lists overlap), and its notes.
-struct EngineFacts {
-    std::vector<std::int64_t> identity;  // the engine's global index, then (knob, value) pairs
-    bool nondeterministic = false;
-    bool compilesAtRuntime = false;  // builds its kernel with NVRTC: seconds per plan
-};
-
-EngineFacts factsOf(const BackendDescriptor& engineConfig) {
+bool isNondeterministic(const BackendDescriptor& engineConfig) {
     BackendDescriptor engine = makeDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     cudnnBackendDescriptor_t engineHandle = raw(engine);
     std::int64_t returned = 0;
     CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(raw(engineConfig), CUDNN_ATTR_ENGINECFG_ENGINE,
                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &returned,
                                                    &engineHandle));
-    EngineFacts facts;
-    std::int64_t globalIndex = 0;
-    CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(engineHandle, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
-                                                   CUDNN_TYPE_INT64, 1, &returned, &globalIndex));
-    facts.identity.push_back(globalIndex);
-
-    std::vector<BackendDescriptor> knobs;
-    std::vector<cudnnBackendDescriptor_t> knobHandles;
-    for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
-        knobs.push_back(makeDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR));
-        knobHandles.push_back(raw(knobs.back()));
-    }
-    CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(
-        raw(engineConfig), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        std::int64_t(knobHandles.size()), &returned, knobHandles.data()));
-    for (std::int64_t i = 0; i < returned; ++i) {
-        cudnnBackendKnobType_t type{};
-        std::int64_t value = 0, one = 0;
-        CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(knobHandles[std::size_t(i)],
-                                                       CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
-                                                       CUDNN_TYPE_KNOB_TYPE, 1, &one, &type));
-        CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(knobHandles[std::size_t(i)],
-                                                       CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
-                                                       CUDNN_TYPE_INT64, 1, &one, &value));
-        facts.identity.insert(facts.identity.end(), {std::int64_t(type), value});
-    }
-
-    std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> numerical{};
+    std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
     CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(engineHandle, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
                                                    CUDNN_TYPE_NUMERICAL_NOTE,
-                                                   std::int64_t(numerical.size()), &returned,
-                                                   numerical.data()));
-    facts.nondeterministic = std::find(numerical.begin(), numerical.begin() + returned,
-                                       CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) !=
-                             numerical.begin() + returned;
-    std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behaviour{};
-    CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(engineHandle, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
-                                                   CUDNN_TYPE_BEHAVIOR_NOTE,
-                                                   std::int64_t(behaviour.size()), &returned,
-                                                   behaviour.data()));
-    facts.compilesAtRuntime = std::find(behaviour.begin(), behaviour.begin() + returned,
-                                        CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) !=
-                              behaviour.begin() + returned;
-    return facts;
-}
-
-// Every engine configuration heuristics `mode` lists for `graph`, best first; none where the mode
-// does not cover the graph.
-std::vector<BackendDescriptor> listedConfigs(const BackendDescriptor& graph,
-                                             cudnnBackendHeurMode_t mode) {
-    BackendDescriptor heuristics = makeDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    setDescriptor(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
-    set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
-    if (cudnnBackendFinalize(raw(heuristics)) != CUDNN_STATUS_SUCCESS) return {};
-    std::int64_t count = 0;
-    CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(raw(heuristics), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                                   nullptr));
-    std::vector<BackendDescriptor> configs;
-    std::vector<cudnnBackendDescriptor_t> handles;
-    for (std::int64_t i = 0; i < count; ++i) {
-        configs.push_back(makeDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
-        handles.push_back(raw(configs.back()));
-    }
-    std::int64_t returned = 0;
-    CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(raw(heuristics), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
-                                                   handles.data()));
-    configs.resize(std::size_t(returned));
-    return configs;
-}
-
-// The candidates to time, best first by cuDNN's ranking: heuristics mode A's list, then what mode
-// B and the fallback list add, each engine configuration once. Mode A alone left fer-cnn's 64-channel
-// backward filter on an sm80 split-K kernel that took 1.7 times its forward
-// (docs/logs/2026-12-03-verify). Engines compiled at run time are left out (seconds per plan), and
-// nondeterministic ones when `deterministic`.
-std::vector<BackendDescriptor> candidateConfigs(const BackendDescriptor& graph, bool deterministic) {
-    std::vector<BackendDescriptor> candidates;
-    std::set<std::vector<std::int64_t>> seen;
-    for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}) {
-        for (BackendDescriptor& config : listedConfigs(graph, mode)) {
-            const EngineFacts facts = factsOf(config);
-            if ((deterministic && facts.nondeterministic) || facts.compilesAtRuntime ||
-                !seen.insert(facts.identity).second)
-                continue;
-            candidates.push_back(std::move(config));
-        }
-    }
-    return candidates;
+                                                   std::int64_t(notes.size()), &returned,
+                                                   notes.data()));
+    return std::find(notes.begin(), notes.begin() + returned,
+                     CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) != notes.begin() + returned;
 }
 
 // An execution plan for one engine configuration, or null where it cannot be built here.
@@ -303,12 +212,30 @@ ConvEngine::ConvEngine(cudnnHandle_t handle, const ConvGeometry& g, ConvDirectio
 ConvEngineChoice ConvEngine::choose(const ConvOperands& operands, void* scratchOutput,
                                     void* workspace, std::size_t workspaceLimit, bool timed,
                                     bool deterministic, cudaStream_t stream) {
+    BackendDescriptor heuristics = makeDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    setDescriptor(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph_);
+    set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
+    CNNSTUDIO_CUDNN_CHECK(cudnnBackendFinalize(raw(heuristics)));
+
+    std::vector<BackendDescriptor> configs;
+    std::vector<cudnnBackendDescriptor_t> handles;
+    for (int i = 0; i < kMaxCandidates; ++i) {
+        configs.push_back(makeDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+        handles.push_back(raw(configs.back()));
+    }
+    std::int64_t returned = 0;
+    CNNSTUDIO_CUDNN_CHECK(cudnnBackendGetAttribute(raw(heuristics), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxCandidates,
+                                                   &returned, handles.data()));
+
     ConvOperands trial = operands;
     trial.output = scratchOutput;
     float bestMilliseconds = std::numeric_limits<float>::infinity();
-    for (const BackendDescriptor& config : candidateConfigs(graph_, deterministic)) {
+    for (std::int64_t i = 0; i < returned; ++i) {
+        if (deterministic && isNondeterministic(configs[std::size_t(i)])) continue;
         std::size_t bytes = 0;
-        BackendDescriptor candidate = buildPlan(handle_, config, bytes);
+        BackendDescriptor candidate = buildPlan(handle_, configs[std::size_t(i)], bytes);
         if (!candidate || bytes > workspaceLimit) continue;
         if (!timed) {  // during capture: the heuristics' first pick that builds
             plan_ = std::move(candidate);

@@ -3,11 +3,10 @@
 // kernels, which the legacy cudnnConvolution* algorithms do not choose. The cudnn backend uses it
 // for bf16 channels-last activations; fp32 and tf32 keep the legacy API.
 //
-// Choosing: cuDNN's heuristics (mode A, then what mode B and the fallback list add) list candidate
-// engine configurations, best first; each that builds an execution plan within the workspace
-// limit is timed on the caller's operands (outputs go to scratch) and the fastest kept, as
-// cudnnFind* does for the legacy API. During stream capture nothing can be timed, so the first
-// candidate that builds is taken.
+// Choosing: cuDNN's heuristics (mode A) list candidate engine configurations, best first; each
+// that builds an execution plan within the workspace limit is timed on the caller's operands
+// (outputs go to scratch) and the fastest kept, as cudnnFind* does for the legacy API. During
+// stream capture nothing can be timed, so the first candidate that builds is taken.
 #pragma once
 
 #include <cstddef>
