@@ -13,8 +13,8 @@
 // weight, a; a temperature T makes p = softmax(z / T) and divides dz by T (backend.h,
 // LossGeometry).
 // The loss is reduced on the device into one float (no host synchronisation). One block does
-// the whole batch: a warp per sample (lanes over classes, shuffle reductions), then a block
-// sum. A label outside [0, K) makes the loss (and that sample's gradient) NaN, which the
+// the whole batch: a group of lanes per sample (the classes rounded up to a power of two, at most
+// a warp; lanes over classes, shuffle reductions), then a block sum. A label outside [0, K) makes the loss (and that sample's gradient) NaN, which the
 // trainer's non-finite-loss check reports, rather than reading out of bounds.
 #include <cmath>
 #include <cstdint>
@@ -30,17 +30,27 @@ namespace {
 
 constexpr int kLossThreads = 1024;
 
-__device__ __forceinline__ float warpMax(float value) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-        value = fmaxf(value, __shfl_xor_sync(kFullWarp, value, offset));
+// Lanes per sample in the forward kernel: the classes rounded up to a power of two, at most a
+// warp. Seven emotions take groups of 8, so a warp works on four samples at once: with a warp per
+// sample, fer-cnn's batch of 256 went through 1024 threads as eight samples one after another, and
+// the kernel (a chain of shuffles, exp and log per sample) took 16 us of Nsight Compute's
+// 2.3 ms step (docs/logs/2026-12-03-breakdown).
+__host__ __device__ constexpr int laneGroupWidth(int classes) {
+    int width = 1;
+    while (width < classes && width < 32) width *= 2;
+    return width;
+}
+
+// Max and sum over each group of `width` lanes (a power of two), the result in all of them.
+__device__ __forceinline__ float groupMax(float value, int width) {
+    for (int offset = width / 2; offset > 0; offset /= 2)
+        value = fmaxf(value, __shfl_xor_sync(kFullWarp, value, offset, width));
     return value;
 }
 
-__device__ __forceinline__ float warpAllSum(float value) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-        value += __shfl_xor_sync(kFullWarp, value, offset);
+__device__ __forceinline__ float groupSum(float value, int width) {
+    for (int offset = width / 2; offset > 0; offset /= 2)
+        value += __shfl_xor_sync(kFullWarp, value, offset, width);
     return value;
 }
 
@@ -70,31 +80,37 @@ softmaxCrossEntropyForwardKernel(int batch, int classes, float smoothing, float 
                                  const std::int32_t* __restrict__ secondLabels,
                                  const float* __restrict__ labelWeights, SoftTargetView soft,
                                  float* __restrict__ probabilities, float* __restrict__ loss) {
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    double weightedLoss = 0.0, weightTotal = 0.0;  // meaningful in lane 0
-    for (int i = warp; i < batch; i += warps) {
+    // Every lane of a warp runs the same passes (the shuffles need them all); a group past the
+    // batch computes on sample 0's row and adds nothing.
+    const int width = laneGroupWidth(classes), member = int(threadIdx.x) % width;
+    const int groups = int(blockDim.x) / width;
+    double weightedLoss = 0.0, weightTotal = 0.0;  // meaningful in each group's first lane
+    for (int base = 0; base < batch; base += groups) {
+        const int sample = base + int(threadIdx.x) / width;
+        const bool inBatch = sample < batch;
+        const int i = inBatch ? sample : 0;
         const T* row = logits + std::int64_t(i) * classes;
         auto scaledLogit = [&](int k) { return toFloat(row[k]) * inverseTemperature; };
         float rowMax = -INFINITY;
-        for (int k = lane; k < classes; k += 32) rowMax = fmaxf(rowMax, scaledLogit(k));
-        rowMax = warpMax(rowMax);
+        for (int k = member; k < classes; k += width) rowMax = fmaxf(rowMax, scaledLogit(k));
+        rowMax = groupMax(rowMax, width);
         float expSum = 0.0f, logitSum = 0.0f;
-        for (int k = lane; k < classes; k += 32) {
+        for (int k = member; k < classes; k += width) {
             const float logit = scaledLogit(k);
             expSum += expf(logit - rowMax);
             logitSum += logit;
         }
-        expSum = warpAllSum(expSum);
-        logitSum = warpAllSum(logitSum);
+        expSum = groupSum(expSum, width);
+        logitSum = groupSum(logitSum, width);
         const float logNormaliser = rowMax + logf(expSum);
         float softLoss = 0.0f;  // -sum_k t_ik log p_ik
-        for (int k = lane; k < classes; k += 32) {
+        for (int k = member; k < classes; k += width) {
             const float logP = scaledLogit(k) - logNormaliser;
-            probabilities[std::int64_t(i) * classes + k] = expf(logP);
+            if (inBatch) probabilities[std::int64_t(i) * classes + k] = expf(logP);
             if (soft.weight != 0.0f) softLoss -= soft.target(batch, classes, i, k) * logP;
         }
-        softLoss = warpAllSum(softLoss);
-        if (lane == 0) {
+        softLoss = groupSum(softLoss, width);
+        if (member == 0 && inBatch) {
             const int label = labels[i];
             const int second = secondLabels ? secondLabels[i] : label;
             const float share = secondLabels ? labelWeights[i] : 1.0f;

@@ -25,7 +25,7 @@ namespace {
 
 constexpr std::int64_t kInput = 'x', kFilter = 'w', kOutput = 'y';
 constexpr int kMaxCandidates = 12;   // heuristic candidates considered when timing
-constexpr int kTimedRuns = 3;        // per candidate, after one warm-up run
+constexpr int kTimedRuns = 5;  // per candidate, back to back after one warm-up run
 
 // A bf16 tensor of `dims` (outer to inner as NCHW) stored channels last.
 BackendDescriptor channelsLastTensor(std::int64_t id, std::array<std::int64_t, 4> dims) {
@@ -143,38 +143,40 @@ BackendDescriptor buildPlan(cudnnHandle_t handle, const BackendDescriptor& engin
     return plan;
 }
 
-cudnnStatus_t execute(cudnnHandle_t handle, const BackendDescriptor& plan,
-                      std::array<void*, 3> pointers, void* workspace) {
+// The pointers of one execution bound to the graph's tensor ids.
+BackendDescriptor variantPack(std::array<void*, 3> pointers, void* workspace) {
     const std::array<std::int64_t, 3> ids{kInput, kFilter, kOutput};
     BackendDescriptor pack = makeDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, ids.data(), 3);
     set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(), 3);
     set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace);
     CNNSTUDIO_CUDNN_CHECK(cudnnBackendFinalize(raw(pack)));
-    return cudnnBackendExecute(handle, raw(plan), raw(pack));
+    return pack;
 }
 
-// Milliseconds of the best of kTimedRuns executions, or infinity when the plan fails to run.
+// Milliseconds per execution of kTimedRuns enqueued back to back after one warm-up run, or
+// infinity when the plan fails to run. One pair of events around all of them: the GPU runs them
+// without a gap, as it runs a replayed step, where events around each run would also time the
+// host's work between the start event and the launch (building the variant pack, a cask
+// engine's extra launches), which differs between engines.
 float timePlan(cudnnHandle_t handle, const BackendDescriptor& plan, std::array<void*, 3> pointers,
                void* workspace, cudaStream_t stream) {
-    if (execute(handle, plan, pointers, workspace) != CUDNN_STATUS_SUCCESS)
+    const BackendDescriptor pack = variantPack(pointers, workspace);
+    if (cudnnBackendExecute(handle, raw(plan), raw(pack)) != CUDNN_STATUS_SUCCESS)
         return std::numeric_limits<float>::infinity();
     cudaEvent_t start = nullptr, stop = nullptr;
     CNNSTUDIO_CUDA_CHECK(cudaEventCreate(&start));
     CNNSTUDIO_CUDA_CHECK(cudaEventCreate(&stop));
-    float best = std::numeric_limits<float>::infinity();
-    for (int run = 0; run < kTimedRuns; ++run) {
-        CNNSTUDIO_CUDA_CHECK(cudaEventRecord(start, stream));
-        CNNSTUDIO_CUDNN_CHECK(execute(handle, plan, pointers, workspace));
-        CNNSTUDIO_CUDA_CHECK(cudaEventRecord(stop, stream));
-        CNNSTUDIO_CUDA_CHECK(cudaEventSynchronize(stop));
-        float milliseconds = 0.0f;
-        CNNSTUDIO_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
-        best = std::min(best, milliseconds);
-    }
+    CNNSTUDIO_CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int run = 0; run < kTimedRuns; ++run)
+        CNNSTUDIO_CUDNN_CHECK(cudnnBackendExecute(handle, raw(plan), raw(pack)));
+    CNNSTUDIO_CUDA_CHECK(cudaEventRecord(stop, stream));
+    CNNSTUDIO_CUDA_CHECK(cudaEventSynchronize(stop));
+    float milliseconds = 0.0f;
+    CNNSTUDIO_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    return best;
+    return milliseconds / kTimedRuns;
 }
 
 }  // namespace
@@ -257,7 +259,8 @@ ConvEngineChoice ConvEngine::choose(const ConvOperands& operands, void* scratchO
 }
 
 void ConvEngine::run(const ConvOperands& operands, void* workspace) const {
-    CNNSTUDIO_CUDNN_CHECK(execute(handle_, plan_, pointersOf(direction_, operands), workspace));
+    const BackendDescriptor pack = variantPack(pointersOf(direction_, operands), workspace);
+    CNNSTUDIO_CUDNN_CHECK(cudnnBackendExecute(handle_, raw(plan_), raw(pack)));
 }
 
 std::string describeConv(const ConvGeometry& g) {

@@ -732,6 +732,9 @@ TEST_P(BackendConformance, SoftmaxCrossEntropyMatchesReference) {
     const Case cases[] = {
         {1, 7, 0.0f, false, 3.0f},  {16, 7, 0.0f, true, 3.0f},  {16, 7, 0.1f, true, 3.0f},
         {5, 10, 0.2f, false, 3.0f}, {64, 2, 0.05f, true, 3.0f}, {8, 100, 0.0f, false, 40.0f},
+        // more samples than the cuda kernel's lane groups take in one pass (128 of 7 classes,
+        // 256 of 3), with a ragged last pass; 33 classes: a warp per sample, two lanes' worth each
+        {600, 7, 0.1f, true, 3.0f}, {300, 3, 0.0f, false, 3.0f},  {70, 33, 0.0f, true, 3.0f},
     };
     for (const Case& c : cases) {
         LossGeometry g;

@@ -7,6 +7,7 @@
 # the first replay in both builds (the engine search and the warm-up step).
 # Usage: OUT=DIR bash docs/logs/2026-12-03-breakdown/driver.sh
 set -uo pipefail
+bash tools/device-session.sh  # unpacks the compressed libraries
 export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/local/cuda/lib64
 for build in before current; do
   programs=$PWD/.device/bin libraries=$LD_LIBRARY_PATH
