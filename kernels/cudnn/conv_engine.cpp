@@ -158,7 +158,10 @@ BackendDescriptor variantPack(std::array<void*, 3> pointers, void* workspace) {
 // infinity when the plan fails to run. One pair of events around all of them: the GPU runs them
 // without a gap, as it runs a replayed step, where events around each run would also time the
 // host's work between the start event and the launch (building the variant pack, a cask
-// engine's extra launches), which differs between engines.
+// engine's extra launches), which differs between engines. fer-cnn's cudnn bf16 step went from
+// 130.1k / 130.5k to 133.8k / 133.9k images/s with this and two small kernel changes
+// (docs/logs/2026-12-03-engine-timing; the others alone, docs/logs/2026-12-03-staging, moved it
+// within the noise).
 float timePlan(cudnnHandle_t handle, const BackendDescriptor& plan, std::array<void*, 3> pointers,
                void* workspace, cudaStream_t stream) {
     const BackendDescriptor pack = variantPack(pointers, workspace);

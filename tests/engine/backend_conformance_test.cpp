@@ -340,7 +340,16 @@ TEST_P(BackendConformance, ConvBatchNormReluInferenceMatchesTheThreeOps) {
                                                    runningMean.at(side), runningVar.at(side),
                                                    y.at(side));
             });
-            expectClose(y, "relu(batchNorm(conv(x)))");
+            // The error of a bf16 convolution with the batch norm folded in is relative to the
+            // values before the ReLU, whose cut can leave a few small outputs (3 channels of one
+            // pixel, say): y is measured on their scale.
+            Tensor z = test::poisonedActivations(*reference_, convOutputShape(g));
+            reference_->convForward(g, x.reference.data(), w.reference.data(),
+                                    withBias ? bias.reference.data() : nullptr, z.data());
+            reference_->batchNormForwardInference(bn, z.data(), gamma.reference.data(),
+                                                  beta.reference.data(), runningMean.reference.data(),
+                                                  runningVar.reference.data(), z.data());
+            expectClose(y, "relu(batchNorm(conv(x)))", rootMeanSquare(z.toHost()));
         }
     }
 }

@@ -191,6 +191,12 @@ inline double relativeError(std::span<const float> out, std::span<const float> r
 // are then measured against max(rms(ref), scale).
 inline constexpr double kLocalErrorFactor = 10.0;
 
+inline double rootMeanSquare(std::span<const float> values) {
+    double squares = 0.0;
+    for (float value : values) squares += double(value) * double(value);
+    return values.empty() ? 0.0 : std::sqrt(squares / double(values.size()));
+}
+
 inline ::testing::AssertionResult closeTo(std::span<const float> out, std::span<const float> ref,
                                           double tolerance, const std::string& what,
                                           double scale = 0.0) {
@@ -198,9 +204,7 @@ inline ::testing::AssertionResult closeTo(std::span<const float> out, std::span<
         return ::testing::AssertionFailure() << what << ": " << out.size() << " values, expected "
                                              << ref.size();
     if (out.empty()) return ::testing::AssertionSuccess();
-    double squares = 0.0;
-    for (float value : ref) squares += double(value) * double(value);
-    const double rms = std::max(std::sqrt(squares / double(ref.size())), scale);
+    const double refRms = rootMeanSquare(ref), rms = std::max(refRms, scale);
     const double localLimit = kLocalErrorFactor * tolerance * (rms > 0.0 ? rms : 1.0);
 
     std::size_t nonFinite = 0, worst = 0;
@@ -212,8 +216,8 @@ inline ::testing::AssertionResult closeTo(std::span<const float> out, std::span<
         if (delta > worstDelta) worstDelta = delta, worst = i;
     }
     double error = relativeError(out, ref);
-    if (scale > 0.0 && squares < double(ref.size()) * scale * scale)  // measured against scale
-        error *= squares > 0.0 ? std::sqrt(squares / double(ref.size())) / scale : 1.0 / scale;
+    if (scale > 0.0 && refRms < scale)  // measured against scale
+        error *= refRms > 0.0 ? refRms / scale : 1.0 / scale;
     if (error < tolerance && worstDelta <= localLimit) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure()
            << what << ": relative error " << error << " (tolerance " << tolerance << ") over "
