@@ -9,19 +9,25 @@
 // same input values and waiting on them.
 // forward: one thread per (4 neighbouring output pixels of a row, KC output channels), KC = 16
 //   when K allows (8 or 1 otherwise). The block first copies the weights into shared memory as
-//   [t][K]; each 16-byte read of 4 weights then feeds 16 multiply-adds.
+//   [t][K]; each 16-byte read of 4 weights then feeds 16 multiply-adds. (A thread per (pixel,
+//   8 channels) holding its 72 weights in registers, for grey 3x3 layers, took 0.074 ms on
+//   fer-cnn's input layer against this kernel's 0.059: docs/logs/2026-12-03-input-layer-pipelined.)
 // backward filter: the result is T rows of K, and row T for dbias (a tap whose input is 1).
 //   1. a grid of splits over the output pixels; a block is 32 pixel lanes x 8 channel lanes. A
 //      channel lane multiplies one 8-channel vector of dy (the eight lanes of a pixel read 128
 //      contiguous bytes) by the pixel's kTapChunk tap values, which the eight lanes fetch one or
-//      two each and pass round by shuffles. Each lane takes two pixels per iteration, so its
-//      loads overlap. At the end the pixel lanes are added in order (shuffles, then across
-//      warps) -> partials[split][row][K]
+//      two each and pass round by shuffles. Each lane takes two pixels per iteration; dy's vectors
+//      arrive by cp.async in a ring of per-thread shared-memory slots two iterations ahead, the
+//      tap values one iteration ahead, so the loads overlap the arithmetic (fer-cnn's input layer:
+//      0.080 ms before, 0.075 after, docs/logs/2026-12-03-input-layer-pipelined). At the end the
+//      pixel lanes are added in order (shuffles, then across warps) -> partials[split][row][K]
 //   2. 32 elements x 8 split lanes per block: each lane adds every eighth split (reads of 32
 //      consecutive elements), then the lanes are added in order -> dw (KCRS) and dbias.
 // Nothing is added by atomics, so results do not depend on scheduling. Counts stay below 2^30
 // (index_limits.h), so indices are 32-bit.
 #include <cstdint>
+
+#include <cuda_pipeline.h>
 
 #include "cuda/activation_storage.cuh"
 #include "cuda/direct_conv_channels_last.h"
@@ -181,19 +187,62 @@ __device__ int tapCode(const SmallConv& g, int t, int tapRows) {
     return (cr / g.kernelHeight) << 16 | (cr % g.kernelHeight) << 8 | s;
 }
 
+// dy's packs for the filter partials, each thread's own, through a ring of kDyStages slots per
+// pixel of an iteration in shared memory: `fetch` starts the copies of an iteration kDyStages - 1
+// iterations before `take` reads them, so those loads are in flight while the iterations between
+// compute. 16-byte packs (V = 8) are copied asynchronously (cp.async), zero-filled past the split;
+// single channels (V = 1, 2 bytes, which cp.async cannot copy) are loaded and stored at once. A
+// thread reads only the slots it filled, so no barrier is needed.
+constexpr int kDyStages = 3;
+constexpr int kFilterPixelsPerIteration = 2;
+
+template <int V>
+struct DyRing {
+    using Pack = Packed<__nv_bfloat16, V>;
+    Pack (&slots)[kDyStages][kFilterPixelsPerIteration][kThreads];
+
+    // The packs of dy at `pixels` (live: inside the split and the channels) into `stage`.
+    __device__ void fetch(int stage, const __nv_bfloat16* __restrict__ dy,
+                          const int (&pixels)[kFilterPixelsPerIteration],
+                          const bool (&live)[kFilterPixelsPerIteration], int channels,
+                          int k0) const {
+#pragma unroll
+        for (int u = 0; u < kFilterPixelsPerIteration; ++u) {
+            Pack* slot = &slots[stage][u][threadIdx.x];
+            const __nv_bfloat16* source = live[u] ? dy + pixels[u] * channels + k0 : dy;
+            if constexpr (V == 8)
+                __pipeline_memcpy_async(slot, source, sizeof(Pack), live[u] ? 0 : sizeof(Pack));
+            else
+                *slot = live[u] ? Pack::load(source) : Pack{};
+        }
+        __pipeline_commit();
+    }
+    // The packs of the iteration fetched into `stage`, once its copies (and all before) are in.
+    __device__ void take(int stage, Pack (&d)[kFilterPixelsPerIteration]) const {
+        __pipeline_wait_prior(kDyStages - 1);
+#pragma unroll
+        for (int u = 0; u < kFilterPixelsPerIteration; ++u) d[u] = slots[stage][u][threadIdx.x];
+    }
+};
+
 // tapRows = T + 1 when dbias is wanted, else T. Channel blocks of kChannelLanes * V channels and
 // tap chunks are passes over the split's pixels: one pass for fer-cnn's input layer (K = 64, 3x3).
 // Warps work independently until the final sums: the eight channel lanes of a pixel fetch its
 // tap values (one or two each) and pass them round by shuffles, and each lane takes two pixels
-// per iteration, so that four loads of each lane are in flight at once.
+// per iteration. The loads run ahead of the arithmetic: dy's through the DyRing, kDyStages - 1
+// iterations ahead, the tap values (from x, small enough to stay in L2) one iteration ahead in
+// registers.
 template <int V>
 __global__ void __launch_bounds__(kThreads, 2)
 smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                                    const __nv_bfloat16* __restrict__ dy, int tapRows,
                                    int pixelsPerSplit, float* __restrict__ partials) {
     static_assert(kTapChunk <= 2 * kChannelLanes, "a channel lane fetches at most two taps");
-    constexpr int kPixelsPerIteration = 2;
+    constexpr int kPixels = kFilterPixelsPerIteration;
+    constexpr int kStep = kPixels * kPixelLanes;  // pixels of the block per iteration
     __shared__ float warpSums[kWarps][kChannelLanes][kTapChunk * V];
+    __shared__ Packed<__nv_bfloat16, V> dySlots[kDyStages][kPixels][kThreads];
+    const DyRing<V> ring{dySlots};
     const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
     const int channelLane = lane % kChannelLanes, groupFirstLane = lane - channelLane;
     const int pixelLane = lane / kChannelLanes + kPixelLanesPerWarp * warp;
@@ -210,6 +259,17 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
     for (int channelBlock = 0; channelBlock < g.outChannels; channelBlock += kChannelLanes * V) {
         const int k0 = channelBlock + channelLane * V;  // V = 8: K % 8 == 0, so k0 + 8 <= K
         const bool hasChannels = k0 < g.outChannels;
+        // Starts the copies of dy for the iteration at `base` into `stage`.
+        auto fetchDy = [&](int base, int stage) {
+            int at[kPixels];
+            bool live[kPixels];
+#pragma unroll
+            for (int u = 0; u < kPixels; ++u) {
+                at[u] = base + pixelLane + u * kPixelLanes;
+                live[u] = hasChannels && at[u] < last;
+            }
+            ring.fetch(stage, dy, at, live, g.outChannels, k0);
+        };
         for (int tapBase = 0; tapBase < tapRows; tapBase += kTapChunk) {
             // This lane fetches taps channelLane and channelLane + 8 of the chunk.
             const int low = tapCode(g, tapBase + channelLane, tapRows);
@@ -217,35 +277,51 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
                                  ? tapCode(g, tapBase + channelLane + kChannelLanes, tapRows)
                                  : kNoTap;
             float acc[kTapChunk][V] = {};
-            OutputPixel at[kPixelsPerIteration];
+            OutputPixel at[kPixels];
 #pragma unroll
-            for (int u = 0; u < kPixelsPerIteration; ++u)
+            for (int u = 0; u < kPixels; ++u)
                 at[u] = OutputPixel(g, min(first + pixelLane + u * kPixelLanes, pixels - 1));
-            for (int base = first; base < last; base += kPixelsPerIteration * kPixelLanes) {
-                Packed<__nv_bfloat16, V> d[kPixelsPerIteration];
-                float lowValue[kPixelsPerIteration], highValue[kPixelsPerIteration];
+            // The tap values of the iteration at `base`; moves `at` on to the next one.
+            auto fetchTaps = [&](int base, float (&lowValue)[kPixels],
+                                 float (&highValue)[kPixels]) {
 #pragma unroll
-                for (int u = 0; u < kPixelsPerIteration; ++u) {
-                    const int pixel = base + pixelLane + u * kPixelLanes;
-                    const bool inSplit = pixel < last;
-                    d[u] = hasChannels && inSplit
-                               ? Packed<__nv_bfloat16, V>::load(dy + pixel * g.outChannels + k0)
-                               : Packed<__nv_bfloat16, V>{};
+                for (int u = 0; u < kPixels; ++u) {
+                    const bool inSplit = base + pixelLane + u * kPixelLanes < last;
                     lowValue[u] = tapValue(low, at[u], inSplit);
                     highValue[u] = tapValue(high, at[u], inSplit);
-                    at[u].advance(g, kPixelsPerIteration * kPixelLanes);
+                    at[u].advance(g, kStep);
                 }
+            };
+            for (int stage = 0; stage < kDyStages - 1; ++stage)
+                fetchDy(first + stage * kStep, stage);
+            float lowValue[kPixels], highValue[kPixels];
+            fetchTaps(first, lowValue, highValue);
+            int stage = 0;
+            for (int base = first; base < last; base += kStep) {
+                fetchDy(base + (kDyStages - 1) * kStep, (stage + kDyStages - 1) % kDyStages);
+                float nextLow[kPixels], nextHigh[kPixels];
+                fetchTaps(base + kStep, nextLow, nextHigh);
+                Packed<__nv_bfloat16, V> d[kPixels];
+                ring.take(stage, d);
 #pragma unroll
                 for (int tc = 0; tc < kTapChunk; ++tc)
 #pragma unroll
-                    for (int u = 0; u < kPixelsPerIteration; ++u) {
+                    for (int u = 0; u < kPixels; ++u) {
                         const float value =
                             __shfl_sync(0xffffffffu, tc < kChannelLanes ? lowValue[u] : highValue[u],
                                         groupFirstLane + tc % kChannelLanes);
 #pragma unroll
                         for (int j = 0; j < V; ++j) acc[tc][j] = fmaf(value, d[u].get(j), acc[tc][j]);
                     }
+#pragma unroll
+                for (int u = 0; u < kPixels; ++u) {
+                    lowValue[u] = nextLow[u];
+                    highValue[u] = nextHigh[u];
+                }
+                stage = (stage + 1) % kDyStages;
             }
+            // The copies fetched past the split land before the next pass reuses the ring.
+            __pipeline_wait_prior(0);
             // The warp's four pixel lanes of each channel lane, then the warps, in order.
 #pragma unroll
             for (int tc = 0; tc < kTapChunk; ++tc)

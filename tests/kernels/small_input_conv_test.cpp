@@ -143,14 +143,17 @@ void SmallInputConvTest::expectFilterGradientMatchesCpuRef(const ConvGeometry& g
 const ConvGeometry kFerInputLayer = convGeometry(3, 1, 48, 48, 64, 3, 3, 1, 1, 1, 1, 1);
 const ConvGeometry kRgbStem = convGeometry(2, 3, 17, 19, 16, 7, 7, 2, 2, 3, 3, 1);
 const ConvGeometry kRaggedOutputs = convGeometry(2, 2, 9, 7, 5, 3, 3, 1, 1, 1, 1, 1);
+// Grey 3x3 with 16 filters (two channel packs a pixel in the filter gradient), strided
+// and unpadded
+const ConvGeometry kGreyStrided = convGeometry(2, 1, 11, 13, 16, 3, 3, 2, 2, 0, 0, 1);
 
 TEST_F(SmallInputConvTest, ForwardMatchesCpuRef) {
-    for (const ConvGeometry& g : {kFerInputLayer, kRgbStem, kRaggedOutputs})
+    for (const ConvGeometry& g : {kFerInputLayer, kGreyStrided, kRgbStem, kRaggedOutputs})
         for (bool withBias : {true, false}) expectForwardMatchesCpuRef(g, withBias);
 }
 
 TEST_F(SmallInputConvTest, FilterGradientMatchesCpuRefAndRepeatsBitForBit) {
-    for (const ConvGeometry& g : {kFerInputLayer, kRgbStem, kRaggedOutputs})
+    for (const ConvGeometry& g : {kFerInputLayer, kGreyStrided, kRgbStem, kRaggedOutputs})
         for (bool withBias : {true, false}) expectFilterGradientMatchesCpuRef(g, withBias);
 }
 
