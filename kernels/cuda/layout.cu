@@ -48,7 +48,7 @@ constexpr int kTileRows = 8;            // threads per tile column: each does kT
 constexpr int kDirectTransposeSide = 8;  // below this rows or cols, the direct kernel
 constexpr int kWholeImageThreads = 256;
 constexpr int kWholeImageMinElements = kWholeImageThreads;  // smaller: most threads would idle
-constexpr int kWholeImageMaxElements = 12288;               // 48 KiB of fp32 in shared memory, padded
+constexpr int kWholeImageMaxElements = 12288;  // padded: 48 KiB of fp32 in shared memory
 constexpr int kWholeImageBlocksPerSm = 8;
 constexpr unsigned kMaxGridY = 65535;
 

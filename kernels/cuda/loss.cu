@@ -14,8 +14,9 @@
 // LossGeometry).
 // The loss is reduced on the device into one float (no host synchronisation). One block does
 // the whole batch: a group of lanes per sample (the classes rounded up to a power of two, at most
-// a warp; lanes over classes, shuffle reductions), then a block sum. A label outside [0, K) makes the loss (and that sample's gradient) NaN, which the
-// trainer's non-finite-loss check reports, rather than reading out of bounds.
+// a warp; lanes over classes, shuffle reductions), then a block sum. A label outside [0, K)
+// makes the loss (and that sample's gradient) NaN, which the trainer's non-finite-loss check
+// reports, rather than reading out of bounds.
 #include <cmath>
 #include <cstdint>
 
