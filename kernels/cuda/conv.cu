@@ -822,9 +822,14 @@ void CudaBackend::doConvBackwardData(const ConvGeometry& g, const float* dy, con
 
 void CudaBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
                                        float* dw, float* dbias) {
-    const OpLabel op = opLabel("convBackwardFilter");
-    requireIndexable(g, op);
+    requireIndexable(g, opLabel("convBackwardFilter"));
     activateDevice();
+    enqueueWeightGradient([&] { enqueueConvBackwardFilter(g, x, dy, dw, dbias); });
+}
+
+void CudaBackend::enqueueConvBackwardFilter(const ConvGeometry& g, const float* x,
+                                            const float* dy, float* dw, float* dbias) {
+    const OpLabel op = opLabel("convBackwardFilter");
     if (storesBf16()) {
         convBackwardFilterChannelsLast(g, x, dy, dw, dbias);
         return;

@@ -20,6 +20,10 @@ std::string mebibytes(std::size_t bytes) {
 
 std::string backendWhere(int device) { return "backend 'cuda', device " + std::to_string(device); }
 
+// Thrown by CudaBackend::grow for a scratch that may be refused (the weight-gradient stream's),
+// caught by enqueueWeightGradient.
+struct ScratchRefused {};
+
 // A captured training step: one graph launch per replay, on the backend's stream.
 class CudaStepGraph final : public StepGraph {
 public:
@@ -78,6 +82,13 @@ void CudaBackend::initialise(const BackendOptions& options) {
                     backendWhere(device_), "update the NVIDIA driver, or use cpu");
 
     CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    activeStream_ = stream_;
+    // One priority for both: a higher one for stream_ made fer-cnn's cudnn bf16 step 0.7% slower
+    // (docs/logs/2026-12-03-weight-gradient-overlap).
+    CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&weightGradientStream_, cudaStreamNonBlocking));
+    weightGradientWorkspace_.mayBeRefused = true;
+    CNNSTUDIO_CUDA_CHECK(cudaEventCreateWithFlags(&forkEvent_, cudaEventDisableTiming));
+    CNNSTUDIO_CUDA_CHECK(cudaEventCreateWithFlags(&joinEvent_, cudaEventDisableTiming));
     cudaMemPoolProps poolProperties{};
     poolProperties.allocType = cudaMemAllocationTypePinned;
     poolProperties.location.type = cudaMemLocationTypeDevice;
@@ -93,10 +104,16 @@ void CudaBackend::initialise(const BackendOptions& options) {
 CudaBackend::~CudaBackend() {
     // Nothing here may throw; errors at teardown have nowhere useful to go.
     cudaSetDevice(device_);
+    if (weightGradientStream_) cudaStreamSynchronize(weightGradientStream_);
     if (stream_) cudaStreamSynchronize(stream_);
     for (void* pointer : deferredFrees_) cudaFreeAsync(pointer, stream_);
-    if (workspace_) cudaFree(workspace_);
-    for (void* pointer : retiredWorkspaces_) cudaFree(pointer);
+    for (Scratch* scratch : {&workspace_, &weightGradientWorkspace_}) {
+        if (scratch->data) cudaFree(scratch->data);
+        for (void* pointer : scratch->retired) cudaFree(pointer);
+    }
+    if (forkEvent_) cudaEventDestroy(forkEvent_);
+    if (joinEvent_) cudaEventDestroy(joinEvent_);
+    if (weightGradientStream_) cudaStreamDestroy(weightGradientStream_);
     if (stream_) {
         cudaStreamSynchronize(stream_);
         cudaStreamDestroy(stream_);
@@ -210,15 +227,19 @@ void CudaBackend::synchronize() {
     if (capturing_)
         throw Error("synchronize() inside a captured step", backendWhere(device_),
                     "a captured step must not wait for the device");
+    CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(weightGradientStream_));
     CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void* CudaBackend::workspace(std::size_t bytes) {
-    if (bytes <= workspaceBytes_) return workspace_;
+void* CudaBackend::workspace(std::size_t bytes) { return grow(*activeWorkspace_, bytes); }
+
+void* CudaBackend::grow(Scratch& scratch, std::size_t bytes) {
+    if (bytes <= scratch.bytes) return scratch.data;
+    if (bytes >= scratch.refusedBytes) throw ScratchRefused{};
     activateDevice();
     // Grow by at least half again, so that a sequence of slightly larger requests does not
     // allocate every time.
-    std::size_t grown = workspaceBytes_ + workspaceBytes_ / 2;
+    std::size_t grown = scratch.bytes + scratch.bytes / 2;
     std::size_t newBytes = bytes > grown ? bytes : grown;
     void* pointer = nullptr;
     // cudaMalloc is outside stream order and is not recorded into a graph; during capture it
@@ -234,6 +255,11 @@ void* CudaBackend::workspace(std::size_t bytes) {
         CNNSTUDIO_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
         status = cudaMalloc(&pointer, newBytes);
     }
+    if (status == cudaErrorMemoryAllocation && scratch.mayBeRefused) {
+        cudaGetLastError();
+        scratch.refusedBytes = newBytes;
+        throw ScratchRefused{};
+    }
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         std::size_t freeBytes = 0, totalBytes = 0;
@@ -245,10 +271,63 @@ void* CudaBackend::workspace(std::size_t bytes) {
                     backendWhere(device_), "lower the batch size or use a smaller network");
     }
     CNNSTUDIO_CUDA_CHECK(status);
-    if (workspace_) retiredWorkspaces_.push_back(workspace_);
-    workspace_ = pointer;
-    workspaceBytes_ = newBytes;
-    return workspace_;
+    if (scratch.data) scratch.retired.push_back(scratch.data);
+    scratch.data = pointer;
+    scratch.bytes = newBytes;
+    return scratch.data;
+}
+
+// ---- weight gradients beside the backward pass ----------------------------------------------
+
+void CudaBackend::beginWeightGradientOverlap() { overlapOpen_ = true; }
+
+void CudaBackend::enqueueWeightGradient(const std::function<void()>& enqueue) {
+    if (!overlapOpen_) {
+        enqueue();
+        return;
+    }
+    // x and dy were written on stream_: the weight gradient starts after them.
+    CNNSTUDIO_CUDA_CHECK(cudaEventRecord(forkEvent_, stream_));
+    CNNSTUDIO_CUDA_CHECK(cudaStreamWaitEvent(weightGradientStream_, forkEvent_, 0));
+    auto switchTo = [this](cudaStream_t stream, Scratch* scratch) {
+        activeStream_ = stream;
+        activeWorkspace_ = scratch;
+        bindStream(stream);
+    };
+    switchTo(weightGradientStream_, &weightGradientWorkspace_);
+    weightGradientsPending_ = true;
+    try {
+        enqueue();
+    } catch (const ScratchRefused&) {
+        // No memory for a second workspace: this weight gradient runs in order instead. enqueue
+        // asks for its workspace before it enqueues anything, so nothing of it ran beside.
+        switchTo(stream_, &workspace_);
+        enqueue();
+        return;
+    } catch (...) {
+        switchTo(stream_, &workspace_);
+        throw;
+    }
+    switchTo(stream_, &workspace_);
+}
+
+cudaError_t CudaBackend::joinWeightGradientStream() {
+    if (!weightGradientsPending_) return cudaSuccess;
+    weightGradientsPending_ = false;
+    cudaError_t status = cudaEventRecord(joinEvent_, weightGradientStream_);
+    return status == cudaSuccess ? cudaStreamWaitEvent(stream_, joinEvent_, 0) : status;
+}
+
+void CudaBackend::awaitWeightGradients() {
+    activateDevice();
+    CNNSTUDIO_CUDA_CHECK(joinWeightGradientStream());
+}
+
+void CudaBackend::endWeightGradientOverlap() noexcept {
+    overlapOpen_ = false;
+    // Unchecked: an error here is the device's sticky one, which the next checked call reports.
+    cudaSetDevice(device_);
+    joinWeightGradientStream();
 }
 
 // ---- step capture ---------------------------------------------------------------------------

@@ -19,7 +19,11 @@
 //
 // Threading and ordering: one non-blocking stream per backend; every op is enqueued on it and
 // returns without waiting for the device (only download() and synchronize() wait), so a whole
-// training step can be captured as one CUDA graph. Memory comes from a stream-ordered pool
+// training step can be captured as one CUDA graph. The one exception: inside a weight-gradient
+// overlap (Backend::beginWeightGradientOverlap, the network's backward pass) convolution weight
+// gradients go to a second stream that forks from the first at each call and
+// joins it at awaitWeightGradients(); they fill the GPU beside the data gradients and batch
+// norms the step waits on (the graph holds the two branches). Memory comes from a stream-ordered pool
 // that keeps freed blocks for reuse, so a step loop never reaches cudaMalloc/cudaFree.
 //
 // Backend's public ops check their arguments and call the do<Op> implementations below; each
@@ -67,9 +71,15 @@ public:
     // graph; replay() launches it on stream(). The graph must not outlive the backend.
     std::unique_ptr<StepGraph> captureStep(const std::function<void()>& recordStep) override;
 
+    // ---- weight gradients beside the backward pass (see the top of this file) -------------
+    void beginWeightGradientOverlap() override;
+    void awaitWeightGradients() override;
+    void endWeightGradientOverlap() noexcept override;
+
     // ---- for code that enqueues its own work in order with the ops (NCCL collectives) ------
-    // The stream every op is enqueued on, and this backend's device index.
-    cudaStream_t stream() const { return stream_; }
+    // The stream ops are enqueued on (the weight-gradient stream only while
+    // enqueueWeightGradient runs), and this backend's device index.
+    cudaStream_t stream() const { return activeStream_; }
     int device() const { return device_; }
     // Makes this backend's device current on the calling thread. Every entry point calls it
     // first, so several backends on several devices can share one thread.
@@ -203,6 +213,15 @@ protected:
     // True while captureStep is recording on this backend's stream.
     bool isCapturing() const { return capturing_; }
 
+    // Runs `enqueue` with stream() and workspace() switched to the weight-gradient stream and
+    // its own scratch, after everything enqueued so far, while an overlap is open; otherwise,
+    // or when the device has no room for that scratch, runs it as it is. `enqueue` asks for its
+    // workspace() before it enqueues anything, and only enqueues device work: anything that
+    // allocates otherwise, searches or synchronises belongs before it.
+    void enqueueWeightGradient(const std::function<void()>& enqueue);
+    // Called with the stream ops go to whenever it changes, for library handles bound to it.
+    virtual void bindStream(cudaStream_t /*stream*/) {}
+
     // Scratch device memory of at least `bytes`, for use by work enqueued on stream() until
     // the next workspace() call; an op that needs several scratch regions asks once for their
     // sum. The buffer only grows, and outgrown buffers stay allocated until the backend is
@@ -211,7 +230,26 @@ protected:
     void* workspace(std::size_t bytes);
 
 private:
+    // Device memory that only grows (see workspace()).
+    struct Scratch {
+        void* data = nullptr;
+        std::size_t bytes = 0;
+        std::vector<void*> retired;  // outgrown, kept alive
+        // The weight-gradient stream's: when the device has no room for it, the weight gradient
+        // runs in order on stream_ instead of failing, and requests of refusedBytes or more
+        // are not tried again.
+        bool mayBeRefused = false;
+        std::size_t refusedBytes = SIZE_MAX;
+    };
+
     void initialise(const BackendOptions& options);
+    void* grow(Scratch& scratch, std::size_t bytes);
+    // Makes stream_ wait for the weight gradients enqueued beside it, if any are pending.
+    cudaError_t joinWeightGradientStream();
+
+    // doConvBackwardFilter's work, on stream() (conv.cu).
+    void enqueueConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
+                                   float* dw, float* dbias);
 
     // ---- bf16 channels-last convolution (conv_channels_last.cpp) ----------------------------
     void convForwardChannelsLast(const ConvGeometry& g, const float* x, const float* w,
@@ -224,13 +262,22 @@ private:
     int device_ = 0;
     Precision precision_ = Precision::Fp32;
     cudaDeviceProp properties_{};
-    cudaStream_t stream_ = nullptr;
+    cudaStream_t stream_ = nullptr;        // the step's stream: everything but overlapped dw
+    cudaStream_t activeStream_ = nullptr;  // what stream() returns: stream_ or the one below
     cudaMemPool_t pool_ = nullptr;
     bool capturing_ = false;
-    std::vector<void*> deferredFrees_;      // freed while capturing; released after capture
-    void* workspace_ = nullptr;
-    std::size_t workspaceBytes_ = 0;
-    std::vector<void*> retiredWorkspaces_;  // outgrown, kept alive (see workspace())
+    std::vector<void*> deferredFrees_;  // freed while capturing; released after capture
+    Scratch workspace_;
+    Scratch* activeWorkspace_ = &workspace_;
+
+    // The weight-gradient overlap: its stream, its scratch, the events that fork it from
+    // stream_ and join it back, and whether work is enqueued on it that stream_ has not joined.
+    cudaStream_t weightGradientStream_ = nullptr;
+    Scratch weightGradientWorkspace_;
+    cudaEvent_t forkEvent_ = nullptr;
+    cudaEvent_t joinEvent_ = nullptr;
+    bool overlapOpen_ = false;
+    bool weightGradientsPending_ = false;
 };
 
 }  // namespace cnnstudio::kernels

@@ -225,13 +225,15 @@ void CudnnBackend::doConvBackwardFilter(const ConvGeometry& g, const float* x, c
     chooseBackwardFilterAlgorithm(g, plan, x, dy);
     const ConvAlgorithmChoice& choice = plan.backwardFilter;
     CNNSTUDIO_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.convolution.get(), choice.mathType));
-    CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
-        cudnnConvolutionBwdFilterAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
-        choice.workspaceBytes, &zero, plan.filter.get(), dw));
-    if (dbias != nullptr)
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.outputFloat.get(),
-                                                           dy, &zero, plan.bias.get(), dbias));
+    enqueueWeightGradient([&] {
+        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            cudnn_, &one, plan.input.get(), x, plan.output.get(), dy, plan.convolution.get(),
+            cudnnConvolutionBwdFilterAlgo_t(choice.algorithm), workspace(choice.workspaceBytes),
+            choice.workspaceBytes, &zero, plan.filter.get(), dw));
+        if (dbias != nullptr)
+            CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(
+                cudnn_, &one, plan.outputFloat.get(), dy, &zero, plan.bias.get(), dbias));
+    });
 }
 
 void CudnnBackend::doConvBatchNormReluInference(const ConvGeometry& g, const float* x,

@@ -156,34 +156,45 @@ void CudnnBackend::convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPla
                                                   const float* x, const float* dy, float* dw,
                                                   float* dbias) {
     if (isSmallInputConv(g)) {
-        smallInputConvBackwardFilter(g, asBf16(x), asBf16(dy), dw, dbias,
-                                     workspace(smallInputConvBackwardFilterWorkspaceBytes(g)),
-                                     stream());
+        enqueueWeightGradient([&] {
+            smallInputConvBackwardFilter(g, asBf16(x), asBf16(dy), dw, dbias,
+                                         workspace(smallInputConvBackwardFilterWorkspaceBytes(g)),
+                                         stream());
+        });
         return;
     }
+    // Padding (which may allocate) and the engine search run in order; the rest may overlap.
     const void* input = padInput(g, plan, x);
     ConvEngine& engine =
         convEngine(g, plan, ConvDirection::BackwardFilter, {input, nullptr, dy, nullptr}, nullptr);
     ChannelPadding* padding = plan.padding.get();
-    const std::int64_t pixels = std::int64_t(g.batch) * g.outHeight * g.outWidth;
-    ScratchLayout layout;
-    const std::size_t gradientAt = layout.add(filterStagingBytes(g));
-    const std::size_t paddedAt =
-        layout.add(padding ? bf16Bytes(padding->geometry.weightCount()) : 0);
-    const std::size_t workAt = layout.add(engine.workspaceBytes());
-    const std::size_t sumsAt = layout.add(
-        dbias != nullptr ? channelSumsChannelsLastWorkspaceBytes(pixels, g.outChannels) : 0);
-    char* scratch = static_cast<char*>(workspace(layout.total()));
-    char* gradient = scratch + (padding ? paddedAt : gradientAt);
-    engine.run({input, nullptr, dy, gradient}, scratch + workAt);
-    if (padding)  // the real channels of the padded KRSC dw
-        copyChannels(g.outChannels, g.kernelHeight * g.kernelWidth, g.inChannels,
-                     reinterpret_cast<const float*>(gradient), padding->geometry.inChannels, 0,
-                     reinterpret_cast<float*>(scratch + gradientAt), g.inChannels, 0);
-    unstageFilterGradient(g, scratch + gradientAt, dw);
-    if (dbias != nullptr)
-        channelSumsChannelsLast(asBf16(dy), dbias, pixels, g.outChannels, scratch + sumsAt,
-                                stream());
+    auto enqueue = [&] {
+        const std::int64_t pixels = std::int64_t(g.batch) * g.outHeight * g.outWidth;
+        ScratchLayout layout;
+        const std::size_t gradientAt = layout.add(filterStagingBytes(g));
+        const std::size_t paddedAt =
+            layout.add(padding ? bf16Bytes(padding->geometry.weightCount()) : 0);
+        const std::size_t workAt = layout.add(engine.workspaceBytes());
+        const std::size_t sumsAt = layout.add(
+            dbias != nullptr ? channelSumsChannelsLastWorkspaceBytes(pixels, g.outChannels) : 0);
+        char* scratch = static_cast<char*>(workspace(layout.total()));
+        char* gradient = scratch + (padding ? paddedAt : gradientAt);
+        engine.run({input, nullptr, dy, gradient}, scratch + workAt);
+        if (padding)  // the real channels of the padded KRSC dw
+            copyChannels(g.outChannels, g.kernelHeight * g.kernelWidth, g.inChannels,
+                         reinterpret_cast<const float*>(gradient), padding->geometry.inChannels, 0,
+                         reinterpret_cast<float*>(scratch + gradientAt), g.inChannels, 0);
+        unstageFilterGradient(g, scratch + gradientAt, dw);
+        if (dbias != nullptr)
+            channelSumsChannelsLast(asBf16(dy), dbias, pixels, g.outChannels, scratch + sumsAt,
+                                    stream());
+    };
+    // A padded x lives in the plan, which layers of one geometry share: the next such layer
+    // would pad into it under a weight gradient still reading it, so these stay in order.
+    if (padding)
+        enqueue();
+    else
+        enqueueWeightGradient(enqueue);
 }
 
 }  // namespace cnnstudio::kernels

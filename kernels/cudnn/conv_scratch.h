@@ -42,12 +42,14 @@ inline std::size_t bf16Bytes(std::int64_t count) {
 
 // Device memory for one benchmark: room for the staged filter (bf16 only), an output the
 // benchmark may overwrite, and the algorithms' workspace. Freed when the search ends
-// (stream-ordered, after the synchronous benchmark).
+// (stream-ordered, after the synchronous benchmark). The benchmark times on the step's stream
+// alone: weight gradients still running beside it are waited for first.
 class AlgorithmSearch {
 public:
     AlgorithmSearch(Backend& memory, std::size_t filterRoomBytes, std::size_t outputBytes,
                     std::size_t workspaceLimit)
         : memory_(memory), workspaceBytes_(workspaceLimit) {
+        memory_.awaitWeightGradients();
         ScratchLayout layout;
         const std::size_t filterAt = layout.add(filterRoomBytes);
         const std::size_t outputAt = layout.add(outputBytes);

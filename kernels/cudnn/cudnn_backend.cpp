@@ -103,6 +103,10 @@ CudnnBackend::~CudnnBackend() {
     cudnnDestroy(cudnn_);
 }
 
+void CudnnBackend::bindStream(cudaStream_t stream) {
+    CNNSTUDIO_CUDNN_CHECK(cudnnSetStream(cudnn_, stream));
+}
+
 std::string CudnnBackend::name() const { return "cudnn"; }
 
 std::string CudnnBackend::description() const {

@@ -164,6 +164,11 @@ public:
     CudnnStats stats() const;
 
 protected:
+    // Points the cuDNN handle at the stream ops go to (CudaBackend::enqueueWeightGradient).
+    // cuBLAS stays on the step's stream: no weight gradient calls it, and its one workspace
+    // could not serve two streams at once.
+    void bindStream(cudaStream_t stream) override;
+
     // ---- convolution (conv.cpp) -----------------------------------------------------------
     void doConvForward(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                        float* y) override;

@@ -317,6 +317,37 @@ TEST_P(BackendConformance, ConvBackwardFilterMatchesReference) {
     }
 }
 
+// Inside a weight-gradient overlap (the network's backward pass) a backend may compute dw and
+// dbias beside the ops called after them; once awaitWeightGradients() returns, a later op sees
+// them whole and may overwrite the x and dy they were computed from.
+TEST_P(BackendConformance, ConvBackwardFilterInAnOverlapIsWholeAfterTheAwait) {
+    SeededRandom random;
+    std::vector<ConvGeometry> geometries = convGeometriesToTest();
+    geometries.push_back(convGeometry(16, 64, 24, 24, 128, 3, 3, 1, 1, 1, 1, 1));  // fer-cnn's conv2_1
+    for (const ConvGeometry& g : geometries) {
+        SCOPED_TRACE(describe(g));
+        TwinTensor x = activationInput(convInputShape(g), random.uniforms(std::size_t(g.inputCount())));
+        TwinTensor dy = activationInput(convOutputShape(g), random.uniforms(std::size_t(g.outputCount())));
+        TwinTensor dw = poisoned(g.weightCount()), dwSeen = poisoned(g.weightCount());
+        TwinTensor dbias = poisoned(g.outChannels), dbiasSeen = poisoned(g.outChannels);
+        runOnBoth([&](Backend& backend, Side side) {
+            WeightGradientOverlap overlap(backend);
+            backend.convBackwardFilter(g, x.at(side), dy.at(side), dw.at(side), dbias.at(side));
+            backend.awaitWeightGradients();
+            backend.copy(dwSeen.at(side), dw.at(side), std::size_t(g.weightCount()) * sizeof(float));
+            backend.copy(dbiasSeen.at(side), dbias.at(side), std::size_t(g.outChannels) * sizeof(float));
+            backend.fill(x.at(side), 0.0f, std::size_t(g.inputCount()));
+            backend.fill(dy.at(side), 0.0f, std::size_t(g.outputCount()));
+        });
+        expectClose(dw, "dw");
+        expectClose(dbias, "dbias");
+        EXPECT_TRUE(identical(dwSeen.tested.toHost(), dw.tested.toHost(),
+                              "dw as the copy after the await read it"));
+        EXPECT_TRUE(identical(dbiasSeen.tested.toHost(), dbias.tested.toHost(),
+                              "dbias as the copy after the await read it"));
+    }
+}
+
 TEST_P(BackendConformance, ConvBatchNormReluInferenceMatchesTheThreeOps) {
     SeededRandom random;
     for (const ConvGeometry& g : convGeometriesToTest()) {

@@ -300,7 +300,8 @@ TEST_F(CudaBackendTest, MisalignedPointersGiveTheSameResults) {
 
 // The state one small training step reads and writes: a convolution whose weights SGD updates
 // from the gradient of a dropout-masked output. The learning rate and the dropout mask change
-// with the uploaded StepScalars.
+// with the uploaded StepScalars. The weight gradient is overlapped, as in a network's backward
+// pass: a captured step forks it to the second stream and joins it before the update.
 struct TinyStep {
     static ConvGeometry geometry() { return convGeometry(4, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1); }
     ConvGeometry g = geometry();
@@ -321,7 +322,10 @@ struct TinyStep {
         backend.convForward(g, x.data(), w.data(), bias.data(), y.data());
         backend.dropoutMask(0.3f, 1234, step.data(), mask.data(), std::size_t(g.outputCount()));
         backend.multiply(y.data(), mask.data(), masked.data(), std::size_t(g.outputCount()));
-        backend.convBackwardFilter(g, x.data(), masked.data(), dw.data(), db.data());
+        {
+            WeightGradientOverlap overlap(backend);
+            backend.convBackwardFilter(g, x.data(), masked.data(), dw.data(), db.data());
+        }
         backend.sgdUpdate(sgd, step.data(), w.data(), dw.data(), velocity.data(),
                           std::size_t(g.weightCount()));
     }
@@ -385,6 +389,43 @@ TEST_F(CudaBackendTest, OutOfMemorySaysHowMuchWhereAndWhatToDo) {
     Tensor t(*cuda_, flatShape(3));
     cuda_->fill(t.data(), 1.0f, 3);
     EXPECT_TRUE(identical(t.toHost(), std::vector<float>(3, 1.0f), "fill after the failure"));
+}
+
+// Allocates device memory from `backend` until none is left; the caller frees the blocks.
+std::vector<void*> takeAllDeviceMemory(Backend& backend) {
+    std::vector<void*> blocks;
+    for (std::size_t bytes = std::size_t(1) << 30; bytes >= (std::size_t(1) << 20);) {
+        try {
+            blocks.push_back(backend.allocateBytes(bytes));
+        } catch (const Error&) {
+            bytes /= 2;
+        }
+    }
+    return blocks;
+}
+
+// The weight-gradient stream has scratch memory of its own; with no room left for it, an
+// overlapped weight gradient runs in order with the step's scratch instead of failing.
+TEST_F(CudaBackendTest, OverlappedWeightGradientWithoutRoomForItsScratchRunsInOrder) {
+    SeededRandom random;
+    const ConvGeometry g = convGeometry(8, 64, 12, 12, 64, 3, 3, 1, 1, 1, 1, 1);
+    Tensor x = tensorFromHost(*cuda_, random.uniforms(std::size_t(g.inputCount())));
+    Tensor dy = tensorFromHost(*cuda_, random.uniforms(std::size_t(g.outputCount())));
+    Tensor dwInOrder = poisonedTensor(*cuda_, g.weightCount()), dw = poisonedTensor(*cuda_, g.weightCount());
+    Tensor dbInOrder = poisonedTensor(*cuda_, g.outChannels), db = poisonedTensor(*cuda_, g.outChannels);
+    // In order first: the step's scratch grows to what the op needs.
+    cuda_->convBackwardFilter(g, x.data(), dy.data(), dwInOrder.data(), dbInOrder.data());
+    std::vector<void*> blocks = takeAllDeviceMemory(*cuda_);
+    ASSERT_FALSE(blocks.empty());
+    try {
+        WeightGradientOverlap overlap(*cuda_);
+        cuda_->convBackwardFilter(g, x.data(), dy.data(), dw.data(), db.data());
+    } catch (const Error& error) {
+        ADD_FAILURE() << "the overlapped weight gradient failed: " << error.what();
+    }
+    for (void* block : blocks) cuda_->freeBytes(block);
+    EXPECT_TRUE(identical(dw.toHost(), dwInOrder.toHost(), "dw overlapped, without room"));
+    EXPECT_TRUE(identical(db.toHost(), dbInOrder.toHost(), "dbias overlapped, without room"));
 }
 
 TEST_F(CudaBackendTest, Tf32IsRefusedAndCudnnIsNamedForIt) {

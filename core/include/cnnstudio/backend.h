@@ -451,6 +451,20 @@ public:
         return nullptr;
     }
 
+    // ---- weight gradients beside the backward pass (nothing to check) ---------------------
+    // While an overlap is open, a backend may compute convBackwardFilter's dw and dbias
+    // concurrently with the ops called after it (GPU backends: on a second stream, beside the
+    // chain of data gradients and batch norms that the step waits on). Until
+    // awaitWeightGradients() or the end of the overlap, the caller must not read those dw and
+    // dbias nor overwrite the x and dy they were computed from. The network's backward pass is
+    // one overlap (WeightGradientOverlap). Default: nothing overlaps, every call is in order.
+    virtual void beginWeightGradientOverlap() {}
+    // Whatever is called after this sees every weight gradient enqueued before it.
+    virtual void awaitWeightGradients() {}
+    // awaitWeightGradients(), and later convBackwardFilter calls run in order again. Does not
+    // throw: a device error it meets surfaces at the next op that checks.
+    virtual void endWeightGradientOverlap() noexcept {}
+
 protected:
     // The label of this backend's `op` ("convForward"), for the checks of its own limits.
     OpLabel opLabel(const char* op) const { return OpLabel(*this, op); }
@@ -574,6 +588,21 @@ protected:
 
 private:
     std::uint64_t downloadCount_ = 0;
+};
+
+// Opens a weight-gradient overlap for its lifetime, so that it ends on every way out of a scope,
+// an exception included (a captured step must join all its work before the capture ends).
+class WeightGradientOverlap {
+public:
+    explicit WeightGradientOverlap(Backend& backend) : backend_(backend) {
+        backend_.beginWeightGradientOverlap();
+    }
+    ~WeightGradientOverlap() { backend_.endWeightGradientOverlap(); }
+    WeightGradientOverlap(const WeightGradientOverlap&) = delete;
+    WeightGradientOverlap& operator=(const WeightGradientOverlap&) = delete;
+
+private:
+    Backend& backend_;
 };
 
 }  // namespace cnnstudio

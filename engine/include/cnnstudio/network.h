@@ -143,9 +143,11 @@ public:
     const std::vector<ParameterInfo>& parameterInfo() const { return parameterInfo_; }
     const std::vector<ParameterInfo>& stateInfo() const { return stateInfo_; }
 
-    // Called during backward() each time a layer's parameter gradients are complete, with the
+    // Called during backward() each time a layer's parameter gradients are enqueued, with the
     // slice [offset, offset + count) of gradients(); last layers come first. Parameters are laid
-    // out in reverse topological order, so the slices arrive front to back.
+    // out in reverse topological order, so the slices arrive front to back. backward() overlaps
+    // weight gradients with the rest of the pass (Backend::beginWeightGradientOverlap): work that
+    // reads the slice before backward() returns calls backend().awaitWeightGradients() first.
     void setGradientsReadyHook(std::function<void(std::size_t offset, std::size_t count)> hook);
 
 private:

@@ -48,6 +48,8 @@ void GradientSync::onGradientsReady(std::size_t offset, std::size_t count) {
     if (pendingCount_ == 0) pendingOffset_ = offset;
     pendingCount_ += count;
     if (pendingCount_ >= bucketFloats_) {
+        // Mid-backward: the bucket's weight gradients may still be running beside it.
+        network_.backend().awaitWeightGradients();
         communicator_.startAllReduceMean(network_.gradients() + pendingOffset_, pendingCount_);
         pendingCount_ = 0;
     }

@@ -427,6 +427,9 @@ void Network::backward() {
     backend_.softmaxCrossEntropyBackward(lossGeometry(), probabilities_.data(), labels_,
                                          classWeights_.empty() ? nullptr : classWeights_.data(),
                                          sink.outputGradient.data(), labelMix(), softTargets_);
+    // Weight gradients may run beside the chain of input gradients: nothing in this pass reads
+    // them or overwrites what they read, and the overlap ends (joins) before the optimiser.
+    WeightGradientOverlap overlap(backend_);
     for (std::size_t i = nodes_.size() - 1; i >= 1; --i) {
         Node& node = *nodes_[i];
         if (node.absorbedInTraining) continue;  // its batch norm differentiates the chain
