@@ -21,10 +21,10 @@
 // returns without waiting for the device (only download() and synchronize() wait), so a whole
 // training step can be captured as one CUDA graph. The one exception: inside a weight-gradient
 // overlap (Backend::beginWeightGradientOverlap, the network's backward pass) convolution weight
-// gradients go to a second stream that forks from the first at each call and
-// joins it at awaitWeightGradients(); they fill the GPU beside the data gradients and batch
-// norms the step waits on (the graph holds the two branches). Memory comes from a stream-ordered pool
-// that keeps freed blocks for reuse, so a step loop never reaches cudaMalloc/cudaFree.
+// gradients go to a second stream that forks from the first at each call and joins it at
+// awaitWeightGradients(); they fill the GPU beside the data gradients and batch norms the step
+// waits on (the graph holds the two branches). Memory comes from a stream-ordered pool that keeps
+// freed blocks for reuse, so a step loop never reaches cudaMalloc/cudaFree.
 //
 // Backend's public ops check their arguments and call the do<Op> implementations below; each
 // lives in the file named for the op (kernels/cuda/conv.cu defines doConvForward,
