@@ -4,19 +4,23 @@
 // dropout masks that change every step. Against cpu-ref the steps agree in norm only: over a
 // whole network a 1e-7 difference can flip a max-pool argmax or a ReLU and move single
 // gradients by a few percent, so elementwise limits would be flaky.
-// A second suite checks ten fer-cnn steps of every GPU backend and precision against cpu-ref.
+// A second suite checks ten fer-cnn steps of every GPU backend and precision against cpu-ref,
+// and that gradient buckets reduced during backward read whole weight gradients.
 // Skips, saying why, without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_registry.h"
+#include "cnnstudio/distributed.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
 #include "cnnstudio/presets.h"
@@ -137,6 +141,59 @@ TEST_P(FerCnnTraining, TenStepsGiveTheLossesOfCpuRef) {
         trainSteps(*reference, spec, batch, images, labels, true, 10, learningRate);
     EXPECT_LT(relativeError(onGpu.losses, onCpuRef.losses), GetParam().lossTolerance)
         << "losses over ten steps";
+}
+
+// A communicator of two ranks that reduces nothing: each reduction copies its slice of the
+// gradients, in order with the backend's work, where an all-reduce would read it.
+class SnapshotCommunicator final : public Communicator {
+public:
+    SnapshotCommunicator(Backend& backend, const float* gradients, float* snapshot)
+        : backend_(backend), gradients_(gradients), snapshot_(snapshot) {
+        world_.size = 2;
+    }
+    const WorldInfo& world() const override { return world_; }
+    std::string transport() const override { return "snapshot"; }
+    void startAllReduceMean(float* data, std::size_t count) override {
+        backend_.copy(snapshot_ + (data - gradients_), data, count * sizeof(float));
+    }
+    void finishAllReduces() override {}
+    void broadcast(float*, std::size_t, int) override {}
+    void allReduceSumHost(std::span<double>) override {}
+    void barrier() override {}
+
+private:
+    Backend& backend_;
+    const float* gradients_;
+    float* snapshot_;
+    WorldInfo world_;
+};
+
+// backward() computes weight gradients beside the rest of the pass; a gradient bucket started in
+// the middle of it (one per layer here) must still read its layers' gradients whole.
+TEST_P(FerCnnTraining, GradientBucketsReadTheirWeightGradientsWhole) {
+    if (std::string why = backendUnavailableReason(GetParam().backend); !why.empty())
+        GTEST_SKIP() << "no CUDA device: " << why;
+    BackendOptions options;
+    options.precision = GetParam().precision;
+    std::unique_ptr<Backend> gpu = createBackend(GetParam().backend, options);
+    const int batch = 64;
+    Network network(loadPreset("fer-cnn"), *gpu, batch, 7);
+    SeededRandom random;
+    network.input().fromHost(random.uniforms(std::size_t(network.input().count())));
+    const std::vector<std::int32_t> labels = random.labels(std::size_t(batch), network.classes());
+    gpu->upload(network.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
+    const std::size_t count = network.parameterCount();
+    Tensor snapshot = poisonedTensor(*gpu, std::int64_t(count));
+    SnapshotCommunicator communicator(*gpu, network.gradients(), snapshot.data());
+    GradientSync sync(network, communicator, 1);
+    gpu->fill(network.gradients(), std::numeric_limits<float>::quiet_NaN(), count);
+    network.forward(Phase::Training);
+    network.computeLoss();
+    network.backward();
+    sync.finish();
+    std::vector<float> gradients(count);
+    gpu->download(gradients.data(), network.gradients(), count * sizeof(float));
+    EXPECT_TRUE(identical(snapshot.toHost(), gradients, "gradients as each bucket read them"));
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryGpuBackend, FerCnnTraining,
