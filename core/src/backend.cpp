@@ -213,6 +213,42 @@ void Backend::batchNormReluBackward(const BatchNormGeometry& g, const float* x, 
                             dbeta);
 }
 
+void Backend::convBatchNormReluForwardTraining(const ConvGeometry& g, const float* x,
+                                               const float* w, const float* bias,
+                                               const BatchNormGeometry& bn, const float* gamma,
+                                               const float* beta, float* c, float* z, float* y,
+                                               float* runningMean, float* runningVar,
+                                               float* savedMean, float* savedInvStd) {
+    const OpLabel op = opLabel("convBatchNormReluForwardTraining");
+    ops::checkConvGeometry(g, op);
+    ops::checkBatchNormGeometry(bn, true, op);
+    ops::checkConvBatchNormChain(g, bn, op);
+    requirePointers({{x, "x"}, {w, "w"}, {gamma, "gamma"}, {beta, "beta"}, {c, "c"}, {z, "z"},
+                     {y, "y"}, {runningMean, "runningMean"}, {runningVar, "runningVar"},
+                     {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"}}, op);
+    doConvBatchNormReluForwardTraining(g, x, w, bias, bn, gamma, beta, c, z, y, runningMean,
+                                       runningVar, savedMean, savedInvStd);
+}
+
+void Backend::convBatchNormReluBackward(const ConvGeometry& g, const float* x, const float* w,
+                                        const float* bias, const BatchNormGeometry& bn,
+                                        const float* c, const float* y, const float* dy,
+                                        const float* gamma, const float* beta,
+                                        const float* savedMean, const float* savedInvStd,
+                                        float* dz, float* dc, float* dw, float* dbias,
+                                        float* dgamma, float* dbeta) {
+    const OpLabel op = opLabel("convBatchNormReluBackward");
+    ops::checkConvGeometry(g, op);
+    ops::checkBatchNormGeometry(bn, true, op);
+    ops::checkConvBatchNormChain(g, bn, op);
+    requirePointers({{x, "x"}, {w, "w"}, {c, "c"}, {y, "y"}, {dy, "dy"}, {gamma, "gamma"},
+                     {beta, "beta"}, {savedMean, "savedMean"}, {savedInvStd, "savedInvStd"},
+                     {dz, "dz"}, {dc, "dc"}, {dw, "dw"}, {dgamma, "dgamma"}, {dbeta, "dbeta"}},
+                    op);
+    doConvBatchNormReluBackward(g, x, w, bias, bn, c, y, dy, gamma, beta, savedMean, savedInvStd,
+                                dz, dc, dw, dbias, dgamma, dbeta);
+}
+
 void Backend::batchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,
                                                   const PoolGeometry& pool, const float* x,
                                                   const float* gamma, const float* beta, float* z,
@@ -433,6 +469,29 @@ void Backend::doBatchNormReluBackward(const BatchNormGeometry& g, const float* x
                                       float* dx, float* dgamma, float* dbeta) {
     doActivationBackward(Activation::Relu, 0.0f, y, y, dy, dz, std::size_t(g.count()));
     doBatchNormBackward(g, x, dz, gamma, savedMean, savedInvStd, dx, dgamma, dbeta);
+}
+
+void Backend::doConvBatchNormReluForwardTraining(const ConvGeometry& g, const float* x,
+                                                 const float* w, const float* bias,
+                                                 const BatchNormGeometry& bn, const float* gamma,
+                                                 const float* beta, float* c, float* z, float* y,
+                                                 float* runningMean, float* runningVar,
+                                                 float* savedMean, float* savedInvStd) {
+    doConvForward(g, x, w, bias, c);
+    doBatchNormReluForwardTraining(bn, c, gamma, beta, z, y, runningMean, runningVar, savedMean,
+                                   savedInvStd);
+}
+
+void Backend::doConvBatchNormReluBackward(const ConvGeometry& g, const float* x, const float*,
+                                          const float*, const BatchNormGeometry& bn,
+                                          const float* c, const float* y, const float* dy,
+                                          const float* gamma, const float* beta,
+                                          const float* savedMean, const float* savedInvStd,
+                                          float* dz, float* dc, float* dw, float* dbias,
+                                          float* dgamma, float* dbeta) {
+    doBatchNormReluBackward(bn, c, y, dy, gamma, beta, savedMean, savedInvStd, dz, dc, dgamma,
+                            dbeta);
+    doConvBackwardFilter(g, x, dc, dw, dbias);
 }
 
 void Backend::doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,

@@ -12,7 +12,8 @@
 // channel, then a finalize kernel adding each channel's partials in order); the elementwise
 // passes are grid-stride kernels over all N * C * S values, float4 when S % 4 == 0.
 // This file computes them on fp32 NCHW activations; in bf16 precision (bf16 channels-last) the
-// ops hand over to batchnorm_channels_last.h, which also fuses the ReLU of BatchNorm -> ReLU.
+// ops hand over to batchnorm_channels_last.h, which also fuses the ReLU of BatchNorm -> ReLU,
+// and a network's input block (Conv2D -> BatchNorm -> ReLU) to small_input_conv.h.
 #include <cstdint>
 
 #include "cuda/batchnorm_channels_last.h"
@@ -20,6 +21,7 @@
 #include "cuda/channel_sums.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/index_limits.h"
+#include "cuda/small_input_conv.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -318,6 +320,42 @@ void CudaBackend::doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g,
         g, pool.outHeight, pool.outWidth, asBf16(x), asBf16(dy), gamma, beta, savedMean,
         savedInvStd, asBf16(dx), dgamma, dbeta, workspace(batchNormChannelsLastWorkspaceBytes(g)),
         deviceProperties().multiProcessorCount, stream());
+}
+
+void CudaBackend::doConvBatchNormReluForwardTraining(
+        const ConvGeometry& g, const float* x, const float* w, const float* bias,
+        const BatchNormGeometry& bn, const float* gamma, const float* beta, float* c, float* z,
+        float* y, float* runningMean, float* runningVar, float* savedMean, float* savedInvStd) {
+    if (!storesBf16() || !isSmallInputConvBatchNormRelu(g)) {
+        Backend::doConvBatchNormReluForwardTraining(g, x, w, bias, bn, gamma, beta, c, z, y,
+                                                    runningMean, runningVar, savedMean,
+                                                    savedInvStd);
+        return;
+    }
+    requireIndexable(g, opLabel("convBatchNormReluForwardTraining"));
+    activateDevice();
+    smallInputConvBatchNormReluForwardTraining(
+        g, bn, asBf16(x), w, bias, gamma, beta, asBf16(y), runningMean, runningVar, savedMean,
+        savedInvStd, workspace(smallInputConvBatchNormReluWorkspaceBytes(g)),
+        deviceProperties().multiProcessorCount, stream());
+}
+
+void CudaBackend::doConvBatchNormReluBackward(
+        const ConvGeometry& g, const float* x, const float* w, const float* bias,
+        const BatchNormGeometry& bn, const float* c, const float* y, const float* dy,
+        const float* gamma, const float* beta, const float* savedMean, const float* savedInvStd,
+        float* dz, float* dc, float* dw, float* dbias, float* dgamma, float* dbeta) {
+    if (!storesBf16() || !isSmallInputConvBatchNormRelu(g)) {
+        Backend::doConvBatchNormReluBackward(g, x, w, bias, bn, c, y, dy, gamma, beta, savedMean,
+                                             savedInvStd, dz, dc, dw, dbias, dgamma, dbeta);
+        return;
+    }
+    requireIndexable(g, opLabel("convBatchNormReluBackward"));
+    activateDevice();
+    smallInputConvBatchNormReluBackward(g, asBf16(x), w, asBf16(y), asBf16(dy), gamma,
+                                        savedInvStd, dw, dbias, dgamma, dbeta,
+                                        workspace(smallInputConvBatchNormReluWorkspaceBytes(g)),
+                                        stream());
 }
 
 }  // namespace cnnstudio::kernels

@@ -82,7 +82,6 @@ void CudaBackend::initialise(const BackendOptions& options) {
                     backendWhere(device_), "update the NVIDIA driver, or use cpu");
 
     CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    activeStream_ = stream_;
     // One priority for both: a higher one for stream_ made fer-cnn's cudnn bf16 step 0.7% slower
     // (docs/logs/2026-12-03-weight-gradient-overlap).
     CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&weightGradientStream_, cudaStreamNonBlocking));
@@ -231,7 +230,9 @@ void CudaBackend::synchronize() {
     CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void* CudaBackend::workspace(std::size_t bytes) { return grow(*activeWorkspace_, bytes); }
+void* CudaBackend::workspace(std::size_t bytes) {
+    return grow(onWeightGradientStream_ ? weightGradientWorkspace_ : workspace_, bytes);
+}
 
 void* CudaBackend::grow(Scratch& scratch, std::size_t bytes) {
     if (bytes <= scratch.bytes) return scratch.data;
@@ -289,26 +290,25 @@ void CudaBackend::enqueueWeightGradient(const std::function<void()>& enqueue) {
     // x and dy were written on stream_: the weight gradient starts after them.
     CNNSTUDIO_CUDA_CHECK(cudaEventRecord(forkEvent_, stream_));
     CNNSTUDIO_CUDA_CHECK(cudaStreamWaitEvent(weightGradientStream_, forkEvent_, 0));
-    auto switchTo = [this](cudaStream_t stream, Scratch* scratch) {
-        activeStream_ = stream;
-        activeWorkspace_ = scratch;
-        bindStream(stream);
+    auto switchTo = [this](bool weightGradientStream) {
+        onWeightGradientStream_ = weightGradientStream;
+        bindStream(stream());
     };
-    switchTo(weightGradientStream_, &weightGradientWorkspace_);
+    switchTo(true);
     weightGradientsPending_ = true;
     try {
         enqueue();
     } catch (const ScratchRefused&) {
         // No memory for a second workspace: this weight gradient runs in order instead. enqueue
         // asks for its workspace before it enqueues anything, so nothing of it ran beside.
-        switchTo(stream_, &workspace_);
+        switchTo(false);
         enqueue();
         return;
     } catch (...) {
-        switchTo(stream_, &workspace_);
+        switchTo(false);
         throw;
     }
-    switchTo(stream_, &workspace_);
+    switchTo(false);
 }
 
 cudaError_t CudaBackend::joinWeightGradientStream() {

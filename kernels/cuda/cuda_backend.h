@@ -12,7 +12,8 @@
 //         the bf16 tensor cores (tensor_core_conv.h), input layers on direct kernels
 //         (small_input_conv.h), the rest (grouped, ragged channels) on direct kernels
 //         (direct_conv_channels_last.h); dense layers are 1x1 convolutions of 1x1 images, so
-//         they take the same paths; batch norm runs on batchnorm_channels_last.h.
+//         they take the same paths; batch norm runs on batchnorm_channels_last.h, and an input
+//         layer's Conv2D -> BatchNorm -> ReLU in training as one op (small_input_conv.h).
 //         Activations cross to and from fp32 NCHW at uploads, downloads and Flatten
 //         (activation_layout.cpp, layout.h).
 // Every op reads activationFormat(); those that run in both formats say so in their file.
@@ -79,7 +80,9 @@ public:
     // ---- for code that enqueues its own work in order with the ops (NCCL collectives) ------
     // The stream ops are enqueued on (the weight-gradient stream only while
     // enqueueWeightGradient runs), and this backend's device index.
-    cudaStream_t stream() const { return activeStream_; }
+    cudaStream_t stream() const {
+        return onWeightGradientStream_ ? weightGradientStream_ : stream_;
+    }
     int device() const { return device_; }
     // Makes this backend's device current on the calling thread. Every entry point calls it
     // first, so several backends on several devices can share one thread.
@@ -152,6 +155,23 @@ protected:
                                         const float* savedMean, const float* savedInvStd,
                                         float* dr, float* dz, float* dx, float* dgamma,
                                         float* dbeta) override;
+
+    // bf16 with an input of fewer than 8 channels (small_input_conv.h): the statistics from the
+    // moments of x's patches, one pass over x forward and over dy and y backward; c, z, dz and
+    // dc stay unwritten. Otherwise the Backend default.
+    void doConvBatchNormReluForwardTraining(const ConvGeometry& g, const float* x, const float* w,
+                                            const float* bias, const BatchNormGeometry& bn,
+                                            const float* gamma, const float* beta, float* c,
+                                            float* z, float* y, float* runningMean,
+                                            float* runningVar, float* savedMean,
+                                            float* savedInvStd) override;
+    void doConvBatchNormReluBackward(const ConvGeometry& g, const float* x, const float* w,
+                                     const float* bias, const BatchNormGeometry& bn,
+                                     const float* c, const float* y, const float* dy,
+                                     const float* gamma, const float* beta,
+                                     const float* savedMean, const float* savedInvStd, float* dz,
+                                     float* dc, float* dw, float* dbias, float* dgamma,
+                                     float* dbeta) override;
 
     // ---- activations (activation.cu) ------------------------------------------------------
     void doActivationForward(Activation kind, float alpha, const float* x, float* y,
@@ -262,13 +282,11 @@ private:
     int device_ = 0;
     Precision precision_ = Precision::Fp32;
     cudaDeviceProp properties_{};
-    cudaStream_t stream_ = nullptr;        // the step's stream: everything but overlapped dw
-    cudaStream_t activeStream_ = nullptr;  // what stream() returns: stream_ or the one below
+    cudaStream_t stream_ = nullptr;  // the step's stream: everything but overlapped dw
     cudaMemPool_t pool_ = nullptr;
     bool capturing_ = false;
     std::vector<void*> deferredFrees_;  // freed while capturing; released after capture
     Scratch workspace_;
-    Scratch* activeWorkspace_ = &workspace_;
 
     // The weight-gradient overlap: its stream, its scratch, the events that fork it from
     // stream_ and join it back, and whether work is enqueued on it that stream_ has not joined.
@@ -278,6 +296,8 @@ private:
     cudaEvent_t joinEvent_ = nullptr;
     bool overlapOpen_ = false;
     bool weightGradientsPending_ = false;
+    // While a weight gradient is enqueued: stream() and workspace() are the overlap's.
+    bool onWeightGradientStream_ = false;
 };
 
 }  // namespace cnnstudio::kernels

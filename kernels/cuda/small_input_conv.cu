@@ -23,8 +23,14 @@
 //      pixel lanes are added in order (shuffles, then across warps) -> partials[split][row][K]
 //   2. 32 elements x 8 split lanes per block: each lane adds every eighth split (reads of 32
 //      consecutive elements), then the lanes are added in order -> dw (KCRS) and dbias.
+// input block (conv -> batch norm -> ReLU in training, small_input_conv.h has the maths):
+//   forward: the patches' moments (a pass over x only), one block turning them into the
+//   statistics and the folded weights, then the forward kernel above with those weights and the
+//   ReLU. backward: the moments again, the filter partials above with dy masked by the ReLU's
+//   output, their split sums, and one block turning sums and moments into the gradients.
 // Nothing is added by atomics, so results do not depend on scheduling. Counts stay below 2^30
 // (index_limits.h), so indices are 32-bit.
+#include <algorithm>
 #include <cstdint>
 
 #include <cuda_pipeline.h>
@@ -112,7 +118,7 @@ template <int KC>
 __global__ void __launch_bounds__(kThreads)
 smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                             const float* __restrict__ w, const float* __restrict__ bias,
-                            __nv_bfloat16* __restrict__ y) {
+                            bool relu, __nv_bfloat16* __restrict__ y) {
     extern __shared__ float4 sharedMemory[];
     float* weights = reinterpret_cast<float*>(sharedMemory);  // [t][K]
     loadWeightsByTap(g, w, weights);
@@ -155,6 +161,11 @@ smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                         for (int j = 0; j < KC; ++j) acc[px][j] = fmaf(value[px], tapWeights[j], acc[px][j]);
                 }
             }
+        if (relu)
+#pragma unroll
+            for (int px = 0; px < kPixels; ++px)
+#pragma unroll
+                for (int j = 0; j < KC; ++j) acc[px][j] = fmaxf(acc[px][j], 0.0f);
 #pragma unroll
         for (int px = 0; px < kPixels; ++px)
             if (q0 + px < g.outWidth)
@@ -187,62 +198,89 @@ __device__ int tapCode(const SmallConv& g, int t, int tapRows) {
     return (cr / g.kernelHeight) << 16 | (cr % g.kernelHeight) << 8 | s;
 }
 
-// dy's packs for the filter partials, each thread's own, through a ring of kDyStages slots per
-// pixel of an iteration in shared memory: `fetch` starts the copies of an iteration kDyStages - 1
-// iterations before `take` reads them, so those loads are in flight while the iterations between
-// compute. 16-byte packs (V = 8) are copied asynchronously (cp.async), zero-filled past the split;
-// single channels (V = 1, 2 bytes, which cp.async cannot copy) are loaded and stored at once. A
-// thread reads only the slots it filled, so no barrier is needed.
+// dy's packs for the filter partials (and, Masked, the ReLU's output's), each thread's own,
+// through a ring of kDyStages slots per pixel of an iteration in shared memory: `fetch` starts
+// the copies of an iteration kDyStages - 1 iterations before `take` reads them, so those loads
+// are in flight while the iterations between compute. 16-byte packs (V = 8) are copied
+// asynchronously (cp.async), zero-filled past the split; single channels (V = 1, 2 bytes, which
+// cp.async cannot copy) are loaded and stored at once. A thread reads only the slots it filled,
+// so no barrier is needed. (The ReLU's output loaded one iteration ahead in registers instead
+// took 192 us a call on fer-cnn's input layer under ncu, where dy alone took 75:
+// docs/logs/2026-12-04-input-block.)
 constexpr int kDyStages = 3;
 constexpr int kFilterPixelsPerIteration = 2;
 
-template <int V>
-struct DyRing {
+template <int V, bool Masked>
+struct GradientRing {
     using Pack = Packed<__nv_bfloat16, V>;
-    Pack (&slots)[kDyStages][kFilterPixelsPerIteration][kThreads];
+    static constexpr int kTensors = Masked ? 2 : 1;  // dy, then the ReLU's output
+    using Slots = Pack[kTensors][kDyStages][kFilterPixelsPerIteration][kThreads];
+    Slots& slots;
 
-    // The packs of dy at `pixels` (live: inside the split and the channels) into `stage`.
+    // The packs at `pixels` (live: inside the split and the channels) into `stage`.
     __device__ void fetch(int stage, const __nv_bfloat16* __restrict__ dy,
+                          const __nv_bfloat16* __restrict__ relu,
                           const int (&pixels)[kFilterPixelsPerIteration],
                           const bool (&live)[kFilterPixelsPerIteration], int channels,
                           int k0) const {
 #pragma unroll
-        for (int u = 0; u < kFilterPixelsPerIteration; ++u) {
-            Pack* slot = &slots[stage][u][threadIdx.x];
-            const __nv_bfloat16* source = live[u] ? dy + pixels[u] * channels + k0 : dy;
-            if constexpr (V == 8)
-                __pipeline_memcpy_async(slot, source, sizeof(Pack), live[u] ? 0 : sizeof(Pack));
-            else
-                *slot = live[u] ? Pack::load(source) : Pack{};
-        }
+        for (int tensor = 0; tensor < kTensors; ++tensor)
+#pragma unroll
+            for (int u = 0; u < kFilterPixelsPerIteration; ++u) {
+                Pack* slot = &slots[tensor][stage][u][threadIdx.x];
+                const __nv_bfloat16* base = tensor == 0 ? dy : relu;
+                const __nv_bfloat16* source = live[u] ? base + pixels[u] * channels + k0 : base;
+                if constexpr (V == 8)
+                    __pipeline_memcpy_async(slot, source, sizeof(Pack), live[u] ? 0 : sizeof(Pack));
+                else
+                    *slot = live[u] ? Pack::load(source) : Pack{};
+            }
         __pipeline_commit();
     }
-    // The packs of the iteration fetched into `stage`, once its copies (and all before) are in.
-    __device__ void take(int stage, Pack (&d)[kFilterPixelsPerIteration]) const {
+    // The gradient packs of the iteration fetched into `stage`, once its copies (and all
+    // before) are in: dy, zero where the ReLU's output is not positive (Masked).
+    __device__ void take(int stage, Pack (&gradient)[kFilterPixelsPerIteration]) const {
         __pipeline_wait_prior(kDyStages - 1);
 #pragma unroll
-        for (int u = 0; u < kFilterPixelsPerIteration; ++u) d[u] = slots[stage][u][threadIdx.x];
+        for (int u = 0; u < kFilterPixelsPerIteration; ++u) {
+            gradient[u] = slots[0][stage][u][threadIdx.x];
+            if constexpr (Masked) {
+                const Pack relu = slots[1][stage][u][threadIdx.x];
+#pragma unroll
+                for (int j = 0; j < V; ++j)
+                    if (!(relu.get(j) > 0.0f)) gradient[u].values[j] = __nv_bfloat16{};
+            }
+        }
     }
 };
 
-// tapRows = T + 1 when dbias is wanted, else T. Channel blocks of kChannelLanes * V channels and
+// tapRows = T + 1 when dbias is wanted, else T. Masked: dy counts as zero where the ReLU's output
+// `relu` (the layout of dy) is not positive, for the input block's backward; its packs come
+// through the ring with dy's. Channel blocks of kChannelLanes * V channels and
 // tap chunks are passes over the split's pixels: one pass for fer-cnn's input layer (K = 64, 3x3).
 // Warps work independently until the final sums: the eight channel lanes of a pixel fetch its
 // tap values (one or two each) and pass them round by shuffles, and each lane takes two pixels
 // per iteration. The loads run ahead of the arithmetic: dy's through the DyRing, kDyStages - 1
 // iterations ahead, the tap values (from x, small enough to stay in L2) one iteration ahead in
 // registers.
-template <int V>
+template <int V, bool Masked>
 __global__ void __launch_bounds__(kThreads, 2)
 smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
-                                   const __nv_bfloat16* __restrict__ dy, int tapRows,
+                                   const __nv_bfloat16* __restrict__ dy,
+                                   const __nv_bfloat16* __restrict__ relu, int tapRows,
                                    int pixelsPerSplit, float* __restrict__ partials) {
     static_assert(kTapChunk <= 2 * kChannelLanes, "a channel lane fetches at most two taps");
     constexpr int kPixels = kFilterPixelsPerIteration;
     constexpr int kStep = kPixels * kPixelLanes;  // pixels of the block per iteration
-    __shared__ float warpSums[kWarps][kChannelLanes][kTapChunk * V];
-    __shared__ Packed<__nv_bfloat16, V> dySlots[kDyStages][kPixels][kThreads];
-    const DyRing<V> ring{dySlots};
+    using Ring = GradientRing<V, Masked>;
+    // The ring is drained before the final sums are written, so they share the memory (48 KiB
+    // when Masked with V = 8).
+    __shared__ union {
+        typename Ring::Slots ring;
+        float warpSums[kWarps][kChannelLanes][kTapChunk * V];
+    } shared;
+    const Ring ring{shared.ring};
+    auto& warpSums = shared.warpSums;
     const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
     const int channelLane = lane % kChannelLanes, groupFirstLane = lane - channelLane;
     const int pixelLane = lane / kChannelLanes + kPixelLanesPerWarp * warp;
@@ -259,7 +297,7 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
     for (int channelBlock = 0; channelBlock < g.outChannels; channelBlock += kChannelLanes * V) {
         const int k0 = channelBlock + channelLane * V;  // V = 8: K % 8 == 0, so k0 + 8 <= K
         const bool hasChannels = k0 < g.outChannels;
-        // Starts the copies of dy for the iteration at `base` into `stage`.
+        // Starts the copies of dy (and the ReLU's output) for the iteration at `base` into `stage`.
         auto fetchDy = [&](int base, int stage) {
             int at[kPixels];
             bool live[kPixels];
@@ -268,7 +306,7 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
                 at[u] = base + pixelLane + u * kPixelLanes;
                 live[u] = hasChannels && at[u] < last;
             }
-            ring.fetch(stage, dy, at, live, g.outChannels, k0);
+            ring.fetch(stage, dy, relu, at, live, g.outChannels, k0);
         };
         for (int tapBase = 0; tapBase < tapRows; tapBase += kTapChunk) {
             // This lane fetches taps channelLane and channelLane + 8 of the chunk.
@@ -301,8 +339,8 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
                 fetchDy(base + (kDyStages - 1) * kStep, (stage + kDyStages - 1) % kDyStages);
                 float nextLow[kPixels], nextHigh[kPixels];
                 fetchTaps(base + kStep, nextLow, nextHigh);
-                Packed<__nv_bfloat16, V> d[kPixels];
-                ring.take(stage, d);
+                typename Ring::Pack gradient[kPixels];
+                ring.take(stage, gradient);
 #pragma unroll
                 for (int tc = 0; tc < kTapChunk; ++tc)
 #pragma unroll
@@ -311,7 +349,7 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
                             __shfl_sync(0xffffffffu, tc < kChannelLanes ? lowValue[u] : highValue[u],
                                         groupFirstLane + tc % kChannelLanes);
 #pragma unroll
-                        for (int j = 0; j < V; ++j) acc[tc][j] = fmaf(value, d[u].get(j), acc[tc][j]);
+                        for (int j = 0; j < V; ++j) acc[tc][j] = fmaf(value, gradient[u].get(j), acc[tc][j]);
                     }
 #pragma unroll
                 for (int u = 0; u < kPixels; ++u) {
@@ -320,8 +358,9 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
                 }
                 stage = (stage + 1) % kDyStages;
             }
-            // The copies fetched past the split land before the next pass reuses the ring.
+            // The copies fetched past the split land before the sums overwrite the ring.
             __pipeline_wait_prior(0);
+            __syncthreads();
             // The warp's four pixel lanes of each channel lane, then the warps, in order.
 #pragma unroll
             for (int tc = 0; tc < kTapChunk; ++tc)
@@ -345,6 +384,200 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
     }
 }
 
+// ---- the input block: y = relu(batchNorm(conv(x) + bias)) in training ----------------------
+// Moments of the patches (small_input_conv.h has the maths), for at most kMomentTaps taps (a 3x3
+// kernel over one channel), in a fixed layout of kMomentSums: S[t] first, then G[a][b] for a <= b
+// in row order; taps past T read zero. A thread holds its patch and the sums of its pixels (a
+// grid stride apart) in registers, in fp32: a product of two bf16 values is exact, and a thread
+// adds about ten. The block adds its threads in double, by shuffles within each warp and then
+// the warps in order -> partials[block][kMomentSums]. (A first version gathered tiles of patches
+// into shared memory and summed each product over them in double, for up to 27 taps: 118 us a
+// call on fer-cnn's input layer, against the forward convolution's 67.)
+constexpr int kMomentTaps = 9;
+constexpr int kMomentSums = kMomentTaps + kMomentTaps * (kMomentTaps + 1) / 2;
+constexpr int kMaxMomentBlocks = 256;
+
+// Where G[a][b], a <= b, sits among the sums.
+__host__ __device__ constexpr int momentPairIndex(int a, int b) {
+    return kMomentTaps + a * kMomentTaps - a * (a - 1) / 2 + (b - a);
+}
+
+int momentBlocks(const ConvGeometry& g) {
+    const int pixels = g.batch * g.outHeight * g.outWidth;
+    return std::min(kMaxMomentBlocks, (pixels + kThreads - 1) / kThreads);
+}
+
+__global__ void __launch_bounds__(kThreads)
+patchMomentsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
+                   double* __restrict__ partials) {
+    __shared__ double warpSums[kWarps][kMomentSums];
+    int codes[kMomentTaps];
+#pragma unroll
+    for (int t = 0; t < kMomentTaps; ++t) codes[t] = tapCode(g, t, g.taps);
+    float sums[kMomentSums] = {};
+    const int pixels = g.batch * g.outHeight * g.outWidth;
+    for (int pixel = int(blockIdx.x * blockDim.x + threadIdx.x); pixel < pixels;
+         pixel += int(gridDim.x * blockDim.x)) {
+        const OutputPixel at(g, pixel);
+        float v[kMomentTaps];
+#pragma unroll
+        for (int t = 0; t < kMomentTaps; ++t)
+            v[t] = codes[t] == kNoTap ? 0.0f
+                                      : tapInput(g, x, at, codes[t] >> 16, (codes[t] >> 8) & 0xff,
+                                                 codes[t] & 0xff);
+#pragma unroll
+        for (int a = 0; a < kMomentTaps; ++a) {
+            sums[a] += v[a];
+#pragma unroll
+            for (int b = a; b < kMomentTaps; ++b)
+                sums[momentPairIndex(a, b)] = fmaf(v[a], v[b], sums[momentPairIndex(a, b)]);
+        }
+    }
+    const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+#pragma unroll
+    for (int i = 0; i < kMomentSums; ++i) {
+        double total = sums[i];
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2)
+            total += __shfl_xor_sync(0xffffffffu, total, offset);
+        if (lane == 0) warpSums[warp][i] = total;
+    }
+    __syncthreads();
+    for (int i = int(threadIdx.x); i < kMomentSums; i += kThreads) {
+        double total = 0.0;
+        for (int w = 0; w < kWarps; ++w) total += warpSums[w][i];
+        partials[std::int64_t(blockIdx.x) * kMomentSums + i] = total;
+    }
+}
+
+// The patches' mean s[t] = S[t] / M and covariance cov[a][b] = G[a][b] / M - s[a] s[b] (full,
+// symmetric) in shared memory, from the partials of `blocks` blocks: each warp adds every
+// kWarps-th block, then the warps are added in order. Called by all of a block's threads.
+// cov is kMomentTaps x kMomentTaps whatever T (rows and columns past T are zero).
+struct PatchMoments {
+    double mean[kMomentTaps];
+    double cov[kMomentTaps * kMomentTaps];
+    double warpTotals[kWarps][kMomentSums];
+};
+
+__device__ void reducePatchMoments(const SmallConv& g, const double* __restrict__ partials,
+                                   int blocks, PatchMoments& moments) {
+    const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+    const double pixels = double(g.batch) * g.outHeight * g.outWidth;
+    for (int i = lane; i < kMomentSums; i += 32) {
+        double total = 0.0;
+#pragma unroll 8
+        for (int block = warp; block < blocks; block += kWarps)
+            total += partials[std::int64_t(block) * kMomentSums + i];
+        moments.warpTotals[warp][i] = total;
+    }
+    __syncthreads();
+    for (int a = int(threadIdx.x); a < kMomentTaps; a += kThreads) {
+        double total = 0.0;
+        for (int w = 0; w < kWarps; ++w) total += moments.warpTotals[w][a];
+        moments.mean[a] = total / pixels;
+    }
+    for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads) {
+        const int a = min(e / kMomentTaps, e % kMomentTaps), b = max(e / kMomentTaps, e % kMomentTaps);
+        double total = 0.0;
+        for (int w = 0; w < kWarps; ++w) total += moments.warpTotals[w][momentPairIndex(a, b)];
+        moments.cov[e] = total / pixels;
+    }
+    __syncthreads();
+    for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads)
+        moments.cov[e] -= moments.mean[e / kMomentTaps] * moments.mean[e % kMomentTaps];
+    __syncthreads();
+}
+
+// One block: the batch statistics of c, the running-statistics update, and the weights and
+// bias with the normalisation folded in: w'_k = gamma_k invStd_k w_k,
+// b'_k = beta_k + gamma_k invStd_k (b_k - mean_k).
+__global__ void __launch_bounds__(kThreads)
+inputBlockStatisticsKernel(SmallConv g, const double* __restrict__ partials, int blocks,
+                           const float* __restrict__ w, const float* __restrict__ bias,
+                           const float* __restrict__ gamma, const float* __restrict__ beta,
+                           float epsilon, float momentum, float* __restrict__ runningMean,
+                           float* __restrict__ runningVar, float* __restrict__ savedMean,
+                           float* __restrict__ savedInvStd, float* __restrict__ foldedWeights,
+                           float* __restrict__ foldedBias) {
+    __shared__ PatchMoments moments;
+    reducePatchMoments(g, partials, blocks, moments);
+    const int T = g.taps;
+    const double pixels = double(g.batch) * g.outHeight * g.outWidth;
+    for (int k = int(threadIdx.x); k < g.outChannels; k += kThreads) {
+        const float* wk = w + k * T;
+        const double b = bias != nullptr ? double(bias[k]) : 0.0;
+        double mean = b, variance = 0.0;
+        for (int t = 0; t < T; ++t) {
+            double covW = 0.0;
+            for (int u = 0; u < T; ++u) covW += moments.cov[t * kMomentTaps + u] * double(wk[u]);
+            mean += double(wk[t]) * moments.mean[t];
+            variance += double(wk[t]) * covW;
+        }
+        variance = variance > 0.0 ? variance : 0.0;  // rounding can leave a tiny negative
+        const double invStd = 1.0 / sqrt(variance + double(epsilon));
+        savedMean[k] = float(mean);
+        savedInvStd[k] = float(invStd);
+        const double unbiased = variance * pixels / (pixels - 1.0);
+        runningMean[k] = float((1.0 - momentum) * runningMean[k] + momentum * mean);
+        runningVar[k] = float((1.0 - momentum) * runningVar[k] + momentum * unbiased);
+        const double scale = double(gamma[k]) * invStd;
+        for (int t = 0; t < T; ++t) foldedWeights[k * T + t] = float(scale * double(wk[t]));
+        foldedBias[k] = float(double(beta[k]) + scale * (b - mean));
+    }
+}
+
+// One block: the gradients from A = sum g v and dbeta = sum g (rows [K][T] and [K] of
+// `masked`, the masked filter gradient's sums): with Ac = A - dbeta s,
+// dgamma = invStd w . Ac and dw = gamma invStd (Ac - dgamma invStd cov w); dbias is zero.
+__global__ void __launch_bounds__(kThreads)
+inputBlockGradientsKernel(SmallConv g, const double* __restrict__ partials, int blocks,
+                          const float* __restrict__ w, const float* __restrict__ gamma,
+                          const float* __restrict__ savedInvStd,
+                          const float* __restrict__ maskedSums, const float* __restrict__ maskedBiasSums,
+                          float* __restrict__ dw, float* __restrict__ dbias,
+                          float* __restrict__ dgamma, float* __restrict__ dbeta) {
+    __shared__ PatchMoments moments;
+    reducePatchMoments(g, partials, blocks, moments);
+    const int T = g.taps;
+    for (int k = int(threadIdx.x); k < g.outChannels; k += kThreads) {
+        const float* wk = w + k * T;
+        const float* sums = maskedSums + k * T;
+        const double betaGradient = maskedBiasSums[k], invStd = savedInvStd[k];
+        double gammaGradient = 0.0;
+        for (int t = 0; t < T; ++t)
+            gammaGradient += double(wk[t]) * (double(sums[t]) - betaGradient * moments.mean[t]);
+        gammaGradient *= invStd;
+        const double scale = double(gamma[k]) * invStd;
+        for (int t = 0; t < T; ++t) {
+            double covW = 0.0;
+            for (int u = 0; u < T; ++u) covW += moments.cov[t * kMomentTaps + u] * double(wk[u]);
+            const double centred = double(sums[t]) - betaGradient * moments.mean[t];
+            dw[k * T + t] = float(scale * (centred - gammaGradient * invStd * covW));
+        }
+        dgamma[k] = float(gammaGradient);
+        dbeta[k] = float(betaGradient);
+        // The batch norm subtracts c's mean, and with it the bias: it has no gradient.
+        if (dbias != nullptr) dbias[k] = 0.0f;
+    }
+}
+
+// Workspace regions, each on a 256-byte boundary.
+std::size_t alignedBytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+std::size_t momentPartialsBytes(const ConvGeometry& g) {
+    return alignedBytes(std::size_t(momentBlocks(g)) * kMomentSums * sizeof(double));
+}
+
+// The moments' partials of x's patches into the start of `workspace`.
+double* launchPatchMoments(const ConvGeometry& g, const __nv_bfloat16* x, void* workspace,
+                           cudaStream_t stream) {
+    double* partials = static_cast<double*>(workspace);
+    launchKernel("input block: patch moments", patchMomentsKernel, unsigned(momentBlocks(g)),
+                 kThreads, stream, SmallConv(g), x, partials);
+    return partials;
+}
+
 std::size_t weightBytes(const ConvGeometry& g) {
     return std::size_t(g.weightCount()) * sizeof(float);
 }
@@ -355,13 +588,41 @@ bool vectorisable(const ConvGeometry& g, const void* activations) {
 
 template <int KC>
 void launchForward(const ConvGeometry& g, const __nv_bfloat16* x, const float* w,
-                   const float* bias, __nv_bfloat16* y, int multiprocessors, cudaStream_t stream) {
+                   const float* bias, bool relu, __nv_bfloat16* y, int multiprocessors,
+                   cudaStream_t stream) {
     const std::size_t groups = std::size_t(g.batch) * g.outHeight *
                                ((g.outWidth + kPixelsPerThread - 1) / kPixelsPerThread);
     const std::size_t count = groups * std::size_t(g.outChannels / KC);
     launchKernelWithShared("small-input convolution forward", smallInputConvForwardKernel<KC>,
                            gridStrideBlocks(count, kThreads, multiprocessors), kThreads,
-                           weightBytes(g), stream, SmallConv(g), x, w, bias, y);
+                           weightBytes(g), stream, SmallConv(g), x, w, bias, relu, y);
+}
+
+// The filter partials of dy, masked by `relu` where not null; on 16-byte packs when dy allows.
+void launchFilterPartials(const ConvGeometry& g, const __nv_bfloat16* x, const __nv_bfloat16* dy,
+                          const __nv_bfloat16* relu, int tapRows, float* partials,
+                          cudaStream_t stream) {
+    const FilterSplits splits = filterSplits(g);
+    const bool vectorised = vectorisable(g, dy) && (relu == nullptr || isAligned(relu, 16));
+    auto kernel = vectorised ? (relu != nullptr ? smallInputConvFilterPartialsKernel<8, true>
+                                                : smallInputConvFilterPartialsKernel<8, false>)
+                             : (relu != nullptr ? smallInputConvFilterPartialsKernel<1, true>
+                                                : smallInputConvFilterPartialsKernel<1, false>);
+    launchKernel("small-input convolution filter partials", kernel, unsigned(splits.splits),
+                 kThreads, stream, SmallConv(g), x, dy, relu, tapRows, splits.pixelsPerSplit,
+                 partials);
+}
+
+// y = conv(x, w) + bias, rectified when `relu`, on the widest channel chunk y allows.
+void forwardOnWidestChunks(const ConvGeometry& g, const __nv_bfloat16* x, const float* w,
+                           const float* bias, bool relu, __nv_bfloat16* y, int multiprocessors,
+                           cudaStream_t stream) {
+    if (g.outChannels % 16 == 0 && isAligned(y, 16))
+        launchForward<16>(g, x, w, bias, relu, y, multiprocessors, stream);
+    else if (vectorisable(g, y))
+        launchForward<8>(g, x, w, bias, relu, y, multiprocessors, stream);
+    else
+        launchForward<1>(g, x, w, bias, relu, y, multiprocessors, stream);
 }
 
 }  // namespace
@@ -373,12 +634,7 @@ bool isSmallInputConv(const ConvGeometry& g) {
 void smallInputConvForward(const ConvGeometry& g, const __nv_bfloat16* x, const float* w,
                            const float* bias, __nv_bfloat16* y, int multiprocessors,
                            cudaStream_t stream) {
-    if (g.outChannels % 16 == 0 && isAligned(y, 16))
-        launchForward<16>(g, x, w, bias, y, multiprocessors, stream);
-    else if (vectorisable(g, y))
-        launchForward<8>(g, x, w, bias, y, multiprocessors, stream);
-    else
-        launchForward<1>(g, x, w, bias, y, multiprocessors, stream);
+    forwardOnWidestChunks(g, x, w, bias, false, y, multiprocessors, stream);
 }
 
 std::size_t smallInputConvBackwardFilterWorkspaceBytes(const ConvGeometry& g) {
@@ -389,20 +645,74 @@ std::size_t smallInputConvBackwardFilterWorkspaceBytes(const ConvGeometry& g) {
 void smallInputConvBackwardFilter(const ConvGeometry& g, const __nv_bfloat16* x,
                                   const __nv_bfloat16* dy, float* dw, float* dbias,
                                   void* workspace, cudaStream_t stream) {
-    const SmallConv conv(g);
-    const FilterSplits splits = filterSplits(g);
     float* partials = static_cast<float*>(workspace);
-    const int tapRows = conv.taps + (dbias != nullptr ? 1 : 0);
-    if (vectorisable(g, dy))
-        launchKernel("small-input convolution filter partials",
-                     smallInputConvFilterPartialsKernel<8>, unsigned(splits.splits), kThreads,
-                     stream, conv, x, dy, tapRows, splits.pixelsPerSplit, partials);
-    else
-        launchKernel("small-input convolution filter partials",
-                     smallInputConvFilterPartialsKernel<1>, unsigned(splits.splits), kThreads,
-                     stream, conv, x, dy, tapRows, splits.pixelsPerSplit, partials);
-    finishSplitFilterGradient(partials, tapRows, g.outChannels, conv.taps, splits.splits, dw, dbias,
-                              stream);
+    const int tapRows = SmallConv(g).taps + (dbias != nullptr ? 1 : 0);
+    launchFilterPartials(g, x, dy, nullptr, tapRows, partials, stream);
+    finishSplitFilterGradient(partials, tapRows, g.outChannels, SmallConv(g).taps,
+                              filterSplits(g).splits, dw, dbias, stream);
+}
+
+bool isSmallInputConvBatchNormRelu(const ConvGeometry& g) {
+    return isSmallInputConv(g) && g.inChannels * g.kernelHeight * g.kernelWidth <= kMomentTaps;
+}
+
+namespace {
+
+// Workspace of the input block's forward: the moments' partials, then w' (K, T) and b' (K).
+std::size_t foldedOffset(const ConvGeometry& g) { return momentPartialsBytes(g); }
+
+// ... of its backward: the moments' partials, the filter partials, then the masked sums A (K, T)
+// and dbeta (K).
+std::size_t filterPartialsOffset(const ConvGeometry& g) { return momentPartialsBytes(g); }
+std::size_t maskedSumsOffset(const ConvGeometry& g) {
+    return filterPartialsOffset(g) + alignedBytes(smallInputConvBackwardFilterWorkspaceBytes(g));
+}
+
+float* floatsAt(void* workspace, std::size_t offset) {
+    return reinterpret_cast<float*>(static_cast<char*>(workspace) + offset);
+}
+
+}  // namespace
+
+std::size_t smallInputConvBatchNormReluWorkspaceBytes(const ConvGeometry& g) {
+    const std::size_t perChannel = std::size_t(SmallConv(g).taps) + 1;  // T weights and a bias
+    const std::size_t channelBytes = alignedBytes(perChannel * g.outChannels * sizeof(float));
+    return std::max(foldedOffset(g), maskedSumsOffset(g)) + channelBytes;
+}
+
+void smallInputConvBatchNormReluForwardTraining(
+        const ConvGeometry& g, const BatchNormGeometry& bn, const __nv_bfloat16* x, const float* w,
+        const float* bias, const float* gamma, const float* beta, __nv_bfloat16* y,
+        float* runningMean, float* runningVar, float* savedMean, float* savedInvStd,
+        void* workspace, int multiprocessors, cudaStream_t stream) {
+    const SmallConv conv(g);
+    const double* partials = launchPatchMoments(g, x, workspace, stream);
+    float* foldedWeights = floatsAt(workspace, foldedOffset(g));
+    float* foldedBias = foldedWeights + conv.taps * g.outChannels;
+    launchKernel("input block: statistics", inputBlockStatisticsKernel, 1u, kThreads, stream, conv,
+                 partials, momentBlocks(g), w, bias, gamma, beta, bn.epsilon, bn.momentum,
+                 runningMean, runningVar, savedMean, savedInvStd, foldedWeights, foldedBias);
+    forwardOnWidestChunks(g, x, foldedWeights, foldedBias, true, y, multiprocessors, stream);
+}
+
+void smallInputConvBatchNormReluBackward(const ConvGeometry& g, const __nv_bfloat16* x,
+                                         const float* w, const __nv_bfloat16* y,
+                                         const __nv_bfloat16* dy, const float* gamma,
+                                         const float* savedInvStd, float* dw, float* dbias,
+                                         float* dgamma, float* dbeta, void* workspace,
+                                         cudaStream_t stream) {
+    const SmallConv conv(g);
+    const double* partials = launchPatchMoments(g, x, workspace, stream);
+    float* filterPartials = floatsAt(workspace, filterPartialsOffset(g));
+    float* maskedSums = floatsAt(workspace, maskedSumsOffset(g));
+    float* maskedBiasSums = maskedSums + conv.taps * g.outChannels;
+    launchFilterPartials(g, x, dy, y, conv.taps + 1, filterPartials, stream);
+    finishSplitFilterGradient(filterPartials, conv.taps + 1, g.outChannels, conv.taps,
+                              filterSplits(g).splits, maskedSums, maskedBiasSums, stream);
+    launchKernel("input block: gradients", inputBlockGradientsKernel, 1u, kThreads, stream, conv,
+                 partials, momentBlocks(g), w, gamma, savedInvStd,
+                 static_cast<const float*>(maskedSums), static_cast<const float*>(maskedBiasSums),
+                 dw, dbias, dgamma, dbeta);
 }
 
 }  // namespace cnnstudio::kernels

@@ -17,6 +17,9 @@
 //     ...Inference, ...Backward
 //   batchNormReluForwardTraining,    Backend default: the two ops     cuDNN batch norm with the ReLU
 //     batchNormReluBackward            above, in turn                   fused (batchnorm.cpp)
+//   convBatchNormReluForward-        Backend default: the ops above   inputs of < 8 channels: ours
+//     Training, ...Backward            in turn                          (kernels/cuda/small_input
+//                                                                       _conv.cu), else the default
 //   batchNormReluMaxPoolForward-     Backend default: the fused pair  2x2 windows of stride 2: ours
 //     Training, ...Backward            above, then the pooling op       (kernels/cuda/batchnorm_channels
 //                                                                       _last.cu), else the default
@@ -244,6 +247,8 @@ protected:
     using CudaBackend::doAdamUpdate;
     using CudaBackend::doBatchNormReluMaxPoolForwardTraining;
     using CudaBackend::doBatchNormReluMaxPoolBackward;
+    using CudaBackend::doConvBatchNormReluForwardTraining;
+    using CudaBackend::doConvBatchNormReluBackward;
 
 private:
     // ---- shared helpers (cudnn_backend.cpp) ------------------------------------------------

@@ -572,6 +572,77 @@ TEST_P(BackendConformance, BatchNormReluMaxPoolTrainingMatchesTheOps) {
     }
 }
 
+// The input block (Conv2D -> BatchNorm -> ReLU in training, the convolution reading the
+// network's input) against cpu-ref's ops, on every convolution geometry whose output holds more
+// than one value per channel: cuda and cudnn in bf16 take fewer than 8 input channels through
+// the patches' moments, the rest through the default. Only the chain's outputs are compared; c,
+// z and their gradients are room a backend may leave unwritten. Values of z near zero may fall on
+// either side of the ReLU in another precision or summation order, and each that does moves a
+// gradient sum by a whole dy; so both backward passes are given the tested side's y, whose
+// positive values are where the ReLU lets dy through, and differentiate the same function.
+TEST_P(BackendConformance, ConvBatchNormReluTrainingMatchesTheOps) {
+    SeededRandom random;
+    std::vector<ConvGeometry> geometries = convGeometriesToTest();
+    geometries.push_back(convGeometry(3, 1, 7, 9, 8, 3, 3, 2, 2, 1, 1, 1));   // grey, stride 2
+    geometries.push_back(convGeometry(2, 2, 6, 6, 16, 2, 2, 1, 1, 0, 0, 1));  // 8 taps, no padding
+    for (const ConvGeometry& g : geometries) {
+        const int pixels = g.batch * g.outHeight * g.outWidth;
+        if (pixels < 2) continue;  // a batch norm over one value has no variance to train with
+        for (bool withBias : {true, false}) {
+            SCOPED_TRACE(describe(g) + (withBias ? " with bias" : " without bias"));
+            const BatchNormGeometry bn{g.batch, g.outChannels, g.outHeight * g.outWidth, 1e-5f, 0.1f};
+            const auto channels = std::size_t(g.outChannels);
+            // x with an offset, which moments taken about zero would have to survive.
+            TwinTensor x = activationInput(convInputShape(g),
+                                           random.uniforms(std::size_t(g.inputCount()), 1.0f, 3.0f));
+            TwinTensor w = input(random.uniforms(std::size_t(g.weightCount())));
+            TwinTensor bias = input(random.uniforms(channels));
+            TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
+            TwinTensor beta = input(random.uniforms(channels));
+            TwinTensor runningMean = input(random.uniforms(channels));
+            TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+            TwinTensor dy = activationInput(convOutputShape(g),
+                                            random.uniforms(std::size_t(g.outputCount())));
+            TwinTensor c = poisonedActivations(convOutputShape(g));
+            TwinTensor z = poisonedActivations(convOutputShape(g));
+            TwinTensor y = poisonedActivations(convOutputShape(g));
+            TwinTensor dz = poisonedActivations(convOutputShape(g));
+            TwinTensor dc = poisonedActivations(convOutputShape(g));
+            TwinTensor savedMean = poisoned(g.outChannels), savedInvStd = poisoned(g.outChannels);
+            TwinTensor dw = poisoned(g.weightCount()), dbias = poisoned(g.outChannels);
+            TwinTensor dgamma = poisoned(g.outChannels), dbeta = poisoned(g.outChannels);
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.convBatchNormReluForwardTraining(
+                    g, x.at(side), w.at(side), withBias ? bias.at(side) : nullptr, bn,
+                    gamma.at(side), beta.at(side), c.at(side), z.at(side), y.at(side),
+                    runningMean.at(side), runningVar.at(side), savedMean.at(side),
+                    savedInvStd.at(side));
+            });
+            TwinTensor testedY = activationInput(convOutputShape(g), y.tested.toHost());
+            runOnBoth([&](Backend& backend, Side side) {
+                backend.convBatchNormReluBackward(
+                    g, x.at(side), w.at(side), withBias ? bias.at(side) : nullptr, bn, c.at(side),
+                    testedY.at(side), dy.at(side), gamma.at(side), beta.at(side),
+                    savedMean.at(side), savedInvStd.at(side), dz.at(side), dc.at(side),
+                    dw.at(side), withBias ? dbias.at(side) : nullptr, dgamma.at(side),
+                    dbeta.at(side));
+            });
+            expectClose(y, "relu(batchNorm(conv(x)))");
+            expectClose(runningMean, "running mean");
+            expectClose(runningVar, "running variance");
+            expectClose(savedMean, "saved mean");
+            expectClose(savedInvStd, "saved 1/std");
+            // Sums over the output pixels of terms about dy's size (uniform in [-1, 1]), which
+            // the batch norm's gradient nearly cancels (dbias to zero): measured on that scale.
+            const double sumScale = std::sqrt(double(pixels) / 3.0);
+            expectClose(dw, "dw", sumScale);
+            if (withBias) expectClose(dbias, "dbias", sumScale);
+            expectClose(dgamma, "dgamma", sumScale);
+            expectClose(dbeta, "dbeta", sumScale);
+        }
+    }
+}
+
 TEST_P(BackendConformance, BatchNormInferenceForwardMatchesReference) {
     SeededRandom random;
     for (const BatchNormGeometry& g : batchNormGeometriesToTest()) {

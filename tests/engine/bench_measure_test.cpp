@@ -42,6 +42,29 @@ TEST(NetworkProfile, EveryLayerThatRunsIsTimedInBothDirections) {
     EXPECT_TRUE(std::isfinite(net.downloadLoss()));
 }
 
+// A convolution of the network's input joins its batch norm and ReLU in training (the input
+// block, Layer::forwardWithConvRelu): it has no entry of its own, and backward still announces
+// its weight gradients to the gradients-ready hook (data parallel reduces what it announces).
+TEST(NetworkProfile, TheInputBlockRunsAsItsBatchNorm) {
+    auto backend = createBackend("cpu", BackendOptions{});
+    Network net(network({input(1, 8, 8),
+                         node("conv1", "Conv2D", {"input"}, {{"filters", 4}, {"kernel", 3}, {"padding", "same"}}),
+                         node("bn1", "BatchNorm2D", {"conv1"}), node("relu1", "ReLU", {"bn1"}),
+                         node("conv2", "Conv2D", {"relu1"}, {{"filters", 2}, {"kernel", 3}}),
+                         node("flatten", "Flatten", {"conv2"}), node("logits", "Dense", {"flatten"}, {{"units", 3}})}),
+                *backend, 4, 1);
+    std::vector<std::string> names;
+    for (const LayerTime& time : net.profileTrainingPass()) names.push_back(time.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"bn1", "conv2", "flatten", "logits", "loss"}));
+
+    std::size_t announced = 0;
+    net.setGradientsReadyHook([&](std::size_t, std::size_t count) { announced += count; });
+    net.forward(Phase::Training);
+    net.computeLoss();
+    net.backward();
+    EXPECT_EQ(announced, net.parameterCount()) << "every parameter's gradient announced once";
+}
+
 TEST(BenchMeasure, LayerTypesFallIntoTheirCategories) {
     EXPECT_EQ(breakdownCategoryOfLayerType("Conv2D"), "convolution");
     EXPECT_EQ(breakdownCategoryOfLayerType("SeparableConv2D"), "convolution");

@@ -116,14 +116,22 @@ void PrintTo(const GpuRun& run, std::ostream* out) {
     *out << run.backend << " " << toString(run.precision);
 }
 
-class FerCnnTraining : public ::testing::TestWithParam<GpuRun> {};
+// gpu_: the backend and precision under test, skipped without a CUDA device.
+class FerCnnTraining : public ::testing::TestWithParam<GpuRun> {
+protected:
+    void SetUp() override {
+        if (std::string why = backendUnavailableReason(GetParam().backend); !why.empty())
+            GTEST_SKIP() << "no CUDA device: " << why;
+        BackendOptions options;
+        options.precision = GetParam().precision;
+        gpu_ = createBackend(GetParam().backend, options);
+    }
+
+    std::unique_ptr<Backend> gpu_;
+};
 
 TEST_P(FerCnnTraining, TenStepsGiveTheLossesOfCpuRef) {
-    if (std::string why = backendUnavailableReason(GetParam().backend); !why.empty())
-        GTEST_SKIP() << "no CUDA device: " << why;
-    BackendOptions options;
-    options.precision = GetParam().precision;
-    std::unique_ptr<Backend> gpu = createBackend(GetParam().backend, options);
+    Backend& gpu = *gpu_;
     std::unique_ptr<Backend> reference = createBackend("cpu-ref");
     const NetworkSpec spec = loadPreset("fer-cnn");
     const int batch = 2;  // cpu-ref's plain loops take about a second per image and step
@@ -136,7 +144,7 @@ TEST_P(FerCnnTraining, TenStepsGiveTheLossesOfCpuRef) {
     // magnifies rounding until nothing can be compared. With dropout on two images the loss
     // need not fall within ten steps, so only the agreement is checked.
     constexpr float learningRate = 0.001f;
-    const TrainedRun onGpu = trainSteps(*gpu, spec, batch, images, labels, true, 10, learningRate);
+    const TrainedRun onGpu = trainSteps(gpu, spec, batch, images, labels, true, 10, learningRate);
     const TrainedRun onCpuRef =
         trainSteps(*reference, spec, batch, images, labels, true, 10, learningRate);
     EXPECT_LT(relativeError(onGpu.losses, onCpuRef.losses), GetParam().lossTolerance)
@@ -171,28 +179,24 @@ private:
 // backward() computes weight gradients beside the rest of the pass; a gradient bucket started in
 // the middle of it (one per layer here) must still read its layers' gradients whole.
 TEST_P(FerCnnTraining, GradientBucketsReadTheirWeightGradientsWhole) {
-    if (std::string why = backendUnavailableReason(GetParam().backend); !why.empty())
-        GTEST_SKIP() << "no CUDA device: " << why;
-    BackendOptions options;
-    options.precision = GetParam().precision;
-    std::unique_ptr<Backend> gpu = createBackend(GetParam().backend, options);
+    Backend& gpu = *gpu_;
     const int batch = 64;
-    Network network(loadPreset("fer-cnn"), *gpu, batch, 7);
+    Network network(loadPreset("fer-cnn"), gpu, batch, 7);
     SeededRandom random;
     network.input().fromHost(random.uniforms(std::size_t(network.input().count())));
     const std::vector<std::int32_t> labels = random.labels(std::size_t(batch), network.classes());
-    gpu->upload(network.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
+    gpu.upload(network.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
     const std::size_t count = network.parameterCount();
-    Tensor snapshot = poisonedTensor(*gpu, std::int64_t(count));
-    SnapshotCommunicator communicator(*gpu, network.gradients(), snapshot.data());
+    Tensor snapshot = poisonedTensor(gpu, std::int64_t(count));
+    SnapshotCommunicator communicator(gpu, network.gradients(), snapshot.data());
     GradientSync sync(network, communicator, 1);
-    gpu->fill(network.gradients(), std::numeric_limits<float>::quiet_NaN(), count);
+    gpu.fill(network.gradients(), std::numeric_limits<float>::quiet_NaN(), count);
     network.forward(Phase::Training);
     network.computeLoss();
     network.backward();
     sync.finish();
     std::vector<float> gradients(count);
-    gpu->download(gradients.data(), network.gradients(), count * sizeof(float));
+    gpu.download(gradients.data(), network.gradients(), count * sizeof(float));
     EXPECT_TRUE(identical(snapshot.toHost(), gradients, "gradients as each bucket read them"));
 }
 

@@ -361,6 +361,29 @@ public:
                                const float* savedMean, const float* savedInvStd, float* dz,
                                float* dx, float* dgamma, float* dbeta);
 
+    // ---- training fusion of a network's input block: y = relu(batchNorm(conv(x) + bias)) with
+    //      the batch's statistics, and its backward from dy (the gradient of y); bn describes the
+    //      convolution's output. The network uses them for a Conv2D that reads the network's
+    //      input -> BatchNorm2D -> ReLU chain, so backward computes no gradient for x. c and z
+    //      (the convolution's and the batch norm's outputs) and dz, dc (their gradients) are the
+    //      chain's inner tensors, room a backend may use or leave unwritten; backward is given c
+    //      and y as the forward left them. Default: convForward into c and batchNormRelu, then
+    //      batchNormReluBackward into dz and dc and convBackwardFilter; cuda and cudnn in bf16,
+    //      for inputs of fewer than 8 channels, take the statistics from the moments of x's
+    //      patches and never write c, dz or dc (kernels/cuda/small_input_conv.h).
+    void convBatchNormReluForwardTraining(const ConvGeometry& g, const float* x, const float* w,
+                                          const float* bias /* nullable */,
+                                          const BatchNormGeometry& bn, const float* gamma,
+                                          const float* beta, float* c, float* z, float* y,
+                                          float* runningMean, float* runningVar,
+                                          float* savedMean, float* savedInvStd);
+    void convBatchNormReluBackward(const ConvGeometry& g, const float* x, const float* w,
+                                   const float* bias /* nullable */, const BatchNormGeometry& bn,
+                                   const float* c, const float* y, const float* dy,
+                                   const float* gamma, const float* beta, const float* savedMean,
+                                   const float* savedInvStd, float* dz, float* dc, float* dw,
+                                   float* dbias /* nullable */, float* dgamma, float* dbeta);
+
     // ---- training fusion: y = maxPool(relu(batchNorm(x))), and its backward from dy (the
     //      gradient of y); g describes x, pool (Max) the pooling of relu(batchNorm(x)). The
     //      network uses them for every BatchNorm2D -> ReLU -> MaxPool2D chain. z and r (the batch
@@ -527,6 +550,23 @@ protected:
                                          const float* beta, const float* savedMean,
                                          const float* savedInvStd, float* dz, float* dx,
                                          float* dgamma, float* dbeta);
+    // Defaults: doConvForward into c, then doBatchNormReluForwardTraining; backward
+    // doBatchNormReluBackward into dz and dc, then doConvBackwardFilter.
+    virtual void doConvBatchNormReluForwardTraining(const ConvGeometry& g, const float* x,
+                                                    const float* w, const float* bias,
+                                                    const BatchNormGeometry& bn,
+                                                    const float* gamma, const float* beta,
+                                                    float* c, float* z, float* y,
+                                                    float* runningMean, float* runningVar,
+                                                    float* savedMean, float* savedInvStd);
+    virtual void doConvBatchNormReluBackward(const ConvGeometry& g, const float* x,
+                                             const float* w, const float* bias,
+                                             const BatchNormGeometry& bn, const float* c,
+                                             const float* y, const float* dy, const float* gamma,
+                                             const float* beta, const float* savedMean,
+                                             const float* savedInvStd, float* dz, float* dc,
+                                             float* dw, float* dbias, float* dgamma,
+                                             float* dbeta);
     // Defaults: doBatchNormReluForwardTraining into z and r, then doPoolForward; backward
     // doPoolBackward into dr, then doBatchNormReluBackward.
     virtual void doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,

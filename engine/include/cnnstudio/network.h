@@ -91,8 +91,9 @@ public:
     // Inference runs each Conv2D -> BatchNorm2D -> ReLU chain as one fused op
     // (Backend::convBatchNormReluInference), training each BatchNorm2D -> ReLU pair
     // (batchNormReluForwardTraining / Backward) and each BatchNorm2D -> ReLU -> MaxPool2D chain
-    // (batchNormReluMaxPoolForwardTraining / Backward); the chains' inner tensors may then go
-    // unwritten.
+    // (batchNormReluMaxPoolForwardTraining / Backward), and a Conv2D reading the network's input
+    // -> BatchNorm2D -> ReLU chain (convBatchNormReluForwardTraining / Backward); the chains'
+    // inner tensors may then go unwritten.
     void forward(Phase phase);
     void computeLoss();  // softmax cross-entropy of logits() against labels()
     void backward();     // after forward(Training) and computeLoss(); overwrites gradients()
@@ -159,6 +160,7 @@ private:
     bool runsInForward(const Node& node, Phase phase) const;
     void forwardNode(Node& node, Phase phase);
     void backwardNode(Node& node);
+    void announceGradients(const Node& node);  // calls the gradients-ready hook for its slice
     int nodeIndex(const std::string& name) const;  // Error naming `name` when absent
 
     NetworkSpec spec_;

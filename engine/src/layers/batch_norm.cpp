@@ -88,6 +88,24 @@ public:
                                        innerGradient, dx[0], gammaGradient_, betaGradient_);
     }
 
+    void forwardWithConvRelu(const LayerIo& io, const FusableConv& conv, const float* convInput,
+                             float* convOutput, float* reluOutput) override {
+        backend_.convBatchNormReluForwardTraining(conv.geometry, convInput, conv.weight, conv.bias,
+                                                  geometry_, gamma_, beta_, convOutput, io.output,
+                                                  reluOutput, runningMean_, runningVar_,
+                                                  savedMean_.data(), savedInvStd_.data());
+    }
+
+    void backwardWithConvRelu(const LayerIo& io, const FusableConv& conv, const float* convInput,
+                              const float* reluOutput, const float* reluOutputGradient,
+                              float* innerGradient, float* convOutputGradient) override {
+        backend_.convBatchNormReluBackward(conv.geometry, convInput, conv.weight, conv.bias,
+                                           geometry_, io.inputs[0], reluOutput, reluOutputGradient,
+                                           gamma_, beta_, savedMean_.data(), savedInvStd_.data(),
+                                           innerGradient, convOutputGradient, conv.weightGradient,
+                                           conv.biasGradient, gammaGradient_, betaGradient_);
+    }
+
     void forwardWithReluMaxPool(const LayerIo& io, float* reluOutput, const PoolGeometry& pool,
                                 float* poolOutput) override {
         backend_.batchNormReluMaxPoolForwardTraining(geometry_, pool, io.inputs[0], gamma_, beta_,

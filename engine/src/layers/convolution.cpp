@@ -161,7 +161,7 @@ public:
     void forward(Phase phase, const LayerIo& io, const StepScalars* step) override;
     void backward(const LayerIo& io, const float* dy, const std::vector<float*>& dx) override;
     std::optional<FusableConv> fusableConv() const override {
-        return FusableConv{geometry_, weight_, bias_};
+        return FusableConv{geometry_, weight_, bias_, weightGradient_, biasGradient_};
     }
 
 private:

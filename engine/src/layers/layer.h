@@ -35,6 +35,8 @@ struct FusableConv {
     ConvGeometry geometry;
     const float* weight = nullptr;
     const float* bias = nullptr;  // null without bias
+    float* weightGradient = nullptr;
+    float* biasGradient = nullptr;  // null without bias
 };
 struct FusableBatchNorm {
     BatchNormGeometry geometry;
@@ -91,6 +93,18 @@ public:
     virtual void backwardWithRelu(const LayerIo&, const float* /*reluOutput*/,
                                   const float* /*reluOutputGradient*/, float* /*innerGradient*/,
                                   const std::vector<float*>& /*inputGradients*/) {}
+    // The same with the convolution `conv` before it, which alone reads the network's input
+    // `convInput` and is alone read by this layer (io.inputs[0] is the convolution's output,
+    // `convOutput` the same as writable room): forward writes the ReLU's output; backward also
+    // writes the convolution's weight gradients, with `convOutputGradient` room for the gradient
+    // of its output, and no gradient for the network's input.
+    virtual void forwardWithConvRelu(const LayerIo&, const FusableConv& /*conv*/,
+                                     const float* /*convInput*/, float* /*convOutput*/,
+                                     float* /*reluOutput*/) {}
+    virtual void backwardWithConvRelu(const LayerIo&, const FusableConv& /*conv*/,
+                                      const float* /*convInput*/, const float* /*reluOutput*/,
+                                      const float* /*reluOutputGradient*/,
+                                      float* /*innerGradient*/, float* /*convOutputGradient*/) {}
     // The same with the max pooling `pool` that alone reads the ReLU's output: forward writes
     // the pooling's output `poolOutput` (reluOutput is room for the tensor between); backward
     // takes the pooling's output and output gradient, with `reluOutputGradient` room too.

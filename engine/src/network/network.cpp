@@ -49,8 +49,13 @@ struct Network::Node {
     // On a batch norm whose output only a ReLU reads: training runs both as one layer call each
     // way (Layer::forwardWithRelu), and the ReLU node is skipped. When only a max pooling reads
     // the ReLU's output, it joins them (Layer::forwardWithReluMaxPool) and is skipped too.
+    // When that batch norm reads a Conv2D that alone reads the network's input (so needs no
+    // input gradient) and is read by the batch norm alone, and no pooling joins, the convolution
+    // joins them too (Layer::forwardWithConvRelu) and is skipped: its output and output gradient
+    // are then the chain's inner tensors.
     int absorbedRelu = -1;
     int absorbedMaxPool = -1;
+    int absorbedConv = -1;
     PoolGeometry absorbedMaxPoolGeometry;
     bool absorbedInTraining = false;
 };
@@ -300,6 +305,18 @@ void Network::findFusions() {
         Node* next = soleConsumer(node);
         return next && next->type->traits.isRelu ? next : nullptr;
     };
+    // The convolution `node` reads, when it offers its weights, reads the network's input alone
+    // without needing its gradient, and has no other reader.
+    auto inputConvReadOnlyBy = [&](const Node& node) -> Node* {
+        if (node.inputs.size() != 1) return nullptr;
+        Node* conv = nodes_[node.inputs[0]].get();
+        const bool readsTheInput = conv->inputs.size() == 1 &&
+                                   nodes_[conv->inputs[0]]->type->traits.isNetworkInput &&
+                                   !conv->layer->alwaysWritesInputGradients();
+        return readsTheInput && soleConsumer(*conv) == &node && conv->layer->fusableConv()
+                   ? conv
+                   : nullptr;
+    };
     for (auto& node : nodes_) {
         if (Node* relu = soleReluConsumer(*node); relu && node->type->traits.absorbsFollowingRelu) {
             node->absorbedRelu = node->consumers[0];
@@ -309,6 +326,9 @@ void Network::findFusions() {
                 node->absorbedMaxPool = relu->consumers[0];
                 node->absorbedMaxPoolGeometry = *max;
                 pool->absorbedInTraining = true;
+            } else if (Node* conv = inputConvReadOnlyBy(*node)) {
+                node->absorbedConv = node->inputs[0];
+                conv->absorbedInTraining = true;
             }
         }
         // The layers that offer their weights for the inference chain (Conv2D, BatchNorm2D).
@@ -340,6 +360,11 @@ void Network::forwardNode(Node& node, Phase phase) {
         node.layer->forwardWithReluMaxPool(node.io, nodes_[node.absorbedRelu]->output.data(),
                                            node.absorbedMaxPoolGeometry,
                                            nodes_[node.absorbedMaxPool]->output.data());
+    } else if (training && node.absorbedConv >= 0) {
+        Node& conv = *nodes_[node.absorbedConv];
+        node.layer->forwardWithConvRelu(node.io, *conv.layer->fusableConv(), conv.io.inputs[0],
+                                        conv.output.data(),
+                                        nodes_[node.absorbedRelu]->output.data());
     } else if (training && node.absorbedRelu >= 0) {
         node.layer->forwardWithRelu(node.io, nodes_[node.absorbedRelu]->output.data());
     } else {
@@ -409,6 +434,12 @@ void Network::backwardNode(Node& node) {
                                             pool.outputGradient.data(),
                                             relu.outputGradient.data(),
                                             node.outputGradient.data(), node.gradientTargets);
+    } else if (node.absorbedConv >= 0) {
+        const Node& conv = *nodes_[node.absorbedConv];
+        const Node& relu = *nodes_[node.absorbedRelu];
+        node.layer->backwardWithConvRelu(node.io, *conv.layer->fusableConv(), conv.io.inputs[0],
+                                         relu.output.data(), relu.outputGradient.data(),
+                                         node.outputGradient.data(), node.gradientTargets[0]);
     } else if (node.absorbedRelu >= 0) {
         const Node& relu = *nodes_[node.absorbedRelu];
         node.layer->backwardWithRelu(node.io, relu.output.data(), relu.outputGradient.data(),
@@ -434,9 +465,14 @@ void Network::backward() {
         Node& node = *nodes_[i];
         if (node.absorbedInTraining) continue;  // its batch norm differentiates the chain
         backwardNode(node);
-        if (node.parameterCount > 0 && gradientsReady_)
-            gradientsReady_(node.parameterOffset, node.parameterCount);
+        announceGradients(node);
+        if (node.absorbedConv >= 0) announceGradients(*nodes_[node.absorbedConv]);
     }
+}
+
+void Network::announceGradients(const Node& node) {
+    if (node.parameterCount > 0 && gradientsReady_)
+        gradientsReady_(node.parameterOffset, node.parameterCount);
 }
 
 std::vector<LayerTime> Network::profileTrainingPass() {
