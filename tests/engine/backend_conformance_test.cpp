@@ -106,6 +106,15 @@ protected:
         Tensor tested = activationsFromHost(*tested_, shape, values);
         return {activationsFromHost(*reference_, shape, tested.toHost()), std::move(tested)};
     }
+    // A batch norm's parameters and running statistics, as training might leave them: gamma in
+    // [0.5, 1.5], beta and the running mean in [-1, 1], the running variance in [0.5, 2].
+    struct BatchNormTwins {
+        TwinTensor gamma, beta, runningMean, runningVar;
+    };
+    BatchNormTwins batchNormParameters(SeededRandom& random, std::size_t channels) {
+        return {input(random.uniforms(channels, 0.5f, 1.5f)), input(random.uniforms(channels)),
+                input(random.uniforms(channels)), input(random.uniforms(channels, 0.5f, 2.0f))};
+    }
     TwinTensor poisonedActivations(TensorShape shape) {
         return {test::poisonedActivations(*reference_, shape),
                 test::poisonedActivations(*tested_, shape)};
@@ -359,10 +368,7 @@ TEST_P(BackendConformance, ConvBatchNormReluInferenceMatchesTheThreeOps) {
             TwinTensor x = activationInput(convInputShape(g), random.uniforms(std::size_t(g.inputCount())));
             TwinTensor w = input(random.uniforms(std::size_t(g.weightCount())));
             TwinTensor bias = input(random.uniforms(channels));
-            TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
-            TwinTensor beta = input(random.uniforms(channels));
-            TwinTensor runningMean = input(random.uniforms(channels));
-            TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+            auto [gamma, beta, runningMean, runningVar] = batchNormParameters(random, channels);
             TwinTensor y = poisonedActivations(convOutputShape(g));
             runOnBoth([&](Backend& backend, Side side) {
                 backend.convBatchNormReluInference(g, x.at(side), w.at(side),
@@ -456,10 +462,7 @@ TEST_P(BackendConformance, BatchNormTrainingForwardMatchesReference) {
         SCOPED_TRACE(describe(g));
         const auto channels = std::size_t(g.channels);
         TwinTensor x = activationInput(batchNormShape(g), batchNormInput(random, g));
-        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
-        TwinTensor beta = input(random.uniforms(channels));
-        TwinTensor runningMean = input(random.uniforms(channels));
-        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        auto [gamma, beta, runningMean, runningVar] = batchNormParameters(random, channels);
         TwinTensor y = poisonedActivations(batchNormShape(g));
         TwinTensor savedMean = poisoned(g.channels);
         TwinTensor savedInvStd = poisoned(g.channels);
@@ -486,10 +489,7 @@ TEST_P(BackendConformance, BatchNormReluTrainingMatchesTheTwoOps) {
         const auto channels = std::size_t(g.channels);
         const std::size_t count = std::size_t(g.count());
         TwinTensor x = activationInput(batchNormShape(g), batchNormInput(random, g));
-        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
-        TwinTensor beta = input(random.uniforms(channels));
-        TwinTensor runningMean = input(random.uniforms(channels));
-        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        auto [gamma, beta, runningMean, runningVar] = batchNormParameters(random, channels);
         TwinTensor dy = activationInput(batchNormShape(g), random.uniforms(count));
         TwinTensor z = poisonedActivations(batchNormShape(g));
         TwinTensor y = poisonedActivations(batchNormShape(g));
@@ -533,10 +533,7 @@ TEST_P(BackendConformance, BatchNormReluMaxPoolTrainingMatchesTheOps) {
             xValues[i] = 0.25f * float(random.integer(-8, 8)) +
                          3.0f * float((i / std::size_t(g.spatial)) % channels);
         TwinTensor x = activationInput(poolInputShape(pool), xValues);
-        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
-        TwinTensor beta = input(random.uniforms(channels));
-        TwinTensor runningMean = input(random.uniforms(channels));
-        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        auto [gamma, beta, runningMean, runningVar] = batchNormParameters(random, channels);
         TwinTensor dy = activationInput(poolOutputShape(pool),
                                         random.uniforms(std::size_t(pool.outputCount())));
         TwinTensor z = poisonedActivations(poolInputShape(pool));
@@ -597,10 +594,7 @@ TEST_P(BackendConformance, ConvBatchNormReluTrainingMatchesTheOps) {
                                            random.uniforms(std::size_t(g.inputCount()), 1.0f, 3.0f));
             TwinTensor w = input(random.uniforms(std::size_t(g.weightCount())));
             TwinTensor bias = input(random.uniforms(channels));
-            TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
-            TwinTensor beta = input(random.uniforms(channels));
-            TwinTensor runningMean = input(random.uniforms(channels));
-            TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+            auto [gamma, beta, runningMean, runningVar] = batchNormParameters(random, channels);
             TwinTensor dy = activationInput(convOutputShape(g),
                                             random.uniforms(std::size_t(g.outputCount())));
             TwinTensor c = poisonedActivations(convOutputShape(g));
@@ -649,10 +643,7 @@ TEST_P(BackendConformance, BatchNormInferenceForwardMatchesReference) {
         SCOPED_TRACE(describe(g));
         const auto channels = std::size_t(g.channels);
         TwinTensor x = activationInput(batchNormShape(g), batchNormInput(random, g));
-        TwinTensor gamma = input(random.uniforms(channels, 0.5f, 1.5f));
-        TwinTensor beta = input(random.uniforms(channels));
-        TwinTensor runningMean = input(random.uniforms(channels));
-        TwinTensor runningVar = input(random.uniforms(channels, 0.5f, 2.0f));
+        auto [gamma, beta, runningMean, runningVar] = batchNormParameters(random, channels);
         TwinTensor y = poisonedActivations(batchNormShape(g));
         runOnBoth([&](Backend& backend, Side side) {
             backend.batchNormForwardInference(g, x.at(side), gamma.at(side), beta.at(side),
