@@ -46,7 +46,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
 # python's lzma: the GPU machine's image may lack the xz program
-for packed in .device/lib/*.xz .device/fuzz/lib/*.xz; do
+for packed in .device/lib/*.xz .device/lib/cnnstudio/plugins/*.xz .device/fuzz/lib/*.xz; do
   [ -f "$packed" ] || continue
   [ -e "${packed%.xz}" ] || python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
 done

@@ -326,7 +326,7 @@ void CudaBackend::doConvBatchNormReluForwardTraining(
         const ConvGeometry& g, const float* x, const float* w, const float* bias,
         const BatchNormGeometry& bn, const float* gamma, const float* beta, float* c, float* z,
         float* y, float* runningMean, float* runningVar, float* savedMean, float* savedInvStd) {
-    if (!storesBf16() || !isSmallInputConvBatchNormRelu(g)) {
+    if (!storesBf16() || !isSmallInputConvBatchNormRelu(g, c)) {
         Backend::doConvBatchNormReluForwardTraining(g, x, w, bias, bn, gamma, beta, c, z, y,
                                                     runningMean, runningVar, savedMean,
                                                     savedInvStd);
@@ -335,7 +335,7 @@ void CudaBackend::doConvBatchNormReluForwardTraining(
     requireIndexable(g, opLabel("convBatchNormReluForwardTraining"));
     activateDevice();
     smallInputConvBatchNormReluForwardTraining(
-        g, bn, asBf16(x), w, bias, gamma, beta, asBf16(y), runningMean, runningVar, savedMean,
+        g, bn, asBf16(x), w, bias, gamma, beta, c, asBf16(y), runningMean, runningVar, savedMean,
         savedInvStd, workspace(smallInputConvBatchNormReluWorkspaceBytes(g)),
         deviceProperties().multiProcessorCount, stream());
 }
@@ -345,14 +345,14 @@ void CudaBackend::doConvBatchNormReluBackward(
         const BatchNormGeometry& bn, const float* c, const float* y, const float* dy,
         const float* gamma, const float* beta, const float* savedMean, const float* savedInvStd,
         float* dz, float* dc, float* dw, float* dbias, float* dgamma, float* dbeta) {
-    if (!storesBf16() || !isSmallInputConvBatchNormRelu(g)) {
+    if (!storesBf16() || !isSmallInputConvBatchNormRelu(g, c)) {
         Backend::doConvBatchNormReluBackward(g, x, w, bias, bn, c, y, dy, gamma, beta, savedMean,
                                              savedInvStd, dz, dc, dw, dbias, dgamma, dbeta);
         return;
     }
     requireIndexable(g, opLabel("convBatchNormReluBackward"));
     activateDevice();
-    smallInputConvBatchNormReluBackward(g, asBf16(x), w, asBf16(y), asBf16(dy), gamma,
+    smallInputConvBatchNormReluBackward(g, asBf16(x), w, c, asBf16(y), asBf16(dy), gamma,
                                         savedInvStd, dw, dbias, dgamma, dbeta,
                                         workspace(smallInputConvBatchNormReluWorkspaceBytes(g)),
                                         stream());

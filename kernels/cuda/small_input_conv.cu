@@ -16,8 +16,8 @@
 //   1. a grid of splits over the output pixels; a block is 32 pixel lanes x 8 channel lanes. A
 //      channel lane multiplies one 8-channel vector of dy (the eight lanes of a pixel read 128
 //      contiguous bytes) by the pixel's kTapChunk tap values, which the eight lanes fetch one or
-//      two each and pass round by shuffles. Each lane takes two pixels per iteration; dy's vectors
-//      arrive by cp.async in a ring of per-thread shared-memory slots two iterations ahead, the
+//      two each and pass round by shuffles. Each lane takes one pixel per iteration; dy's vectors
+//      arrive by cp.async in a ring of per-thread shared-memory slots four iterations ahead, the
 //      tap values one iteration ahead, so the loads overlap the arithmetic (fer-cnn's input layer:
 //      0.080 ms before, 0.075 after, docs/logs/2026-12-03-input-layer-pipelined). At the end the
 //      pixel lanes are added in order (shuffles, then across warps) -> partials[split][row][K]
@@ -26,8 +26,9 @@
 // input block (conv -> batch norm -> ReLU in training, small_input_conv.h has the maths):
 //   forward: the patches' moments (a pass over x only), one block turning them into the
 //   statistics and the folded weights, then the forward kernel above with those weights and the
-//   ReLU. backward: the moments again, the filter partials above with dy masked by the ReLU's
-//   output, their split sums, and one block turning sums and moments into the gradients.
+//   ReLU; that block keeps the moments in c's room. backward: the filter partials above with dy
+//   masked by the ReLU's output, their split sums, and one block turning sums and the kept
+//   moments into the gradients.
 // Nothing is added by atomics, so results do not depend on scheduling. Counts stay below 2^30
 // (index_limits.h), so indices are 32-bit.
 #include <algorithm>
@@ -51,7 +52,8 @@ constexpr int kPixelsPerThread = 4;                      // forward
 constexpr int kChannelLanes = 8;                         // per pixel, backward filter
 constexpr int kPixelLanes = kThreads / kChannelLanes;    // 32 per block
 constexpr int kPixelLanesPerWarp = 32 / kChannelLanes;   // 4
-constexpr int kTapChunk = 9;  // taps summed per pass over dy: a 3x3 kernel over one channel
+constexpr int kTapChunk = 10;  // rows summed per pass over dy: a 3x3 kernel over one channel and
+                               // the bias row (with 9, the bias row took a second pass over dy)
 constexpr int kMaxFilterSplits = 256;  // one wave of blocks on an H200
 constexpr int kMinPixelsPerSplit = 256;
 
@@ -206,9 +208,11 @@ __device__ int tapCode(const SmallConv& g, int t, int tapRows) {
 // cp.async cannot copy) are loaded and stored at once. A thread reads only the slots it filled,
 // so no barrier is needed. (The ReLU's output loaded one iteration ahead in registers instead
 // took 192 us a call on fer-cnn's input layer under ncu, where dy alone took 75:
-// docs/logs/2026-12-04-input-block.)
-constexpr int kDyStages = 3;
-constexpr int kFilterPixelsPerIteration = 2;
+// docs/logs/2026-12-04-input-block.) One pixel a lane per iteration, five stages: with two
+// pixels and three stages the masked kernel's ten rows of sums spilled registers (ptxas: 56
+// bytes) and took 95 us under ncu, against 88 (docs/logs/2026-12-04-filter-pass).
+constexpr int kDyStages = 5;
+constexpr int kFilterPixelsPerIteration = 1;
 
 template <int V, bool Masked>
 struct GradientRing {
@@ -259,8 +263,8 @@ struct GradientRing {
 // through the ring with dy's. Channel blocks of kChannelLanes * V channels and
 // tap chunks are passes over the split's pixels: one pass for fer-cnn's input layer (K = 64, 3x3).
 // Warps work independently until the final sums: the eight channel lanes of a pixel fetch its
-// tap values (one or two each) and pass them round by shuffles, and each lane takes two pixels
-// per iteration. The loads run ahead of the arithmetic: dy's through the DyRing, kDyStages - 1
+// tap values (one or two each) and pass them round by shuffles, and each lane takes
+// kFilterPixelsPerIteration pixels per iteration. The loads run ahead of the arithmetic: dy's through the DyRing, kDyStages - 1
 // iterations ahead, the tap values (from x, small enough to stay in L2) one iteration ahead in
 // registers.
 template <int V, bool Masked>
@@ -273,7 +277,7 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
     constexpr int kPixels = kFilterPixelsPerIteration;
     constexpr int kStep = kPixels * kPixelLanes;  // pixels of the block per iteration
     using Ring = GradientRing<V, Masked>;
-    // The ring is drained before the final sums are written, so they share the memory (48 KiB
+    // The ring is drained before the final sums are written, so they share the memory (40 KiB
     // when Masked with V = 8).
     __shared__ union {
         typename Ring::Slots ring;
@@ -451,17 +455,23 @@ patchMomentsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
 }
 
 // The patches' mean s[t] = S[t] / M and covariance cov[a][b] = G[a][b] / M - s[a] s[b] (full,
-// symmetric) in shared memory, from the partials of `blocks` blocks: each warp adds every
-// kWarps-th block, then the warps are added in order. Called by all of a block's threads.
-// cov is kMomentTaps x kMomentTaps whatever T (rows and columns past T are zero).
+// symmetric). cov is kMomentTaps x kMomentTaps whatever T (rows and columns past T are zero).
+// The forward keeps them in c's room for the backward (720 bytes).
 struct PatchMoments {
     double mean[kMomentTaps];
     double cov[kMomentTaps * kMomentTaps];
+};
+
+// The moments from the partials of `blocks` blocks, in shared memory: each warp adds every
+// kWarps-th block, then the warps are added in order. Called by all of a block's threads.
+struct MomentsReduction {
+    PatchMoments moments;
     double warpTotals[kWarps][kMomentSums];
 };
 
 __device__ void reducePatchMoments(const SmallConv& g, const double* __restrict__ partials,
-                                   int blocks, PatchMoments& moments) {
+                                   int blocks, MomentsReduction& reduction) {
+    PatchMoments& moments = reduction.moments;
     const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
     const double pixels = double(g.batch) * g.outHeight * g.outWidth;
     for (int i = lane; i < kMomentSums; i += 32) {
@@ -469,18 +479,18 @@ __device__ void reducePatchMoments(const SmallConv& g, const double* __restrict_
 #pragma unroll 8
         for (int block = warp; block < blocks; block += kWarps)
             total += partials[std::int64_t(block) * kMomentSums + i];
-        moments.warpTotals[warp][i] = total;
+        reduction.warpTotals[warp][i] = total;
     }
     __syncthreads();
     for (int a = int(threadIdx.x); a < kMomentTaps; a += kThreads) {
         double total = 0.0;
-        for (int w = 0; w < kWarps; ++w) total += moments.warpTotals[w][a];
+        for (int w = 0; w < kWarps; ++w) total += reduction.warpTotals[w][a];
         moments.mean[a] = total / pixels;
     }
     for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads) {
         const int a = min(e / kMomentTaps, e % kMomentTaps), b = max(e / kMomentTaps, e % kMomentTaps);
         double total = 0.0;
-        for (int w = 0; w < kWarps; ++w) total += moments.warpTotals[w][momentPairIndex(a, b)];
+        for (int w = 0; w < kWarps; ++w) total += reduction.warpTotals[w][momentPairIndex(a, b)];
         moments.cov[e] = total / pixels;
     }
     __syncthreads();
@@ -491,7 +501,7 @@ __device__ void reducePatchMoments(const SmallConv& g, const double* __restrict_
 
 // One block: the batch statistics of c, the running-statistics update, and the weights and
 // bias with the normalisation folded in: w'_k = gamma_k invStd_k w_k,
-// b'_k = beta_k + gamma_k invStd_k (b_k - mean_k).
+// b'_k = beta_k + gamma_k invStd_k (b_k - mean_k). The moments go to `kept` for the backward.
 __global__ void __launch_bounds__(kThreads)
 inputBlockStatisticsKernel(SmallConv g, const double* __restrict__ partials, int blocks,
                            const float* __restrict__ w, const float* __restrict__ bias,
@@ -499,9 +509,13 @@ inputBlockStatisticsKernel(SmallConv g, const double* __restrict__ partials, int
                            float epsilon, float momentum, float* __restrict__ runningMean,
                            float* __restrict__ runningVar, float* __restrict__ savedMean,
                            float* __restrict__ savedInvStd, float* __restrict__ foldedWeights,
-                           float* __restrict__ foldedBias) {
-    __shared__ PatchMoments moments;
-    reducePatchMoments(g, partials, blocks, moments);
+                           float* __restrict__ foldedBias, PatchMoments* __restrict__ kept) {
+    __shared__ MomentsReduction reduction;
+    reducePatchMoments(g, partials, blocks, reduction);
+    const PatchMoments& moments = reduction.moments;
+    for (int a = int(threadIdx.x); a < kMomentTaps; a += kThreads) kept->mean[a] = moments.mean[a];
+    for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads)
+        kept->cov[e] = moments.cov[e];
     const int T = g.taps;
     const double pixels = double(g.batch) * g.outHeight * g.outWidth;
     for (int k = int(threadIdx.x); k < g.outChannels; k += kThreads) {
@@ -528,17 +542,20 @@ inputBlockStatisticsKernel(SmallConv g, const double* __restrict__ partials, int
 }
 
 // One block: the gradients from A = sum g v and dbeta = sum g (rows [K][T] and [K] of
-// `masked`, the masked filter gradient's sums): with Ac = A - dbeta s,
+// `masked`, the masked filter gradient's sums) and the moments the forward kept: with Ac = A - dbeta s,
 // dgamma = invStd w . Ac and dw = gamma invStd (Ac - dgamma invStd cov w); dbias is zero.
 __global__ void __launch_bounds__(kThreads)
-inputBlockGradientsKernel(SmallConv g, const double* __restrict__ partials, int blocks,
+inputBlockGradientsKernel(SmallConv g, const PatchMoments* __restrict__ kept,
                           const float* __restrict__ w, const float* __restrict__ gamma,
                           const float* __restrict__ savedInvStd,
                           const float* __restrict__ maskedSums, const float* __restrict__ maskedBiasSums,
                           float* __restrict__ dw, float* __restrict__ dbias,
                           float* __restrict__ dgamma, float* __restrict__ dbeta) {
     __shared__ PatchMoments moments;
-    reducePatchMoments(g, partials, blocks, moments);
+    for (int a = int(threadIdx.x); a < kMomentTaps; a += kThreads) moments.mean[a] = kept->mean[a];
+    for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads)
+        moments.cov[e] = kept->cov[e];
+    __syncthreads();
     const int T = g.taps;
     for (int k = int(threadIdx.x); k < g.outChannels; k += kThreads) {
         const float* wk = w + k * T;
@@ -652,8 +669,11 @@ void smallInputConvBackwardFilter(const ConvGeometry& g, const __nv_bfloat16* x,
                               filterSplits(g).splits, dw, dbias, stream);
 }
 
-bool isSmallInputConvBatchNormRelu(const ConvGeometry& g) {
-    return isSmallInputConv(g) && g.inChannels * g.kernelHeight * g.kernelWidth <= kMomentTaps;
+bool isSmallInputConvBatchNormRelu(const ConvGeometry& g, const void* c) {
+    const std::size_t roomOfC =
+        std::size_t(g.batch) * g.outHeight * g.outWidth * g.outChannels * sizeof(__nv_bfloat16);
+    return isSmallInputConv(g) && g.inChannels * g.kernelHeight * g.kernelWidth <= kMomentTaps &&
+           roomOfC >= sizeof(PatchMoments) && isAligned(c, alignof(PatchMoments));
 }
 
 namespace {
@@ -661,11 +681,9 @@ namespace {
 // Workspace of the input block's forward: the moments' partials, then w' (K, T) and b' (K).
 std::size_t foldedOffset(const ConvGeometry& g) { return momentPartialsBytes(g); }
 
-// ... of its backward: the moments' partials, the filter partials, then the masked sums A (K, T)
-// and dbeta (K).
-std::size_t filterPartialsOffset(const ConvGeometry& g) { return momentPartialsBytes(g); }
+// ... of its backward: the filter partials, then the masked sums A (K, T) and dbeta (K).
 std::size_t maskedSumsOffset(const ConvGeometry& g) {
-    return filterPartialsOffset(g) + alignedBytes(smallInputConvBackwardFilterWorkspaceBytes(g));
+    return alignedBytes(smallInputConvBackwardFilterWorkspaceBytes(g));
 }
 
 float* floatsAt(void* workspace, std::size_t offset) {
@@ -682,7 +700,7 @@ std::size_t smallInputConvBatchNormReluWorkspaceBytes(const ConvGeometry& g) {
 
 void smallInputConvBatchNormReluForwardTraining(
         const ConvGeometry& g, const BatchNormGeometry& bn, const __nv_bfloat16* x, const float* w,
-        const float* bias, const float* gamma, const float* beta, __nv_bfloat16* y,
+        const float* bias, const float* gamma, const float* beta, void* c, __nv_bfloat16* y,
         float* runningMean, float* runningVar, float* savedMean, float* savedInvStd,
         void* workspace, int multiprocessors, cudaStream_t stream) {
     const SmallConv conv(g);
@@ -691,26 +709,26 @@ void smallInputConvBatchNormReluForwardTraining(
     float* foldedBias = foldedWeights + conv.taps * g.outChannels;
     launchKernel("input block: statistics", inputBlockStatisticsKernel, 1u, kThreads, stream, conv,
                  partials, momentBlocks(g), w, bias, gamma, beta, bn.epsilon, bn.momentum,
-                 runningMean, runningVar, savedMean, savedInvStd, foldedWeights, foldedBias);
+                 runningMean, runningVar, savedMean, savedInvStd, foldedWeights, foldedBias,
+                 static_cast<PatchMoments*>(c));
     forwardOnWidestChunks(g, x, foldedWeights, foldedBias, true, y, multiprocessors, stream);
 }
 
 void smallInputConvBatchNormReluBackward(const ConvGeometry& g, const __nv_bfloat16* x,
-                                         const float* w, const __nv_bfloat16* y,
-                                         const __nv_bfloat16* dy, const float* gamma,
-                                         const float* savedInvStd, float* dw, float* dbias,
-                                         float* dgamma, float* dbeta, void* workspace,
-                                         cudaStream_t stream) {
+                                         const float* w, const void* c,
+                                         const __nv_bfloat16* y, const __nv_bfloat16* dy,
+                                         const float* gamma, const float* savedInvStd, float* dw,
+                                         float* dbias, float* dgamma, float* dbeta,
+                                         void* workspace, cudaStream_t stream) {
     const SmallConv conv(g);
-    const double* partials = launchPatchMoments(g, x, workspace, stream);
-    float* filterPartials = floatsAt(workspace, filterPartialsOffset(g));
+    float* filterPartials = static_cast<float*>(workspace);
     float* maskedSums = floatsAt(workspace, maskedSumsOffset(g));
     float* maskedBiasSums = maskedSums + conv.taps * g.outChannels;
     launchFilterPartials(g, x, dy, y, conv.taps + 1, filterPartials, stream);
     finishSplitFilterGradient(filterPartials, conv.taps + 1, g.outChannels, conv.taps,
                               filterSplits(g).splits, maskedSums, maskedBiasSums, stream);
     launchKernel("input block: gradients", inputBlockGradientsKernel, 1u, kThreads, stream, conv,
-                 partials, momentBlocks(g), w, gamma, savedInvStd,
+                 static_cast<const PatchMoments*>(c), w, gamma, savedInvStd,
                  static_cast<const float*>(maskedSums), static_cast<const float*>(maskedBiasSums),
                  dw, dbias, dgamma, dbeta);
 }

@@ -22,8 +22,9 @@
 // A_k = sum g v, dbeta_k = sum g and Ac_k = A_k - dbeta_k s,
 //   dgamma_k = invStd_k w_k.Ac_k,  dw_k = gamma_k invStd_k (Ac_k - dgamma_k invStd_k Cov w_k),
 //   dbias_k = 0 (the batch norm subtracts the mean, and the bias with it).
-// So c, the batch norm's output and their gradients never reach memory: the forward reads x
-// and writes y once, the backward reads dy and y once, where the three ops moved c, z and y
+// So c, the batch norm's output and their gradients never reach memory (c's room keeps the
+// moments, 720 bytes, for the backward): the forward reads x and writes y once, the backward
+// reads dy and y once, where the three ops moved c, z and y
 // forward and dy, y, c, dz, dc backward (each the size of y). Moments are summed in double
 // (a product of two bf16 values is exact in fp32), statistics and gradients finished in
 // double.
@@ -62,8 +63,10 @@ void smallInputConvBackwardFilter(const ConvGeometry& g, const __nv_bfloat16* x,
                                   void* workspace, cudaStream_t stream);
 
 // The input blocks these kernels take: small-input convolutions of at most 9 taps (C*R*S: a 3x3
-// kernel over one grey channel), whose patch moments a thread holds in registers.
-bool isSmallInputConvBatchNormRelu(const ConvGeometry& g);
+// kernel over one grey channel), whose patch moments a thread holds in registers, and whose
+// output c (bf16, the op's inner tensor, which these kernels never write otherwise) has room,
+// 8-byte aligned, for the moments the forward keeps there for the backward (720 bytes).
+bool isSmallInputConvBatchNormRelu(const ConvGeometry& g, const void* c);
 
 // Device memory the input block's forward and backward need, used until their work has run.
 std::size_t smallInputConvBatchNormReluWorkspaceBytes(const ConvGeometry& g);
@@ -71,21 +74,22 @@ std::size_t smallInputConvBatchNormReluWorkspaceBytes(const ConvGeometry& g);
 // y = relu(batchNorm(conv(x, w) + bias)) with the batch's statistics: x (N, H, W, C) and
 // y (N, P, Q, K) bf16; w (K, C, R, S), bias (K, nullable), gamma, beta (K) fp32; bn's epsilon and
 // momentum; runningMean, runningVar (K) updated, savedMean, savedInvStd (K) written, as
-// batchNormForwardTrainingChannelsLast does. g must satisfy isSmallInputConvBatchNormRelu.
+// batchNormForwardTrainingChannelsLast does; c keeps the patch moments. g and c must satisfy
+// isSmallInputConvBatchNormRelu.
 void smallInputConvBatchNormReluForwardTraining(
         const ConvGeometry& g, const BatchNormGeometry& bn, const __nv_bfloat16* x, const float* w,
-        const float* bias, const float* gamma, const float* beta, __nv_bfloat16* y,
+        const float* bias, const float* gamma, const float* beta, void* c, __nv_bfloat16* y,
         float* runningMean, float* runningVar, float* savedMean, float* savedInvStd,
         void* workspace, int multiprocessors, cudaStream_t stream);
 
-// Its backward from dy (N, P, Q, K) bf16, given x, w and y as the forward had them and its saved
-// inverse standard deviations: dw (K, C, R, S), dbias (K, nullable), dgamma, dbeta (K) fp32,
-// overwritten. No gradient for x.
+// Its backward from dy (N, P, Q, K) bf16, given x, w, c and y as the forward left them and its
+// saved inverse standard deviations: dw (K, C, R, S), dbias (K, nullable), dgamma, dbeta (K)
+// fp32, overwritten. No gradient for x.
 void smallInputConvBatchNormReluBackward(const ConvGeometry& g, const __nv_bfloat16* x,
-                                         const float* w, const __nv_bfloat16* y,
-                                         const __nv_bfloat16* dy, const float* gamma,
-                                         const float* savedInvStd, float* dw, float* dbias,
-                                         float* dgamma, float* dbeta, void* workspace,
-                                         cudaStream_t stream);
+                                         const float* w, const void* c,
+                                         const __nv_bfloat16* y, const __nv_bfloat16* dy,
+                                         const float* gamma, const float* savedInvStd, float* dw,
+                                         float* dbias, float* dgamma, float* dbeta,
+                                         void* workspace, cudaStream_t stream);
 
 }  // namespace cnnstudio::kernels

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Issue #17's "no accuracy regression", 2026-12-04, one H200, the final build of this stop: the
+# same runs as ../2026-12-03-chain-fer/ (that driver's `train` step: fer-cnn on FER2013, cudnn
+# bf16 and cuda bf16, seeds 42, 7 and 1, each model evaluated on PublicTest without and with flip
+# TTA), after the data parts were stashed over the calls before (driver.sh stash there).
+# Usage: OUT=DIR bash docs/logs/2026-12-04-filter-pass/fer.sh
+set -uo pipefail
+bash tools/device-session.sh > /dev/null 2>&1  # unpacks the libraries and the GPU plugin
+OUT=$OUT bash docs/logs/2026-12-03-chain-fer/driver.sh train
