@@ -128,6 +128,20 @@ class MeasurementsTables(unittest.TestCase):
         rows = measurements_tables.ours_vs_pytorch_table(log, {"pairs": "cuda/bf16:bf16-cl"})
         self.assertEqual(rows[2:], ["| `cuda` bf16 (own kernels) | 1,200 | bf16 channels-last, eager | 1,000 | 1.20× |"])
 
+    def test_before_after_takes_the_after_column_from_the_build_asked_for(self):
+        def line(build, round_, images):
+            return json.dumps({"build": build, "round": round_, "backend": "cudnn", "mode": "bf16",
+                               "images_per_s": images})
+        log = self.write("bench.jsonl", "\n".join([
+            line("before", 1, 1000.0), line("current", 1, 1100.0), line("variantB", 1, 1200.0),
+            line("before", 2, 1001.0), line("current", 2, 1101.0), line("variantB", 2, 1201.0)]) + "\n")
+        self.assertEqual(measurements_tables.before_after_table(log, {})[2],
+                         "| `cudnn` bf16 | 1,000 / 1,001 | 1,100 / 1,101 |")
+        self.assertEqual(measurements_tables.before_after_table(log, {"after": "variantB"})[2],
+                         "| `cudnn` bf16 | 1,000 / 1,001 | 1,200 / 1,201 |")
+        with self.assertRaises(measurements_tables.TableError):
+            measurements_tables.before_after_table(log, {"after": "variantZ"})
+
     def test_conv_before_after_means_of_the_rounds(self):
         def line(op, ms, tflops):
             return json.dumps({"backend": "cuda", "layer": "conv1_2", "op": op, "batch": 256, "ms": ms, "tflops": tflops})
