@@ -3,6 +3,10 @@
 # pack-device.sh). Each step named on the command line runs in order; logs go to $OUT.
 #   tests   GPU test suites (conformance of cuda and cudnn against cpu-ref, kernels tests)
 #   bench   cnnstudio-bench beside pytorch_reference.py (GPU at batch 256, CPU at 16 threads)
+#   side-by-side  issue #17's comparison at batch 256: ours (cudnn and cuda, bf16 and fp32),
+#           PyTorch eager (bf16 channels-last, fp32), PyTorch bf16 channels-last under
+#           torch.compile(mode="max-autotune"), then ours again (lines with "round": 2); the JSON
+#           lines in side_by_side_pytorch.jsonl, the whole output in ours_and_pytorch.txt
 #   train   fer-cnn on Fashion-MNIST on the GPU
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the GPU tests
 #             (kernels_tests and engine_tests' GPU cases); one log per tool and suite in $OUT,
@@ -67,6 +71,18 @@ for step in "$@"; do
       "$bin/cnnstudio-bench" --backend cuda --mode fp32 bf16 --batch 256
       python3 "$reference" --batch 256
     } 2>&1 | tee "$out/bench_gpu.jsonl" ;;
+  side-by-side)
+    ours_on_the_gpu() {
+      for backend in cudnn cuda; do
+        timeout 60 "$bin/cnnstudio-bench" --backend $backend --mode bf16 fp32 --batch 256 --no-save-copy
+      done
+    }
+    { ours_on_the_gpu
+      timeout 120 python3 "$reference" --batch 256 --modes bf16-cl fp32
+      timeout 300 python3 "$reference" --batch 256 --modes bf16-cl --compile max-autotune 2> "$out/compile.txt"
+      ours_on_the_gpu | sed 's/^{/{"round": 2, /'
+    } 2> "$out/side_by_side.err" | tee "$out/ours_and_pytorch.txt" | grep '^{' > "$out/side_by_side_pytorch.jsonl"
+    cut -c1-200 "$out/side_by_side_pytorch.jsonl" ;;
   bench-cpu)
     { "$bin/cnnstudio-bench" --backend cpu --threads 16 --batch 64
       python3 "$reference" --device cpu --threads 16 --batch 64
