@@ -16,6 +16,7 @@
 // and a network's input block (Conv2D -> BatchNorm -> ReLU) to small_input_conv.h.
 #include <cstdint>
 
+#include "cuda/activation_storage.cuh"
 #include "cuda/batchnorm_channels_last.h"
 #include "cuda/bf16_convert.h"
 #include "cuda/channel_sums.cuh"
@@ -26,10 +27,6 @@
 
 namespace cnnstudio::kernels {
 namespace {
-
-bool isAligned16(const void* pointer) {
-    return (reinterpret_cast<std::uintptr_t>(pointer) & 15u) == 0;
-}
 
 // From sum x and sum x^2: the batch statistics and the running-statistics update.
 __global__ void finishStatisticsKernel(const double2* __restrict__ partials, int channels,
@@ -169,7 +166,7 @@ void CudaBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const f
     const int splits = channelSumSplits(g.channels, perChannel, multiprocessors);
     auto* partials = static_cast<double2*>(
         workspace(std::size_t(g.channels) * splits * sizeof(double2)));
-    const bool sumsVectorised = g.spatial % 4 == 0 && isAligned16(x);
+    const bool sumsVectorised = g.spatial % 4 == 0 && isAligned(x, 16);
     launchKernel("batch norm forward: partial sums", channelPartialSumsKernel<true>,
                  dim3(unsigned(g.channels), unsigned(splits)), kChannelSumThreads, stream(), x, x,
                  g.batch, g.channels, g.spatial, splits, sumsVectorised, partials);
@@ -178,7 +175,7 @@ void CudaBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const f
                  static_cast<const double2*>(partials), g.channels, splits, double(perChannel),
                  g.epsilon, g.momentum, runningMean, runningVar, savedMean, savedInvStd);
     const int count = int(g.count());
-    const bool vectorised = g.spatial % 4 == 0 && isAligned16(x) && isAligned16(y);
+    const bool vectorised = g.spatial % 4 == 0 && isAligned(x, 16) && isAligned(y, 16);
     const unsigned blocks =
         gridStrideBlocks(std::size_t(vectorised ? count / 4 : count), 256, multiprocessors);
     launchKernel("batch norm forward: normalize",
@@ -201,7 +198,7 @@ void CudaBackend::doBatchNormForwardInference(const BatchNormGeometry& g, const 
         return;
     }
     const int count = int(g.count());
-    const bool vectorised = g.spatial % 4 == 0 && isAligned16(x) && isAligned16(y);
+    const bool vectorised = g.spatial % 4 == 0 && isAligned(x, 16) && isAligned(y, 16);
     const unsigned blocks = gridStrideBlocks(std::size_t(vectorised ? count / 4 : count), 256,
                                              deviceProperties().multiProcessorCount);
     launchKernel("batch norm inference", vectorised ? normalizeKernel<true> : normalizeKernel<false>,
@@ -230,14 +227,14 @@ void CudaBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x
     launchKernel("batch norm backward: partial sums", channelPartialSumsKernel<true>,
                  dim3(unsigned(g.channels), unsigned(splits)), kChannelSumThreads, stream(), dy, x,
                  g.batch, g.channels, g.spatial, splits,
-                 g.spatial % 4 == 0 && isAligned16(x) && isAligned16(dy), partials);
+                 g.spatial % 4 == 0 && isAligned(x, 16) && isAligned(dy, 16), partials);
     launchKernel("batch norm backward: dgamma and dbeta", finishGradientsKernel,
                  unsigned((g.channels + 255) / 256), 256, stream(),
                  static_cast<const double2*>(partials), g.channels, splits, savedMean,
                  savedInvStd, dgamma, dbeta);
     const int count = int(g.count());
     const bool vectorised =
-        g.spatial % 4 == 0 && isAligned16(x) && isAligned16(dy) && isAligned16(dx);
+        g.spatial % 4 == 0 && isAligned(x, 16) && isAligned(dy, 16) && isAligned(dx, 16);
     const unsigned blocks =
         gridStrideBlocks(std::size_t(vectorised ? count / 4 : count), 256, multiprocessors);
     launchKernel("batch norm backward: dx",

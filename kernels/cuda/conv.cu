@@ -33,6 +33,7 @@
 // kernels on tensor cores"; re-measure with conv_bench --backend cuda --batch 256).
 #include <cstdint>
 
+#include "cuda/activation_storage.cuh"
 #include "cuda/block_reduce.cuh"
 #include "cuda/channel_sums.cuh"
 #include "cuda/conv_windows.cuh"
@@ -49,10 +50,6 @@ using gemm::kPadA;
 using gemm::kPadB;
 using gemm::kTileK;
 using gemm::kTileN;
-
-bool isAligned16(const void* pointer) {
-    return (reinterpret_cast<std::uintptr_t>(pointer) & 15u) == 0;
-}
 
 // The tile of a thread block of either convolution GEMM: blockIdx.z enumerates (split, group),
 // blockIdx.x the (N tile, M tile) pairs with the M tiles varying fastest, so that the blocks
@@ -567,8 +564,8 @@ ImplicitConvPlan planImplicitConv(const ConvGeometry& g, int dilationHeight, int
     p.bias = plan.splits == 1 ? bias : nullptr;
     p.output = y;
     p.splitStride = plan.outputCount;
-    p.outputVectorised = (g.outHeight * g.outWidth) % 4 == 0 && isAligned16(y);
-    p.weightsVectorised = p.gemmK % 4 == 0 && isAligned16(w);
+    p.outputVectorised = (g.outHeight * g.outWidth) % 4 == 0 && isAligned(y, 16);
+    p.weightsVectorised = p.gemmK % 4 == 0 && isAligned(w, 16);
     return plan;
 }
 
@@ -582,7 +579,7 @@ void runImplicitConv(ImplicitConvPlan plan, const float* bias, float* y, float* 
     if (plan.splits > 1) {
         plan.params.output = partials;
         plan.params.outputVectorised =
-            plan.params.outputVectorised && isAligned16(partials);
+            plan.params.outputVectorised && isAligned(partials, 16);
     }
     launchGemm<ImplicitConv>(name, plan.params, plan.gemmM, plan.params.gemmN,
                              plan.params.groups * plan.splits, stream);
@@ -907,8 +904,8 @@ void CudaBackend::enqueueConvBackwardFilter(const ConvGeometry& g, const float* 
     } else {
         float* partials = splits > 1 ? reinterpret_cast<float*>(scratch) : nullptr;
         p.weightGrad = splits > 1 ? partials : dw;
-        p.weightGradVectorised = p.gemmN % 4 == 0 && isAligned16(p.weightGrad);
-        p.outputGradVectorised = p.outPlane % 4 == 0 && isAligned16(p.outputGrad);
+        p.weightGradVectorised = p.gemmN % 4 == 0 && isAligned(p.weightGrad, 16);
+        p.outputGradVectorised = p.outPlane % 4 == 0 && isAligned(p.outputGrad, 16);
         launchGemm<FilterGrad>("conv backward filter (implicit GEMM)", p, p.groupOutChannels,
                                p.gemmN, g.groups * splits, stream());
         if (splits > 1)
@@ -923,7 +920,7 @@ void CudaBackend::enqueueConvBackwardFilter(const ConvGeometry& g, const float* 
         launchKernel("conv backward bias: partial channel sums", channelPartialSumsKernel<false>,
                      dim3(unsigned(g.outChannels), unsigned(biasSplits)), kChannelSumThreads,
                      stream(), dy, static_cast<const float*>(nullptr), g.batch, g.outChannels,
-                     outPlane, biasSplits, outPlane % 4 == 0 && isAligned16(dy), biasPartials);
+                     outPlane, biasSplits, outPlane % 4 == 0 && isAligned(dy, 16), biasPartials);
         launchKernel("conv backward bias: channel totals", finishBiasGradKernel,
                      unsigned((g.outChannels + 255) / 256), 256, stream(),
                      static_cast<const double2*>(biasPartials), g.outChannels, biasSplits, dbias);

@@ -10,16 +10,13 @@
 // Grid-stride, float4 when every buffer is 16-byte aligned, the count % 4 tail one by one.
 #include <cstdint>
 
+#include "cuda/activation_storage.cuh"
 #include "cuda/cuda_backend.h"
 #include "cuda/index_limits.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
 namespace {
-
-bool isAligned16(const void* pointer) {
-    return (reinterpret_cast<std::uintptr_t>(pointer) & 15u) == 0;
-}
 
 struct SgdStep {
     float learningRate, momentum, weightDecay;
@@ -121,8 +118,8 @@ __global__ void adamKernel(AdamSettings settings, const StepScalars* __restrict_
 void CudaBackend::doSgdUpdate(const SgdSettings& s, const StepScalars* step, float* params,
                               const float* grads, float* velocity, std::size_t count) {
     activateDevice();
-    const bool vectorised = isAligned16(params) && isAligned16(grads) &&
-                            (s.momentum == 0.0f || isAligned16(velocity));
+    const bool vectorised = isAligned(params, 16) && isAligned(grads, 16) &&
+                            (s.momentum == 0.0f || isAligned(velocity, 16));
     const unsigned blocks = gridStrideBlocks(vectorised ? count / 4 + 1 : count, 256,
                                              deviceProperties().multiProcessorCount);
     launchKernel("sgd update", vectorised ? sgdKernel<true> : sgdKernel<false>, blocks, 256,
@@ -133,7 +130,7 @@ void CudaBackend::doAdamUpdate(const AdamSettings& s, const StepScalars* step, f
                                const float* grads, float* m, float* v, std::size_t count) {
     activateDevice();
     const bool vectorised =
-        isAligned16(params) && isAligned16(grads) && isAligned16(m) && isAligned16(v);
+        isAligned(params, 16) && isAligned(grads, 16) && isAligned(m, 16) && isAligned(v, 16);
     const unsigned blocks = gridStrideBlocks(vectorised ? count / 4 + 1 : count, 256,
                                              deviceProperties().multiProcessorCount);
     launchKernel("adam update", vectorised ? adamKernel<true> : adamKernel<false>, blocks, 256,
