@@ -264,9 +264,9 @@ struct GradientRing {
 // tap chunks are passes over the split's pixels: one pass for fer-cnn's input layer (K = 64, 3x3).
 // Warps work independently until the final sums: the eight channel lanes of a pixel fetch its
 // tap values (one or two each) and pass them round by shuffles, and each lane takes
-// kFilterPixelsPerIteration pixels per iteration. The loads run ahead of the arithmetic: dy's through the DyRing, kDyStages - 1
-// iterations ahead, the tap values (from x, small enough to stay in L2) one iteration ahead in
-// registers.
+// kFilterPixelsPerIteration pixels per iteration. The loads run ahead of the arithmetic: dy's
+// through the GradientRing, kDyStages - 1 iterations ahead, the tap values (from x, small enough
+// to stay in L2) one iteration ahead in registers.
 template <int V, bool Masked>
 __global__ void __launch_bounds__(kThreads, 2)
 smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
@@ -462,6 +462,13 @@ struct PatchMoments {
     double cov[kMomentTaps * kMomentTaps];
 };
 
+// Copies the moments, with all of a block's threads.
+__device__ void copyPatchMoments(const PatchMoments& from, PatchMoments& to) {
+    for (int a = int(threadIdx.x); a < kMomentTaps; a += kThreads) to.mean[a] = from.mean[a];
+    for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads)
+        to.cov[e] = from.cov[e];
+}
+
 // The moments from the partials of `blocks` blocks, in shared memory: each warp adds every
 // kWarps-th block, then the warps are added in order. Called by all of a block's threads.
 struct MomentsReduction {
@@ -513,9 +520,7 @@ inputBlockStatisticsKernel(SmallConv g, const double* __restrict__ partials, int
     __shared__ MomentsReduction reduction;
     reducePatchMoments(g, partials, blocks, reduction);
     const PatchMoments& moments = reduction.moments;
-    for (int a = int(threadIdx.x); a < kMomentTaps; a += kThreads) kept->mean[a] = moments.mean[a];
-    for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads)
-        kept->cov[e] = moments.cov[e];
+    copyPatchMoments(moments, *kept);
     const int T = g.taps;
     const double pixels = double(g.batch) * g.outHeight * g.outWidth;
     for (int k = int(threadIdx.x); k < g.outChannels; k += kThreads) {
@@ -542,8 +547,9 @@ inputBlockStatisticsKernel(SmallConv g, const double* __restrict__ partials, int
 }
 
 // One block: the gradients from A = sum g v and dbeta = sum g (rows [K][T] and [K] of
-// `masked`, the masked filter gradient's sums) and the moments the forward kept: with Ac = A - dbeta s,
-// dgamma = invStd w . Ac and dw = gamma invStd (Ac - dgamma invStd cov w); dbias is zero.
+// `masked`, the masked filter gradient's sums) and the moments the forward kept: with
+// Ac = A - dbeta s, dgamma = invStd w . Ac and dw = gamma invStd (Ac - dgamma invStd cov w);
+// dbias is zero.
 __global__ void __launch_bounds__(kThreads)
 inputBlockGradientsKernel(SmallConv g, const PatchMoments* __restrict__ kept,
                           const float* __restrict__ w, const float* __restrict__ gamma,
@@ -552,9 +558,7 @@ inputBlockGradientsKernel(SmallConv g, const PatchMoments* __restrict__ kept,
                           float* __restrict__ dw, float* __restrict__ dbias,
                           float* __restrict__ dgamma, float* __restrict__ dbeta) {
     __shared__ PatchMoments moments;
-    for (int a = int(threadIdx.x); a < kMomentTaps; a += kThreads) moments.mean[a] = kept->mean[a];
-    for (int e = int(threadIdx.x); e < kMomentTaps * kMomentTaps; e += kThreads)
-        moments.cov[e] = kept->cov[e];
+    copyPatchMoments(*kept, moments);
     __syncthreads();
     const int T = g.taps;
     for (int k = int(threadIdx.x); k < g.outChannels; k += kThreads) {
