@@ -157,8 +157,9 @@ protected:
                                         float* dbeta) override;
 
     // bf16 with an input of fewer than 8 channels (small_input_conv.h): the statistics from the
-    // moments of x's patches, one pass over x forward and over dy and y backward; c, z, dz and
-    // dc stay unwritten. Otherwise the Backend default.
+    // moments of x's patches, one pass over x forward and over dy and y backward; c keeps the
+    // moments (720 bytes) from forward to backward, z, dz and dc stay unwritten. Otherwise (or
+    // when c has less room) the Backend default.
     void doConvBatchNormReluForwardTraining(const ConvGeometry& g, const float* x, const float* w,
                                             const float* bias, const BatchNormGeometry& bn,
                                             const float* gamma, const float* beta, float* c,
