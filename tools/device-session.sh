@@ -17,7 +17,9 @@
 #             SANITIZE_KERNELS checks only the kernels it names (compute-sanitizer --kernel-name,
 #             e.g. kns=cnnstudio: ours, not cuDNN's)
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
-#             and the libraries it was built with), interleaved, two rounds
+#             and the libraries it was built with), interleaved, two rounds; each folder
+#             .device/variant-NAME holding a GPU plugin (libcnngpu.so, packed as .xz) runs too, as
+#             build NAME: this build with that plugin (forms of a kernel measured side by side)
 #   conv-before-after  conv_bench (fer-cnn's convolutions, batch 256) on CONV_BACKEND (default
 #             cuda) in CONV_PRECISION (default fp32) with this build's libraries and with
 #             .device/before/lib's, interleaved, two rounds
@@ -50,7 +52,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
 # python's lzma: the GPU machine's image may lack the xz program
-for packed in .device/lib/*.xz .device/lib/cnnstudio/plugins/*.xz .device/fuzz/lib/*.xz; do
+for packed in .device/lib/*.xz .device/lib/cnnstudio/plugins/*.xz .device/before/lib/cnnstudio/plugins/*.xz \
+              .device/variant-*/*.xz .device/fuzz/lib/*.xz; do
   [ -f "$packed" ] || continue
   [ -e "${packed%.xz}" ] || python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
 done
@@ -158,12 +161,19 @@ for step in "$@"; do
       torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 bf16-cl
     } 2>&1 | grep -v Warning | tee "$out/scaling.jsonl" ;;
   bench-before-after)
+    variants=$(for folder in .device/variant-*/; do [ -d "$folder" ] && basename "$folder"; done)
     for round in 1 2; do
-      for build in before current; do
-        programs=$bin libraries=$LD_LIBRARY_PATH
-        if [ $build = before ]; then programs=$PWD/.device/before/bin libraries=$PWD/.device/before/lib:$LD_LIBRARY_PATH; fi
-        { LD_LIBRARY_PATH=$libraries "$programs/cnnstudio-bench" --backend cudnn --mode fp32 tf32 bf16 --batch 256
-          LD_LIBRARY_PATH=$libraries "$programs/cnnstudio-bench" --backend cuda --mode fp32 bf16 --batch 256
+      for build in before current ${variants//variant-/}; do
+        programs=$bin libraries=$LD_LIBRARY_PATH plugins=$PWD/.device/lib/cnnstudio/plugins
+        case $build in
+          before) programs=$PWD/.device/before/bin libraries=$PWD/.device/before/lib:$LD_LIBRARY_PATH
+                  plugins=$PWD/.device/before/lib/cnnstudio/plugins ;;
+          current) ;;
+          *) plugins=$PWD/.device/variant-$build ;;
+        esac
+        { export LD_LIBRARY_PATH=$libraries CNNSTUDIO_PLUGIN_DIR=$plugins
+          "$programs/cnnstudio-bench" --backend cudnn --mode fp32 tf32 bf16 --batch 256
+          "$programs/cnnstudio-bench" --backend cuda --mode fp32 bf16 --batch 256
         } | sed "s/^{/{\"build\": \"$build\", \"round\": $round, /"
       done
     done 2>&1 | tee "$out/bench_before_after.jsonl" ;;
