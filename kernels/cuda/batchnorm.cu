@@ -214,7 +214,7 @@ void CudaBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x
     activateDevice();
     const int multiprocessors = deviceProperties().multiProcessorCount;
     if (storesBf16()) {
-        batchNormBackwardChannelsLast(g, asBf16(x), nullptr, asBf16(dy), gamma, savedMean,
+        batchNormBackwardChannelsLast(g, asBf16(x), asBf16(dy), gamma, nullptr, savedMean,
                                       savedInvStd, false, asBf16(dx), dgamma, dbeta,
                                       workspace(batchNormChannelsLastWorkspaceBytes(g)),
                                       multiprocessors, stream());
@@ -273,7 +273,7 @@ void CudaBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const floa
     }
     requireIndexable(g, opLabel("batchNormReluBackward"));
     activateDevice();
-    batchNormBackwardChannelsLast(g, asBf16(x), asBf16(y), asBf16(dy), gamma, savedMean,
+    batchNormBackwardChannelsLast(g, asBf16(x), asBf16(dy), gamma, beta, savedMean,
                                   savedInvStd, true, asBf16(dx), dgamma, dbeta,
                                   workspace(batchNormChannelsLastWorkspaceBytes(g)),
                                   deviceProperties().multiProcessorCount, stream());

@@ -15,7 +15,7 @@
 // whole pass. grid.x covers the packs (packLanes = min(C / N, 256) per block), grid.y the pixels
 // as a grid stride, so each pass of the GPU sweeps the tensor from its first pixels to its last.
 //
-// Statistics and gradient sums: per thread, fp32 over one step's run of pixels (2 or 8 terms: the
+// Statistics and gradient sums: per thread, fp32 over one step's run of pixels (4 or 8 terms: the
 // rounding stays near 2^-24, far below bf16's 2^-8), then double, as batchnorm.cu's sums. Each
 // block adds its pixel lanes in a fixed tree in shared memory and writes partials[split][c];
 // the finish kernel adds the splits in a fixed order. No atomics: the bits depend on the
@@ -34,6 +34,12 @@
 // 106 us (5 passes: 3.6 TB/s). Each finish kernel adds about 4 us. The pooled chain on the same
 // tensor (bn1_2, profiled in cnnstudio-bench --report with its synchronisation): forward 73 us
 // (2.25 tensor passes), backward 108 us (3.5 passes; 137 us while its kernels spilled registers).
+// 2026-12-04 (docs/logs/2026-12-04-relu-gate, ncu at the GPU's clocks, one cudnn bf16 step): with
+// the ReLU's gate recomputed from x (5 passes, where reading y made 7) and the elementwise passes
+// in one wave, the unpooled batch norms bn2_1 and bn3_1 (37.7 and 18.9 MB a tensor) take 40 and
+// 25 us forward, 61 and 39 us backward, against 49 and 33, 55 and 43 for cuDNN's persistent
+// BN_ACTIVATION kernels; bn3_2's pooled backward went from 53 to 37 us.
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 
@@ -48,11 +54,12 @@ using Bf16 = __nv_bfloat16;
 
 constexpr int kThreads = 256;
 // Pixels per thread and loop step, whose loads are in flight together and whose sums form one
-// fp32 run: 8 packs (128 bytes) of the forward's one input, 2 of each of the backward's two or
-// three (x, dy and y: 4 would take more than 128 registers). The statistics pass ran 8% faster
-// with 8 than with 4 (and 3 blocks per multiprocessor).
+// fp32 run: 8 packs (128 bytes) of the forward's one input, 4 of each of the backward's two (x
+// and dy; 128 registers, no spill). The statistics pass ran 8% faster with 8 than with 4 (and 3
+// blocks per multiprocessor); the backward with 4 ran the cudnn bf16 step 0.8% faster than with
+// 2 (docs/logs/2026-12-04-relu-gate/waves), where it had to read y as well.
 constexpr int kForwardRun = 8;
-constexpr int kBackwardRun = 2;
+constexpr int kBackwardRun = 4;
 // Windows per thread and loop step in the pooled chain's kernels: four packs of x each, and one
 // of the pooled gradient in backward. Two windows' loads (ten packs) and the backward's sums and
 // coefficients spilled past 128 registers, so backward takes one at a time.
@@ -62,7 +69,9 @@ constexpr int kBackwardWindowRun = 1;
 // (128 registers) guarantee that they fit.
 constexpr int kReduceBlocksPerMultiprocessor = 2;
 constexpr int kMaxSplits = 512;
-constexpr int kMinPixelsPerSplit = 64;
+// At least this many pixels (or windows) a split on average: bn3_2's pooled backward (9216
+// windows) had 144 splits at 64, one block on most of the 132 multiprocessors.
+constexpr int kMinPixelsPerSplit = 16;
 constexpr int kFinishLanes = 32;  // split lanes per channel in the finish kernels
 
 // A thread's place in the (pixel lanes, pack lanes) block. Threads past pixelLanes * packLanes,
@@ -252,20 +261,64 @@ normalizeKernel(const Bf16* x, const float* __restrict__ gamma, const float* __r
 
 // ---- backward -------------------------------------------------------------------------------
 
-// The gradient reaching the batch norm's output: dz = dy, or through the ReLU (which kept
-// y = z where z > 0) dz = y > 0 ? dy : 0.
-template <bool Relu>
-__device__ __forceinline__ float outputGradient(float dy, float y) {
-    return Relu ? (y > 0.0f ? dy : 0.0f) : dy;
-}
+// The normalisation's coefficients for one pack: z = (x - centre) * scale + shift.
+template <int N>
+struct PackCoefficients {
+    float centre[N], scale[N], shift[N];
+
+    __device__ __forceinline__ PackCoefficients(int first, const float* __restrict__ gamma,
+                                                const float* __restrict__ beta,
+                                                const float* __restrict__ mean,
+                                                const float* __restrict__ invStd) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+            centre[k] = __ldg(mean + first + k);
+            scale[k] = __ldg(invStd + first + k) * __ldg(gamma + first + k);
+            shift[k] = __ldg(beta + first + k);
+        }
+    }
+    __device__ __forceinline__ float normalised(float x, int k) const {
+        return fmaf(x - centre[k], scale[k], shift[k]);
+    }
+};
+
+// The gradient reaching the batch norm's output: dz = dy, or through the ReLU dz = y > 0 ? dy : 0,
+// where the fused forward stored y = bf16(max(z, 0)). z is recomputed from x, bit for bit as the
+// forward's normalisation computed it, so that backward never reads y (two of seven tensor
+// passes saved).
+template <int N, bool Relu>
+struct OutputGradient;
+
+template <int N>
+struct OutputGradient<N, false> {
+    __device__ __forceinline__ OutputGradient(int, const float*, const float*, const float*,
+                                              const float*) {}
+    __device__ __forceinline__ float of(float dy, float, int) const { return dy; }
+};
+
+template <int N>
+struct OutputGradient<N, true> {
+    PackCoefficients<N> forward;
+
+    __device__ __forceinline__ OutputGradient(int first, const float* __restrict__ gamma,
+                                              const float* __restrict__ beta,
+                                              const float* __restrict__ savedMean,
+                                              const float* __restrict__ savedInvStd)
+        : forward(first, gamma, beta, savedMean, savedInvStd) {}
+    __device__ __forceinline__ float of(float dy, float x, int k) const {
+        const float y = __bfloat162float(__float2bfloat16_rn(forward.normalised(x, k)));
+        return y > 0.0f ? dy : 0.0f;
+    }
+};
 
 // partials[split][c] = (sum dz, sum dz (x - savedMean)) over the split's pixels.
 template <int N, bool Relu>
 __global__ void __launch_bounds__(kThreads, kReduceBlocksPerMultiprocessor)
-partialGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ y,
-                          const Bf16* __restrict__ dy, const float* __restrict__ savedMean,
-                          int pixels, int channels, int packLanes,
-                          double2* __restrict__ partials) {
+partialGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ dy,
+                          const float* __restrict__ gamma, const float* __restrict__ beta,
+                          const float* __restrict__ savedMean,
+                          const float* __restrict__ savedInvStd, int pixels, int channels,
+                          int packLanes, double2* __restrict__ partials) {
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     double dzSum[N] = {}, dzCentredSum[N] = {};
@@ -274,25 +327,25 @@ partialGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ y
         float centre[N];
 #pragma unroll
         for (int k = 0; k < N; ++k) centre[k] = __ldg(savedMean + first + k);
+        const OutputGradient<N, Relu> gradient(first, gamma, beta, savedMean, savedInvStd);
         const int stride = int(gridDim.y) * lane.pixelLanes;
         for (int p = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; p < pixels;
              p += kBackwardRun * stride) {
             // Zeros past the last pixel: dz = 0 there.
-            Pack xs[kBackwardRun] = {}, ys[kBackwardRun] = {}, dys[kBackwardRun] = {};
+            Pack xs[kBackwardRun] = {}, dys[kBackwardRun] = {};
 #pragma unroll
             for (int r = 0; r < kBackwardRun; ++r) {
                 if (p + r * stride >= pixels) continue;
                 const int offset = (p + r * stride) * channels + first;
                 xs[r] = Pack::load(x + offset);
                 dys[r] = Pack::load(dy + offset);
-                if constexpr (Relu) ys[r] = Pack::load(y + offset);
             }
             float runSum[N] = {}, runCentred[N] = {};
 #pragma unroll
             for (int r = 0; r < kBackwardRun; ++r)
 #pragma unroll
                 for (int k = 0; k < N; ++k) {
-                    const float dz = outputGradient<Relu>(dys[r].get(k), ys[r].get(k));
+                    const float dz = gradient.of(dys[r].get(k), xs[r].get(k), k);
                     runSum[k] += dz;
                     runCentred[k] = fmaf(dz, xs[r].get(k) - centre[k], runCentred[k]);
                 }
@@ -349,8 +402,8 @@ struct InputGradientLine {
 // dx along InputGradientLine. dx may be dy: a thread loads a step's packs before storing them.
 template <int N, bool Relu>
 __global__ void __launch_bounds__(kThreads)
-inputGradientKernel(const Bf16* x, const Bf16* y, const Bf16* dy,
-                    const float* __restrict__ gamma, const float* __restrict__ savedMean,
+inputGradientKernel(const Bf16* x, const Bf16* dy, const float* __restrict__ gamma,
+                    const float* __restrict__ beta, const float* __restrict__ savedMean,
                     const float* __restrict__ savedInvStd, const float* __restrict__ dgamma,
                     const float* __restrict__ dbeta, float valuesPerChannel, int pixels,
                     int channels, int packLanes, Bf16* dx) {
@@ -360,25 +413,25 @@ inputGradientKernel(const Bf16* x, const Bf16* y, const Bf16* dy,
     const int first = lane.pack * N;
     const InputGradientLine<N> line(first, gamma, savedMean, savedInvStd, dgamma, dbeta,
                                     valuesPerChannel);
+    const OutputGradient<N, Relu> gradient(first, gamma, beta, savedMean, savedInvStd);
     const int stride = int(gridDim.y) * lane.pixelLanes;
     // q counts pixels from the last one (see the file comment).
     for (int q = int(blockIdx.y) * lane.pixelLanes + lane.pixelLane; q < pixels;
          q += kBackwardRun * stride) {
-        Pack xs[kBackwardRun], ys[kBackwardRun], dys[kBackwardRun];
+        Pack xs[kBackwardRun], dys[kBackwardRun];
 #pragma unroll
         for (int r = 0; r < kBackwardRun; ++r) {
             if (q + r * stride >= pixels) continue;
             const int index = (pixels - 1 - q - r * stride) * channels + first;
             xs[r] = Pack::load(x + index);
             dys[r] = Pack::load(dy + index);
-            if constexpr (Relu) ys[r] = Pack::load(y + index);
         }
 #pragma unroll
         for (int r = 0; r < kBackwardRun; ++r) {
             if (q + r * stride >= pixels) continue;
 #pragma unroll
             for (int k = 0; k < N; ++k) {
-                const float dz = outputGradient<Relu>(dys[r].get(k), Relu ? ys[r].get(k) : 0.0f);
+                const float dz = gradient.of(dys[r].get(k), xs[r].get(k), k);
                 xs[r].set(k, line.at(dz, xs[r].get(k), k));
             }
             xs[r].store(dx + (pixels - 1 - q - r * stride) * channels + first);
@@ -402,27 +455,6 @@ struct PoolWindows {
     }
     // Pixel offset of window position k from the origin.
     __device__ __forceinline__ int offset(int k) const { return (k >> 1) * 2 * outWidth + (k & 1); }
-};
-
-// The normalisation's coefficients for one pack: z = (x - centre) * scale + shift.
-template <int N>
-struct PackCoefficients {
-    float centre[N], scale[N], shift[N];
-
-    __device__ __forceinline__ PackCoefficients(int first, const float* __restrict__ gamma,
-                                                const float* __restrict__ beta,
-                                                const float* __restrict__ mean,
-                                                const float* __restrict__ invStd) {
-#pragma unroll
-        for (int k = 0; k < N; ++k) {
-            centre[k] = __ldg(mean + first + k);
-            scale[k] = __ldg(invStd + first + k) * __ldg(gamma + first + k);
-            shift[k] = __ldg(beta + first + k);
-        }
-    }
-    __device__ __forceinline__ float normalised(float x, int k) const {
-        return fmaf(x - centre[k], scale[k], shift[k]);
-    }
 };
 
 // y = max(0, z over the window): relu then max, as max(relu(z_k)) = max(0, max z_k). The
@@ -634,10 +666,16 @@ int splitCount(int pixels, const Tiling& tiling, int residentBlocks) {
     return wanted < most ? wanted : most;
 }
 
-// grid.y of the elementwise kernels: a grid stride over `pixels` (or windows), pixelLanes per
-// block step.
-unsigned pixelBlocks(int pixels, const Tiling& tiling, int multiprocessors) {
-    return gridStrideBlocks(std::size_t(pixels), unsigned(tiling.pixelLanes), multiprocessors);
+// grid.y of the elementwise `kernel`: a grid stride over `pixels` (or windows), pixelLanes per
+// block step, in one wave of the blocks the GPU keeps resident. Each thread loads its pack's
+// coefficients once and then streams; a grid of several waves paid that set-up again in each,
+// which on fer-cnn's smaller layers took as long as the streaming (bn3_1's dx: 1056 blocks, four
+// waves of about two steps a thread, 1.8 TB/s; docs/logs/2026-12-04-relu-gate).
+template <typename Kernel>
+unsigned pixelBlocks(Kernel* kernel, int pixels, const Tiling& tiling, int multiprocessors) {
+    const int needed = (pixels + tiling.pixelLanes - 1) / tiling.pixelLanes;
+    const int wave = int(residentBlocks(kernel, kThreads, multiprocessors)) / tiling.channelBlocks;
+    return unsigned(std::max(1, std::min(needed, wave)));
 }
 
 void launchNormalize(const BatchNormGeometry& g, const Bf16* x, const float* gamma,
@@ -650,7 +688,7 @@ void launchNormalize(const BatchNormGeometry& g, const Bf16* x, const float* gam
                               : (relu ? &normalizeKernel<1, true> : &normalizeKernel<1, false>);
     launchKernel("batch norm (channels-last): normalize", kernel,
                  dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(pixelCount(g), tiling, multiprocessors)),
+                      pixelBlocks(kernel, pixelCount(g), tiling, multiprocessors)),
                  kThreads, stream, x, gamma, beta, mean, invStdOrVariance, invStdFromVariance,
                  g.epsilon, pixelCount(g), g.channels, tiling.packLanes, y);
 }
@@ -716,14 +754,13 @@ void batchNormForwardInferenceChannelsLast(const BatchNormGeometry& g, const Bf1
                     stream);
 }
 
-void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, const Bf16* y,
-                                   const Bf16* dy, const float* gamma, const float* savedMean,
+void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, const Bf16* dy,
+                                   const float* gamma, const float* beta, const float* savedMean,
                                    const float* savedInvStd, bool relu, Bf16* dx, float* dgamma,
                                    float* dbeta, void* workspace, int multiprocessors,
                                    cudaStream_t stream) {
     auto* partials = static_cast<double2*>(workspace);
-    const Bf16* mask = relu ? y : nullptr;  // y is read only through the ReLU
-    const bool vectorised = packsOf8(g.channels, {x, mask, dy, dx});
+    const bool vectorised = packsOf8(g.channels, {x, dy, dx});
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
     const int splits =
         splitCount(pixelCount(g), tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
@@ -732,16 +769,17 @@ void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, co
                             : (relu ? &partialGradientSumsKernel<1, true>
                                     : &partialGradientSumsKernel<1, false>);
     launchKernel("batch norm (channels-last) backward: partial sums", sums,
-                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x,
-                 mask, dy, savedMean, pixelCount(g), g.channels, tiling.packLanes, partials);
+                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x, dy,
+                 gamma, beta, savedMean, savedInvStd, pixelCount(g), g.channels,
+                 tiling.packLanes, partials);
     launchParameterGradients(g, workspace, splits, savedInvStd, dgamma, dbeta, stream);
     auto* inputGradient =
         vectorised ? (relu ? &inputGradientKernel<8, true> : &inputGradientKernel<8, false>)
                    : (relu ? &inputGradientKernel<1, true> : &inputGradientKernel<1, false>);
     launchKernel("batch norm (channels-last) backward: dx", inputGradient,
                  dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(pixelCount(g), tiling, multiprocessors)),
-                 kThreads, stream, x, mask, dy, gamma, savedMean, savedInvStd,
+                      pixelBlocks(inputGradient, pixelCount(g), tiling, multiprocessors)),
+                 kThreads, stream, x, dy, gamma, beta, savedMean, savedInvStd,
                  static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
                  float(pixelCount(g)), pixelCount(g), g.channels, tiling.packLanes, dx);
 }
@@ -755,10 +793,12 @@ void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g,
     const PoolWindows windows = poolWindows(g, outHeight, outWidth);
     const bool vectorised = packsOf8(g.channels, {x, y});
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
+    auto* normalizeAndPool =
+        vectorised ? &normalizeReluMaxPoolKernel<8> : &normalizeReluMaxPoolKernel<1>;
     launchKernel("batch norm + relu + max pool (channels-last): normalize and pool",
-                 vectorised ? &normalizeReluMaxPoolKernel<8> : &normalizeReluMaxPoolKernel<1>,
+                 normalizeAndPool,
                  dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(windows.outPixels, tiling, multiprocessors)),
+                      pixelBlocks(normalizeAndPool, windows.outPixels, tiling, multiprocessors)),
                  kThreads, stream, x, gamma, beta, static_cast<const float*>(savedMean),
                  static_cast<const float*>(savedInvStd), windows, g.channels, tiling.packLanes,
                  y);
@@ -780,10 +820,11 @@ void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, int ou
                  gamma, beta, savedMean, savedInvStd, windows, g.channels, tiling.packLanes,
                  static_cast<double2*>(workspace));
     launchParameterGradients(g, workspace, splits, savedInvStd, dgamma, dbeta, stream);
-    launchKernel("batch norm + relu + max pool (channels-last) backward: dx",
-                 vectorised ? &pooledInputGradientKernel<8> : &pooledInputGradientKernel<1>,
+    auto* inputGradient =
+        vectorised ? &pooledInputGradientKernel<8> : &pooledInputGradientKernel<1>;
+    launchKernel("batch norm + relu + max pool (channels-last) backward: dx", inputGradient,
                  dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(windows.outPixels, tiling, multiprocessors)),
+                      pixelBlocks(inputGradient, windows.outPixels, tiling, multiprocessors)),
                  kThreads, stream, x, dy, gamma, beta, savedMean, savedInvStd,
                  static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
                  float(pixelCount(g)), windows, g.channels, tiling.packLanes, dx);

@@ -10,7 +10,8 @@
 //                      running = (1 - momentum) running + momentum * batch value, the variance
 //                      unbiased (var * M / (M - 1)); savedMean, savedInvStd kept for backward
 //   inference forward  y = (x - runningMean) / sqrt(runningVar + eps) * gamma + beta (+ relu)
-//   backward           dz = relu ? (y > 0 ? dy : 0) : dy   (y: the fused forward's output)
+//   backward           dz = relu ? (y > 0 ? dy : 0) : dy   (y: the fused forward's output,
+//                      recomputed from x, gamma, beta and the saved statistics, never read)
 //                      dbeta = sum dz,  dgamma = sum dz xhat,  xhat = (x - mean) savedInvStd
 //                      dx = gamma savedInvStd (dz - dbeta / M - xhat dgamma / M)
 // Why separate kernels from batchnorm.cu's: with channels fastest, a thread keeps one 16-byte pack
@@ -51,13 +52,14 @@ void batchNormForwardInferenceChannelsLast(const BatchNormGeometry& g, const __n
         const float* gamma, const float* beta, const float* runningMean, const float* runningVar,
         bool relu, __nv_bfloat16* y, int multiprocessors, cudaStream_t stream);
 
-// x, y, dy, dx (P, C) bf16; gamma, savedMean, savedInvStd (the training forward's) and dgamma,
-// dbeta (overwritten) (C) fp32.
-// y: the fused forward's output, read only when relu (may be null otherwise).
+// x, dy, dx (P, C) bf16; gamma, beta, savedMean, savedInvStd (the training forward's) and
+// dgamma, dbeta (overwritten) (C) fp32. With relu, the gate y > 0 is recomputed from x as the
+// forward computed y (bit for bit), so the pass reads x and dy twice and writes dx: five tensor
+// passes where reading y made seven. beta is read only when relu (may be null otherwise).
 void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const __nv_bfloat16* x,
-        const __nv_bfloat16* y, const __nv_bfloat16* dy, const float* gamma,
-        const float* savedMean, const float* savedInvStd, bool relu, __nv_bfloat16* dx,
-        float* dgamma, float* dbeta, void* workspace, int multiprocessors, cudaStream_t stream);
+        const __nv_bfloat16* dy, const float* gamma, const float* beta, const float* savedMean,
+        const float* savedInvStd, bool relu, __nv_bfloat16* dx, float* dgamma, float* dbeta,
+        void* workspace, int multiprocessors, cudaStream_t stream);
 
 // The chain y = maxPool(relu(batchNorm(x))) over 2x2 windows of stride 2
 // (Backend::batchNormReluMaxPoolForwardTraining and ...Backward) on an image of even height and

@@ -4,8 +4,11 @@
 //
 // fp32/tf32 (NCHW) run cuDNN's plain spatial mode. bf16 NHWC runs its persistent kernels
 // (CUDNN_BATCHNORM_SPATIAL_PERSISTENT through the *Ex calls, what PyTorch uses for
-// channels-last), which keep a reserve buffer from each layer's forward to its backward, and
-// in training fuse the ReLU that follows a batch norm (batchNormReluForwardTraining/Backward).
+// channels-last), which keep a reserve buffer from each layer's forward to its backward. A batch
+// norm followed by a ReLU runs ours in bf16 (CudaBackend's batchNormReluForwardTraining and
+// Backward: the statistics pass, one normalising pass, and a backward that recomputes the ReLU's
+// gate from x), faster than cuDNN's fused persistent kernels on fer-cnn's layers
+// (docs/measurements.md, "Batch norm + ReLU on our kernels").
 //
 // The Backend interface's conventions map onto cuDNN's directly: momentum is cuDNN's
 // exponentialAverageFactor (running = (1 - m) running + m batch), cuDNN updates the running
@@ -23,7 +26,6 @@ namespace cnnstudio::kernels {
 namespace {
 
 constexpr cudnnBatchNormOps_t kNormaliseOnly = CUDNN_BATCHNORM_OPS_BN;
-constexpr cudnnBatchNormOps_t kNormaliseThenRelu = CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
 
 }  // namespace
 
@@ -40,20 +42,15 @@ BatchNormPlan& CudnnBackend::batchNormPlan(const BatchNormGeometry& g) {
     CNNSTUDIO_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(raw, plan.data.get(), plan.mode));
     if (storesBf16() && std::int64_t(g.batch) * g.spatial > 1) {  // can train: the *Ex sizes
         const cudnnTensorDescriptor_t data = plan.data.get();
-        for (const cudnnBatchNormOps_t ops : {kNormaliseOnly, kNormaliseThenRelu}) {
-            const cudnnActivationDescriptor_t relu =
-                ops == kNormaliseThenRelu ? reluDescriptor() : nullptr;
-            std::size_t forwardBytes = 0, backwardBytes = 0, reserveBytes = 0;
-            CNNSTUDIO_CUDNN_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-                cudnn_, plan.mode, ops, data, nullptr, data, raw, relu, &forwardBytes));
-            CNNSTUDIO_CUDNN_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-                cudnn_, plan.mode, ops, data, data, data, nullptr, data, raw, relu,
-                &backwardBytes));
-            CNNSTUDIO_CUDNN_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
-                cudnn_, plan.mode, ops, relu, data, &reserveBytes));
-            plan.workspaceBytes = std::max({plan.workspaceBytes, forwardBytes, backwardBytes});
-            plan.reserveBytes = std::max(plan.reserveBytes, reserveBytes);
-        }
+        std::size_t forwardBytes = 0, backwardBytes = 0;
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+            cudnn_, plan.mode, kNormaliseOnly, data, nullptr, data, raw, nullptr, &forwardBytes));
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+            cudnn_, plan.mode, kNormaliseOnly, data, data, data, nullptr, data, raw, nullptr,
+            &backwardBytes));
+        CNNSTUDIO_CUDNN_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+            cudnn_, plan.mode, kNormaliseOnly, nullptr, data, &plan.reserveBytes));
+        plan.workspaceBytes = std::max(forwardBytes, backwardBytes);
     }
     return batchNormPlans_.emplace(g, std::move(plan)).first->second;
 }
@@ -124,51 +121,6 @@ void CudnnBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* 
         plan.parameters.get(), gamma, nullptr, dgamma, dbeta, double(g.epsilon), savedMean,
         savedInvStd, nullptr, workspace(plan.workspaceBytes), plan.workspaceBytes, reserve,
         plan.reserveBytes));
-}
-
-void CudnnBackend::doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
-                                                  const float* gamma, const float* beta, float* z,
-                                                  float* y, float* runningMean, float* runningVar,
-                                                  float* savedMean, float* savedInvStd) {
-    if (!storesBf16()) {
-        Backend::doBatchNormReluForwardTraining(g, x, gamma, beta, z, y, runningMean, runningVar,
-                                              savedMean, savedInvStd);
-        return;
-    }
-    requireIndexable(g, opLabel("batchNormReluForwardTraining"));
-    activateDevice();
-    const BatchNormPlan& plan = batchNormPlan(g);
-    void* reserve = batchNormReserve(plan, savedMean);
-    const float one = 1.0f, zero = 0.0f;
-    CNNSTUDIO_CUDNN_CHECK(cudnnBatchNormalizationForwardTrainingEx(
-        cudnn_, plan.mode, kNormaliseThenRelu, &one, &zero, plan.data.get(), x, nullptr, nullptr,
-        plan.data.get(), y, plan.parameters.get(), gamma, beta, double(g.momentum), runningMean,
-        runningVar, double(g.epsilon), savedMean, savedInvStd, reluDescriptor(),
-        workspace(plan.workspaceBytes), plan.workspaceBytes, reserve, plan.reserveBytes));
-}
-
-void CudnnBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const float* x,
-                                           const float* y, const float* dy, const float* gamma,
-                                           const float* beta, const float* savedMean,
-                                           const float* savedInvStd, float* dz, float* dx,
-                                           float* dgamma, float* dbeta) {
-    if (!storesBf16()) {
-        Backend::doBatchNormReluBackward(g, x, y, dy, gamma, beta, savedMean, savedInvStd, dz, dx,
-                                       dgamma, dbeta);
-        return;
-    }
-    requireIndexable(g, opLabel("batchNormReluBackward"));
-    activateDevice();
-    const BatchNormPlan& plan = batchNormPlan(g);
-    void* reserve = batchNormReserve(plan, savedMean);
-    // Zero blend factors: dx, dgamma and dbeta are overwritten, never accumulated.
-    const float one = 1.0f, zero = 0.0f;
-    CNNSTUDIO_CUDNN_CHECK(cudnnBatchNormalizationBackwardEx(
-        cudnn_, plan.mode, kNormaliseThenRelu, &one, &zero, &one, &zero, plan.data.get(), x,
-        plan.data.get(), y, plan.data.get(), dy, nullptr, nullptr, plan.data.get(), dx,
-        plan.parameters.get(), gamma, beta, dgamma, dbeta, double(g.epsilon), savedMean,
-        savedInvStd, reluDescriptor(), workspace(plan.workspaceBytes), plan.workspaceBytes,
-        reserve, plan.reserveBytes));
 }
 
 }  // namespace cnnstudio::kernels

@@ -15,8 +15,8 @@
 //   poolForward, poolBackward        cuDNN (pool.cpp)                 ours: kernels/cuda/pool.cu
 //   batchNormForwardTraining,        cuDNN (batchnorm.cpp)            cuDNN's persistent *Ex kernels
 //     ...Inference, ...Backward
-//   batchNormReluForwardTraining,    Backend default: the two ops     cuDNN batch norm with the ReLU
-//     batchNormReluBackward            above, in turn                   fused (batchnorm.cpp)
+//   batchNormReluForwardTraining,    Backend default: the two ops     ours (kernels/cuda/batchnorm
+//     batchNormReluBackward            above, in turn                   _channels_last.cu)
 //   convBatchNormReluForward-        Backend default: the ops above   inputs of < 8 channels: ours
 //     Training, ...Backward            in turn                          (kernels/cuda/small_input
 //                                                                       _conv.cu), else the default
@@ -202,17 +202,6 @@ protected:
                              const float* gamma, const float* savedMean, const float* savedInvStd,
                              float* dx, float* dgamma, float* dbeta) override;
 
-    // bf16: cuDNN's batch norm with the ReLU fused (CUDNN_BATCHNORM_OPS_BN_ACTIVATION), one
-    // pass each way; z and dz stay unwritten. fp32/tf32: the Backend default.
-    void doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
-                                        const float* beta, float* z, float* y, float* runningMean,
-                                        float* runningVar, float* savedMean,
-                                        float* savedInvStd) override;
-    void doBatchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
-                                 const float* dy, const float* gamma, const float* beta,
-                                 const float* savedMean, const float* savedInvStd, float* dz, float* dx,
-                                 float* dgamma, float* dbeta) override;
-
     // ---- activations (activation.cpp): relu through cuDNN in fp32/tf32, the rest ours ------
     void doActivationForward(Activation kind, float alpha, const float* x, float* y,
                              std::size_t count) override;
@@ -245,6 +234,8 @@ protected:
     using CudaBackend::doAccumulateMetrics;
     using CudaBackend::doSgdUpdate;
     using CudaBackend::doAdamUpdate;
+    using CudaBackend::doBatchNormReluForwardTraining;
+    using CudaBackend::doBatchNormReluBackward;
     using CudaBackend::doBatchNormReluMaxPoolForwardTraining;
     using CudaBackend::doBatchNormReluMaxPoolBackward;
     using CudaBackend::doConvBatchNormReluForwardTraining;

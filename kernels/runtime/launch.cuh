@@ -44,4 +44,14 @@ inline unsigned gridStrideBlocks(std::size_t count, unsigned threadsPerBlock, in
     return unsigned(blocks > 0 ? blocks : 1);
 }
 
+// Blocks of `threadsPerBlock` threads that `kernel` keeps resident on the whole GPU at once (at
+// least one a multiprocessor): a grid of this size runs in one wave.
+template <typename... Params>
+unsigned residentBlocks(void (*kernel)(Params...), unsigned threadsPerBlock, int multiprocessors) {
+    int perMultiprocessor = 0;
+    CNNSTUDIO_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &perMultiprocessor, kernel, int(threadsPerBlock), 0));
+    return unsigned(perMultiprocessor > 1 ? perMultiprocessor : 1) * unsigned(multiprocessors);
+}
+
 }  // namespace cnnstudio::kernels

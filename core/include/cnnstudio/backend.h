@@ -350,8 +350,9 @@ public:
     // ---- training fusion: y = relu(batchNorm(x)), and its backward from dy (the gradient of
     //      y). The network uses them for every BatchNorm2D -> ReLU chain. z (the batch norm's
     //      output) and dz (its gradient) are the chain's inner tensors, room a backend may use or
-    //      leave unwritten. Default: the two ops through z and dz; cudnn in bf16 runs cuDNN's
-    //      batch norm with the activation fused, in one pass each way.
+    //      leave unwritten. Backward is given x and y as the forward left them. Default: the two
+    //      ops through z and dz; cuda and cudnn in bf16 run one normalising pass forward and
+    //      backward recompute the ReLU's gate from x rather than read y.
     void batchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
                                       const float* gamma, const float* beta, float* z, float* y,
                                       float* runningMean, float* runningVar, float* savedMean,
