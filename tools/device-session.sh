@@ -18,8 +18,10 @@
 #             e.g. kns=cnnstudio: ours, not cuDNN's)
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
 #             and the libraries it was built with), interleaved, two rounds; each folder
-#             .device/variant-NAME holding a GPU plugin (libcnngpu.so, packed as .xz) runs too, as
-#             build NAME: this build with that plugin (forms of a kernel measured side by side)
+#             .device/before-NAME laid out as .device/before runs too, as build NAME (a series of
+#             commits measured side by side), and each folder .device/variant-NAME holding a GPU
+#             plugin (libcnngpu.so, packed as .xz) as build NAME: this build with that plugin
+#             (forms of a kernel measured side by side)
 #   conv-before-after  conv_bench (fer-cnn's convolutions, batch 256) on CONV_BACKEND (default
 #             cuda) in CONV_PRECISION (default fp32) with this build's libraries and with
 #             .device/before/lib's, interleaved, two rounds
@@ -52,7 +54,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
 # python's lzma: the GPU machine's image may lack the xz program
-for packed in .device/lib/*.xz .device/lib/cnnstudio/plugins/*.xz .device/before/lib/cnnstudio/plugins/*.xz \
+for packed in .device/lib/*.xz .device/lib/cnnstudio/plugins/*.xz .device/before*/lib/cnnstudio/plugins/*.xz \
               .device/variant-*/*.xz .device/fuzz/lib/*.xz; do
   [ -f "$packed" ] || continue
   [ -e "${packed%.xz}" ] || python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
@@ -161,16 +163,22 @@ for step in "$@"; do
       torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 bf16-cl
     } 2>&1 | grep -v Warning | tee "$out/scaling.jsonl" ;;
   bench-before-after)
+    earlier=$(for folder in .device/before-*/; do [ -d "$folder" ] && basename "$folder"; done)
     variants=$(for folder in .device/variant-*/; do [ -d "$folder" ] && basename "$folder"; done)
     for round in 1 2; do
-      for build in before current ${variants//variant-/}; do
+      for build in before ${earlier//before-/} current ${variants//variant-/}; do
         programs=$bin libraries=$LD_LIBRARY_PATH plugins=$PWD/.device/lib/cnnstudio/plugins
+        folder=  # an earlier build's own programs and libraries
         case $build in
-          before) programs=$PWD/.device/before/bin libraries=$PWD/.device/before/lib:$LD_LIBRARY_PATH
-                  plugins=$PWD/.device/before/lib/cnnstudio/plugins ;;
+          before) folder=.device/before ;;
           current) ;;
-          *) plugins=$PWD/.device/variant-$build ;;
+          *) if [ -d .device/before-$build ]; then folder=.device/before-$build
+             else plugins=$PWD/.device/variant-$build; fi ;;
         esac
+        if [ -n "$folder" ]; then
+          programs=$PWD/$folder/bin libraries=$PWD/$folder/lib:$LD_LIBRARY_PATH
+          plugins=$PWD/$folder/lib/cnnstudio/plugins
+        fi
         { export LD_LIBRARY_PATH=$libraries CNNSTUDIO_PLUGIN_DIR=$plugins
           "$programs/cnnstudio-bench" --backend cudnn --mode fp32 tf32 bf16 --batch 256
           "$programs/cnnstudio-bench" --backend cuda --mode fp32 bf16 --batch 256
