@@ -4,8 +4,9 @@
 // x, y, dx, dy are read and written in place, as bf16 NHWC. The graph API (ConvEngine,
 // conv_engine.h) runs them: it reaches Hopper's warpgroup kernels, which the legacy algorithms
 // do not choose. The fp32 KCRS weights are staged as a bf16 KRSC copy in the workspace before
-// each call, dw comes back through the same copy, and biases are added and reduced in fp32
-// registers (layout.h).
+// each call (during a hold of the weights, once for the forward pass and the backward data pass
+// that follows: held_weights.h), dw comes back through the same copy, and biases are added and
+// reduced in fp32 registers (layout.h).
 //
 // Tensor-core engines need whole 16-byte channel vectors (8 bf16): an ungrouped convolution with
 // ragged input channels runs on zero-padded copies of x, w (and dx, dw) kept with its plan. A
@@ -114,11 +115,23 @@ ConvEngine& CudnnBackend::convEngine(const ConvGeometry& g, ConvPlan& plan,
 void CudnnBackend::runWithStagedFilter(const ConvGeometry& g, ConvPlan& plan,
                                        const ConvEngine& engine, const float* w,
                                        ConvOperands operands) {
+    // A padded filter is copied into the plan's padded buffer by every call, so only unpadded
+    // ones are held (fer-cnn's staged filters all are: its input layer reads the fp32 weights).
+    const bool held = storesBf16() && heldWeights_.holding() && !plan.padding;
     ScratchLayout layout;
-    const std::size_t filterAt = layout.add(filterStagingBytes(g));
+    const std::size_t filterAt = layout.add(held ? 0 : filterStagingBytes(g));
     const std::size_t workAt = layout.add(engine.workspaceBytes());
     char* scratch = static_cast<char*>(workspace(layout.total()));
-    operands.w = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
+    if (held) {
+        const HeldWeights::Shape shape{g.outChannels, g.inChannels / g.groups,
+                                       g.kernelHeight * g.kernelWidth};
+        const void* copy = heldWeights_.find(w, shape);
+        operands.w = copy ? copy
+                          : stageFilter(g, w,
+                                        heldWeights_.claim(*this, w, shape, filterStagingBytes(g)));
+    } else {
+        operands.w = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
+    }
     engine.run(operands, scratch + workAt);
 }
 

@@ -74,6 +74,7 @@
 #include "cuda/cuda_backend.h"
 #include "cudnn/conv_engine.h"
 #include "cudnn/cudnn_descriptors.h"
+#include "cudnn/held_weights.h"
 
 namespace cnnstudio::kernels {
 
@@ -165,6 +166,11 @@ public:
     std::string description() const override;  // "NVIDIA H200 (device 0), cuDNN 9.14.0, tf32"
 
     CudnnStats stats() const;
+
+    // bf16: a hold keeps the staged copies of convolution filters and dense weights from the
+    // forward pass for the backward pass (held_weights.h).
+    void beginWeightsHeld() override { heldWeights_.beginHold(); }
+    void endWeightsHeld() noexcept override { heldWeights_.endHold(); }
 
 protected:
     // Points the cuDNN handle at the stream ops go to (CudaBackend::enqueueWeightGradient).
@@ -269,7 +275,8 @@ private:
     void convBackwardFilterChannelsLast(const ConvGeometry& g, ConvPlan& plan, const float* x,
                                         const float* dy, float* dw, float* dbias);
     // Runs a direction that reads the filter (forward, backward data): w staged as bf16 KRSC
-    // (and padded) in the workspace, next to the engine's own workspace.
+    // (and padded) in the workspace, next to the engine's own workspace; during a hold, the
+    // unpadded filter is staged once into heldWeights_ and read there by both directions.
     void runWithStagedFilter(const ConvGeometry& g, ConvPlan& plan, const ConvEngine& engine,
                              const float* w, ConvOperands operands);
     // The plan's graph-API engine for `direction`, chosen on first use by timing on
@@ -300,7 +307,8 @@ private:
     DensePlan& densePlan(const DenseGeometry& g, const OpLabel& op);  // checks the index limit on first use
     cublasComputeType_t gemmComputeType() const;
     cudaDataType_t activationDataType() const;  // CUDA_R_32F or CUDA_R_16BF
-    // The weights in the activations' type: w itself, or a bf16 copy in the workspace.
+    // The weights in the activations' type: w itself, or a bf16 copy in the workspace (during a
+    // hold, in heldWeights_, staged once for forward and backward data).
     const void* stageDenseWeights(const float* w, std::size_t count);
 
     bool deterministic_ = false;  // BackendOptions::deterministic
@@ -315,6 +323,7 @@ private:
     ActivationDescriptor reluDescriptor_;
     std::unordered_map<std::size_t, TensorDescriptor> flatDescriptors_;
     std::unordered_map<DenseGeometry, DensePlan, DenseGeometryHash> densePlans_;
+    HeldWeights heldWeights_;
 
     CudnnStats stats_;
 };

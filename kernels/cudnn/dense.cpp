@@ -47,7 +47,14 @@ cudaDataType_t CudnnBackend::activationDataType() const {
 
 const void* CudnnBackend::stageDenseWeights(const float* w, std::size_t count) {
     if (!storesBf16()) return w;
-    void* room = workspace(bf16Bytes(count));
+    void* room = nullptr;
+    if (heldWeights_.holding()) {
+        const HeldWeights::Shape shape{std::int64_t(count), 1, 1};
+        if (const void* copy = heldWeights_.find(w, shape)) return copy;
+        room = heldWeights_.claim(*this, w, shape, bf16Bytes(count));
+    } else {
+        room = workspace(bf16Bytes(count));
+    }
     toBf16(w, room, count);
     return room;
 }

@@ -357,6 +357,38 @@ TEST_P(BackendConformance, ConvBackwardFilterInAnOverlapIsWholeAfterTheAwait) {
     }
 }
 
+// Inside a hold of the weights (the training step's forward and backward passes) a backend may
+// read again in backward data the copy of w it staged for the forward pass. The copy belongs to
+// its hold: once the hold has ended and w has changed, backward data in the next hold reads the
+// new w, with no forward pass before it to stage it.
+TEST_P(BackendConformance, ConvWeightsHeldFromForwardToBackwardAndNoLonger) {
+    SeededRandom random;
+    for (const ConvGeometry& g : convGeometriesToTest()) {
+        SCOPED_TRACE(describe(g));
+        const auto weights = std::size_t(g.weightCount());
+        const std::vector<float> changed = random.uniforms(weights);
+        TwinTensor x = activationInput(convInputShape(g), random.uniforms(std::size_t(g.inputCount())));
+        TwinTensor dy = activationInput(convOutputShape(g), random.uniforms(std::size_t(g.outputCount())));
+        TwinTensor w = input(random.uniforms(weights));
+        TwinTensor y = poisonedActivations(convOutputShape(g));
+        TwinTensor dx = poisonedActivations(convInputShape(g));
+        TwinTensor dxAfterTheChange = poisonedActivations(convInputShape(g));
+        runOnBoth([&](Backend& backend, Side side) {
+            {
+                WeightsHeld held(backend);
+                backend.convForward(g, x.at(side), w.at(side), nullptr, y.at(side));
+                backend.convBackwardData(g, dy.at(side), w.at(side), dx.at(side));
+            }
+            backend.upload(w.at(side), changed.data(), weights * sizeof(float));
+            WeightsHeld held(backend);
+            backend.convBackwardData(g, dy.at(side), w.at(side), dxAfterTheChange.at(side));
+        });
+        expectClose(y, "y");
+        expectClose(dx, "dx in the forward pass's hold");
+        expectClose(dxAfterTheChange, "dx in a later hold, after w changed");
+    }
+}
+
 TEST_P(BackendConformance, ConvBatchNormReluInferenceMatchesTheThreeOps) {
     SeededRandom random;
     for (const ConvGeometry& g : convGeometriesToTest()) {
@@ -789,6 +821,37 @@ TEST_P(BackendConformance, DenseForwardAndBackwardMatchReference) {
             expectClose(dw, "dw", sumScale);
             if (withBias) expectClose(dbias, "dbias", std::sqrt(double(g.batch) / 3.0));
         }
+    }
+}
+
+// The dense layer's weights in a hold, as the convolution's above.
+TEST_P(BackendConformance, DenseWeightsHeldFromForwardToBackwardAndNoLonger) {
+    SeededRandom random;
+    for (const DenseGeometry& g : denseGeometriesToTest()) {
+        SCOPED_TRACE(describe(g));
+        const std::size_t weights = std::size_t(g.outFeatures) * g.inFeatures;
+        const std::vector<float> changed = random.uniforms(weights);
+        TwinTensor x = activationInput(denseInputShape(g),
+                                       random.uniforms(std::size_t(g.batch) * g.inFeatures));
+        TwinTensor dy = activationInput(denseOutputShape(g),
+                                        random.uniforms(std::size_t(g.batch) * g.outFeatures));
+        TwinTensor w = input(random.uniforms(weights));
+        TwinTensor y = poisonedActivations(denseOutputShape(g));
+        TwinTensor dx = poisonedActivations(denseInputShape(g));
+        TwinTensor dxAfterTheChange = poisonedActivations(denseInputShape(g));
+        runOnBoth([&](Backend& backend, Side side) {
+            {
+                WeightsHeld held(backend);
+                backend.denseForward(g, x.at(side), w.at(side), nullptr, y.at(side));
+                backend.denseBackwardData(g, dy.at(side), w.at(side), dx.at(side));
+            }
+            backend.upload(w.at(side), changed.data(), weights * sizeof(float));
+            WeightsHeld held(backend);
+            backend.denseBackwardData(g, dy.at(side), w.at(side), dxAfterTheChange.at(side));
+        });
+        expectClose(y, "y");
+        expectClose(dx, "dx in the forward pass's hold");
+        expectClose(dxAfterTheChange, "dx in a later hold, after w changed");
     }
 }
 

@@ -489,6 +489,16 @@ public:
     // throw: a device error it meets surfaces at the next op that checks.
     virtual void endWeightGradientOverlap() noexcept {}
 
+    // ---- weights held from forward to backward (nothing to check) -------------------------
+    // While a hold is open the caller writes none of the weights that convolutions and dense
+    // layers read, so a backend may keep the copy of a weight it stages for the forward pass (a
+    // bf16 copy in its own layout) and read it again in the backward pass instead of staging it
+    // anew. Ending the hold forgets every such copy. The training step holds the weights from its
+    // forward pass to the end of its backward pass, before the optimiser writes them
+    // (WeightsHeld). Default: nothing is kept.
+    virtual void beginWeightsHeld() {}
+    virtual void endWeightsHeld() noexcept {}
+
 protected:
     // The label of this backend's `op` ("convForward"), for the checks of its own limits.
     OpLabel opLabel(const char* op) const { return OpLabel(*this, op); }
@@ -641,6 +651,19 @@ public:
     ~WeightGradientOverlap() { backend_.endWeightGradientOverlap(); }
     WeightGradientOverlap(const WeightGradientOverlap&) = delete;
     WeightGradientOverlap& operator=(const WeightGradientOverlap&) = delete;
+
+private:
+    Backend& backend_;
+};
+
+// Holds the weights unchanged for its lifetime (Backend::beginWeightsHeld), so that the hold ends
+// on every way out of a scope, an exception included.
+class WeightsHeld {
+public:
+    explicit WeightsHeld(Backend& backend) : backend_(backend) { backend_.beginWeightsHeld(); }
+    ~WeightsHeld() { backend_.endWeightsHeld(); }
+    WeightsHeld(const WeightsHeld&) = delete;
+    WeightsHeld& operator=(const WeightsHeld&) = delete;
 
 private:
     Backend& backend_;

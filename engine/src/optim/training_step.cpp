@@ -12,10 +12,14 @@ TrainingStep::TrainingStep(Network& network, Optimizer& optimizer, bool allowCap
 TrainingStep::~TrainingStep() = default;
 
 void TrainingStep::record() {
-    network_.forward(Phase::Training);
-    network_.computeLoss();
-    if (metricSums_) network_.accumulateMetrics(network_.batch(), true, metricSums_);
-    network_.backward();
+    {
+        // Nothing writes a weight from here until the optimiser's update.
+        WeightsHeld held(network_.backend());
+        network_.forward(Phase::Training);
+        network_.computeLoss();
+        if (metricSums_) network_.accumulateMetrics(network_.batch(), true, metricSums_);
+        network_.backward();
+    }
     if (gradientSync_) gradientSync_->finish();
     optimizer_.update(network_.stepScalars(), network_.parameters(), network_.gradients());
 }
