@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The batch-norm kernels of the last fer-cnn training step in an ncu CSV (driver.sh), one line
-per launch in launch order: kernel, grid, microseconds. Usage: bn_launches.py NCU_CSV"""
+per launch in launch order: kernel, grid, microseconds.
+Usage: bn_launches.py NCU_CSV [STEP_KERNELS]  (the step's kernel count, step_kernels.md; 99 here)"""
 import csv
 import sys
 
 KERNELS = ("Statistics", "statistics", "normalize", "Gradient", "semiPersist", "parameterGradients")
-STEP_KERNELS = 99  # kernels of one cudnn bf16 step of this build (step_kernels.md)
+STEP_KERNELS = int(sys.argv[2]) if len(sys.argv) > 2 else 99
 
 rows = list(csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("==")))
 rows = [row for row in rows if row.get("Metric Value")]
