@@ -662,8 +662,12 @@ TEST_P(BackendConformance, ConvBatchNormReluTrainingMatchesTheOps) {
             expectClose(savedInvStd, "saved 1/std");
             // Sums over the output pixels of terms about dy's size (uniform in [-1, 1]), which
             // the batch norm's gradient nearly cancels (dbias to zero): measured on that scale.
+            // dw's terms are dc times x, whose rms (x uniform in [1, 3]) is sqrt(13 / 3). In bf16
+            // dc carries c's rounding amplified by c's mean over its spread: a 1x1 grouped layer
+            // on cuda bf16 missed 2% by 0.2% on the dy-sized scale alone (seed
+            // 10276847059161050820, docs/logs/2026-12-04-closing/tests).
             const double sumScale = std::sqrt(double(pixels) / 3.0);
-            expectClose(dw, "dw", sumScale);
+            expectClose(dw, "dw", sumScale * std::sqrt(13.0 / 3.0));
             if (withBias) expectClose(dbias, "dbias", sumScale);
             expectClose(dgamma, "dgamma", sumScale);
             expectClose(dbeta, "dbeta", sumScale);
