@@ -139,6 +139,24 @@ protected:
     void expectClose(const TwinTensor& twin, const std::string& what, double scale = 0.0) {
         EXPECT_TRUE(closeTo(twin.tested.toHost(), twin.reference.toHost(), tolerance_, what, scale));
     }
+    // A layer's weights w held from its forward pass to its backward data pass: forward(backend,
+    // side) and backwardData(backend, side, dx) in one hold, then w changed to `changed` and
+    // backwardData alone in a new hold, into `dxAfterTheChange`.
+    template <typename Forward, typename BackwardData>
+    void runWithWeightsHeld(TwinTensor& w, const std::vector<float>& changed, TwinTensor& dx,
+                            TwinTensor& dxAfterTheChange, Forward&& forward,
+                            BackwardData&& backwardData) {
+        runOnBoth([&](Backend& backend, Side side) {
+            {
+                WeightsHeld held(backend);
+                forward(backend, side);
+                backwardData(backend, side, dx.at(side));
+            }
+            backend.upload(w.at(side), changed.data(), changed.size() * sizeof(float));
+            WeightsHeld held(backend);
+            backwardData(backend, side, dxAfterTheChange.at(side));
+        });
+    }
     // Activations are compared with the reference's values as the tested backend stores them
     // (rounded to bf16 there, say): an exact op moves stored values without changing them.
     void expectIdentical(const TwinTensor& twin, const std::string& what) {
@@ -373,16 +391,14 @@ TEST_P(BackendConformance, ConvWeightsHeldFromForwardToBackwardAndNoLonger) {
         TwinTensor y = poisonedActivations(convOutputShape(g));
         TwinTensor dx = poisonedActivations(convInputShape(g));
         TwinTensor dxAfterTheChange = poisonedActivations(convInputShape(g));
-        runOnBoth([&](Backend& backend, Side side) {
-            {
-                WeightsHeld held(backend);
+        runWithWeightsHeld(
+            w, changed, dx, dxAfterTheChange,
+            [&](Backend& backend, Side side) {
                 backend.convForward(g, x.at(side), w.at(side), nullptr, y.at(side));
-                backend.convBackwardData(g, dy.at(side), w.at(side), dx.at(side));
-            }
-            backend.upload(w.at(side), changed.data(), weights * sizeof(float));
-            WeightsHeld held(backend);
-            backend.convBackwardData(g, dy.at(side), w.at(side), dxAfterTheChange.at(side));
-        });
+            },
+            [&](Backend& backend, Side side, float* gradient) {
+                backend.convBackwardData(g, dy.at(side), w.at(side), gradient);
+            });
         expectClose(y, "y");
         expectClose(dx, "dx in the forward pass's hold");
         expectClose(dxAfterTheChange, "dx in a later hold, after w changed");
@@ -843,16 +859,14 @@ TEST_P(BackendConformance, DenseWeightsHeldFromForwardToBackwardAndNoLonger) {
         TwinTensor y = poisonedActivations(denseOutputShape(g));
         TwinTensor dx = poisonedActivations(denseInputShape(g));
         TwinTensor dxAfterTheChange = poisonedActivations(denseInputShape(g));
-        runOnBoth([&](Backend& backend, Side side) {
-            {
-                WeightsHeld held(backend);
+        runWithWeightsHeld(
+            w, changed, dx, dxAfterTheChange,
+            [&](Backend& backend, Side side) {
                 backend.denseForward(g, x.at(side), w.at(side), nullptr, y.at(side));
-                backend.denseBackwardData(g, dy.at(side), w.at(side), dx.at(side));
-            }
-            backend.upload(w.at(side), changed.data(), weights * sizeof(float));
-            WeightsHeld held(backend);
-            backend.denseBackwardData(g, dy.at(side), w.at(side), dxAfterTheChange.at(side));
-        });
+            },
+            [&](Backend& backend, Side side, float* gradient) {
+                backend.denseBackwardData(g, dy.at(side), w.at(side), gradient);
+            });
         expectClose(y, "y");
         expectClose(dx, "dx in the forward pass's hold");
         expectClose(dxAfterTheChange, "dx in a later hold, after w changed");
