@@ -125,10 +125,8 @@ void CudnnBackend::runWithStagedFilter(const ConvGeometry& g, ConvPlan& plan,
     if (held) {
         const HeldWeights::Shape shape{g.outChannels, g.inChannels / g.groups,
                                        g.kernelHeight * g.kernelWidth};
-        const void* copy = heldWeights_.find(w, shape);
-        operands.w = copy ? copy
-                          : stageFilter(g, w,
-                                        heldWeights_.claim(*this, w, shape, filterStagingBytes(g)));
+        operands.w = heldWeights_.copyOf(*this, w, shape, filterStagingBytes(g),
+                                         [&](void* room) { stageFilter(g, w, room); });
     } else {
         operands.w = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
     }

@@ -47,14 +47,10 @@ cudaDataType_t CudnnBackend::activationDataType() const {
 
 const void* CudnnBackend::stageDenseWeights(const float* w, std::size_t count) {
     if (!storesBf16()) return w;
-    void* room = nullptr;
-    if (heldWeights_.holding()) {
-        const HeldWeights::Shape shape{std::int64_t(count), 1, 1};
-        if (const void* copy = heldWeights_.find(w, shape)) return copy;
-        room = heldWeights_.claim(*this, w, shape, bf16Bytes(count));
-    } else {
-        room = workspace(bf16Bytes(count));
-    }
+    if (heldWeights_.holding())
+        return heldWeights_.copyOf(*this, w, {std::int64_t(count), 1, 1}, bf16Bytes(count),
+                                   [&](void* room) { toBf16(w, room, count); });
+    void* room = workspace(bf16Bytes(count));
     toBf16(w, room, count);
     return room;
 }

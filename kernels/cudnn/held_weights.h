@@ -29,6 +29,18 @@ public:
     }
     bool holding() const { return holding_; }
 
+    // The copy of `weights` in `shape` staged in this hold: the one found, or one that
+    // stage(room) writes now into `bytes` of room claimed for it.
+    template <typename Stage>
+    const void* copyOf(Backend& memory, const float* weights, const Shape& shape,
+                       std::size_t bytes, Stage&& stage) {
+        if (const void* copy = find(weights, shape)) return copy;
+        void* room = claim(memory, weights, shape, bytes);
+        stage(room);
+        return room;
+    }
+
+private:
     // The copy of `weights` staged in this hold in `shape`, or null.
     const void* find(const float* weights, const Shape& shape) const {
         const auto found = copies_.find(weights);
@@ -38,7 +50,7 @@ public:
     }
 
     // Room of `bytes` for the copy of `weights` in `shape`, which find() returns for the rest of
-    // this hold: the caller stages into it before anything reads it.
+    // this hold (its memory reused when an earlier hold claimed as many bytes).
     void* claim(Backend& memory, const float* weights, const Shape& shape, std::size_t bytes) {
         Copy& copy = copies_[weights];
         if (copy.memory.bytes() != bytes) copy.memory = BackendBuffer<char>(memory, bytes);
@@ -47,7 +59,6 @@ public:
         return copy.memory.data();
     }
 
-private:
     struct Copy {
         BackendBuffer<char> memory;
         Shape shape{};
