@@ -45,6 +45,12 @@ inline double relativeTolerance(Precision precision) {
     return 1e-4;
 }
 
+// The unit roundoff of the activations a backend of `precision` stores: bf16 keeps 8 significant
+// bits, tf32 and fp32 store fp32.
+inline double activationRoundoff(Precision precision) {
+    return precision == Precision::Bf16 ? 0x1p-8 : 0x1p-24;
+}
+
 // ---- seeded random numbers ----------------------------------------------------------------
 // A fresh seed every run (or CNNSTUDIO_TEST_SEED to replay one), shown in the message of every
 // failure that happens while the generator is alive.
