@@ -39,6 +39,10 @@
 // in one wave, the unpooled batch norms bn2_1 and bn3_1 (37.7 and 18.9 MB a tensor) take 40 and
 // 25 us forward, 61 and 39 us backward, against 49 and 33, 55 and 43 for cuDNN's persistent
 // BN_ACTIVATION kernels; bn3_2's pooled backward went from 53 to 37 us.
+//
+// Every kernel here is a dependent launch (launchDependentKernel, runtime/launch.cuh): its blocks
+// become resident as the kernel before it retires. With the input block's kernels too, fer-cnn's
+// step ran 1.2% faster on cuda bf16 and 0.5% on cudnn bf16 (docs/logs/2026-12-04-dependent-launch).
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -156,6 +160,7 @@ template <int N>
 __global__ void __launch_bounds__(kThreads, kReduceBlocksPerMultiprocessor)
 partialStatisticsKernel(const Bf16* __restrict__ x, int pixels, int channels, int packLanes,
                         double2* __restrict__ partials) {
+    startAfterPriorGrid();
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     double sum[N] = {}, squares[N] = {};
@@ -199,6 +204,7 @@ statisticsKernel(const double2* __restrict__ partials, int splits, const Bf16* _
                  int channels, double valuesPerChannel, float epsilon, float momentum,
                  float* __restrict__ runningMean, float* __restrict__ runningVar,
                  float* __restrict__ savedMean, float* __restrict__ savedInvStd) {
+    startAfterPriorGrid();
     const double2 sums = splitTotal(partials, splits, channels);
     const int c = int(blockIdx.x) * 32 + int(threadIdx.x);
     if (threadIdx.y != 0 || c >= channels) return;
@@ -224,6 +230,7 @@ normalizeKernel(const Bf16* x, const float* __restrict__ gamma, const float* __r
                 const float* __restrict__ mean, const float* __restrict__ invStdOrVariance,
                 bool invStdFromVariance, float epsilon, int pixels, int channels, int packLanes,
                 Bf16* y) {
+    startAfterPriorGrid();
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     if (!lane.active) return;
@@ -319,6 +326,7 @@ partialGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ d
                           const float* __restrict__ savedMean,
                           const float* __restrict__ savedInvStd, int pixels, int channels,
                           int packLanes, double2* __restrict__ partials) {
+    startAfterPriorGrid();
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     double dzSum[N] = {}, dzCentredSum[N] = {};
@@ -364,6 +372,7 @@ __global__ void __launch_bounds__(32 * kFinishLanes)
 parameterGradientsKernel(const double2* __restrict__ partials, int splits, int channels,
                          const float* __restrict__ savedInvStd, float* __restrict__ dgamma,
                          float* __restrict__ dbeta) {
+    startAfterPriorGrid();
     const double2 sums = splitTotal(partials, splits, channels);
     const int c = int(blockIdx.x) * 32 + int(threadIdx.x);
     if (threadIdx.y != 0 || c >= channels) return;
@@ -407,6 +416,7 @@ inputGradientKernel(const Bf16* x, const Bf16* dy, const float* __restrict__ gam
                     const float* __restrict__ savedInvStd, const float* __restrict__ dgamma,
                     const float* __restrict__ dbeta, float valuesPerChannel, int pixels,
                     int channels, int packLanes, Bf16* dx) {
+    startAfterPriorGrid();
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     if (!lane.active) return;
@@ -466,6 +476,7 @@ normalizeReluMaxPoolKernel(const Bf16* __restrict__ x, const float* __restrict__
                            const float* __restrict__ beta, const float* __restrict__ mean,
                            const float* __restrict__ invStd, PoolWindows windows, int channels,
                            int packLanes, Bf16* __restrict__ y) {
+    startAfterPriorGrid();
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     if (!lane.active) return;
@@ -526,6 +537,7 @@ partialPooledGradientSumsKernel(const Bf16* __restrict__ x, const Bf16* __restri
                                 const float* __restrict__ savedMean,
                                 const float* __restrict__ savedInvStd, PoolWindows windows,
                                 int channels, int packLanes, double2* __restrict__ partials) {
+    startAfterPriorGrid();
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     double dzSum[N] = {}, dzCentredSum[N] = {};
@@ -582,6 +594,7 @@ pooledInputGradientKernel(const Bf16* __restrict__ x, const Bf16* __restrict__ d
                           const float* __restrict__ savedInvStd, const float* __restrict__ dgamma,
                           const float* __restrict__ dbeta, float valuesPerChannel,
                           PoolWindows windows, int channels, int packLanes, Bf16* __restrict__ dx) {
+    startAfterPriorGrid();
     using Pack = Packed<Bf16, N>;
     const Lane lane = laneOf(channels / N, packLanes);
     if (!lane.active) return;
@@ -686,11 +699,12 @@ void launchNormalize(const BatchNormGeometry& g, const Bf16* x, const float* gam
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
     auto* kernel = vectorised ? (relu ? &normalizeKernel<8, true> : &normalizeKernel<8, false>)
                               : (relu ? &normalizeKernel<1, true> : &normalizeKernel<1, false>);
-    launchKernel("batch norm (channels-last): normalize", kernel,
-                 dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(kernel, pixelCount(g), tiling, multiprocessors)),
-                 kThreads, stream, x, gamma, beta, mean, invStdOrVariance, invStdFromVariance,
-                 g.epsilon, pixelCount(g), g.channels, tiling.packLanes, y);
+    launchDependentKernel("batch norm (channels-last): normalize", kernel,
+                          dim3(unsigned(tiling.channelBlocks),
+                               pixelBlocks(kernel, pixelCount(g), tiling, multiprocessors)),
+                          kThreads, stream, x, gamma, beta, mean, invStdOrVariance,
+                          invStdFromVariance, g.epsilon, pixelCount(g), g.channels,
+                          tiling.packLanes, y);
 }
 
 // The batch statistics of x and the running-statistics update: the training forward's first two
@@ -703,25 +717,25 @@ void launchStatistics(const BatchNormGeometry& g, const Bf16* x, float* runningM
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
     const int splits =
         splitCount(pixelCount(g), tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
-    launchKernel("batch norm (channels-last): partial statistics",
-                 vectorised ? &partialStatisticsKernel<8> : &partialStatisticsKernel<1>,
-                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x,
-                 pixelCount(g), g.channels, tiling.packLanes, partials);
-    launchKernel("batch norm (channels-last): statistics", statisticsKernel,
-                 unsigned((g.channels + 31) / 32), dim3(32, kFinishLanes), stream,
-                 static_cast<const double2*>(partials), splits, x, g.channels,
-                 double(pixelCount(g)), g.epsilon, g.momentum, runningMean, runningVar, savedMean,
-                 savedInvStd);
+    launchDependentKernel("batch norm (channels-last): partial statistics",
+                          vectorised ? &partialStatisticsKernel<8> : &partialStatisticsKernel<1>,
+                          dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream,
+                          x, pixelCount(g), g.channels, tiling.packLanes, partials);
+    launchDependentKernel("batch norm (channels-last): statistics", statisticsKernel,
+                          unsigned((g.channels + 31) / 32), dim3(32, kFinishLanes), stream,
+                          static_cast<const double2*>(partials), splits, x, g.channels,
+                          double(pixelCount(g)), g.epsilon, g.momentum, runningMean, runningVar,
+                          savedMean, savedInvStd);
 }
 
 // dbeta and dgamma from the partial sums the backward's first kernel wrote (`splits` of them).
 void launchParameterGradients(const BatchNormGeometry& g, const void* workspace, int splits,
                               const float* savedInvStd, float* dgamma, float* dbeta,
                               cudaStream_t stream) {
-    launchKernel("batch norm (channels-last) backward: dgamma and dbeta", parameterGradientsKernel,
-                 unsigned((g.channels + 31) / 32), dim3(32, kFinishLanes), stream,
-                 static_cast<const double2*>(workspace), splits, g.channels, savedInvStd, dgamma,
-                 dbeta);
+    launchDependentKernel("batch norm (channels-last) backward: dgamma and dbeta",
+                          parameterGradientsKernel, unsigned((g.channels + 31) / 32),
+                          dim3(32, kFinishLanes), stream, static_cast<const double2*>(workspace),
+                          splits, g.channels, savedInvStd, dgamma, dbeta);
 }
 
 PoolWindows poolWindows(const BatchNormGeometry& g, int outHeight, int outWidth) {
@@ -768,20 +782,20 @@ void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, co
                                     : &partialGradientSumsKernel<8, false>)
                             : (relu ? &partialGradientSumsKernel<1, true>
                                     : &partialGradientSumsKernel<1, false>);
-    launchKernel("batch norm (channels-last) backward: partial sums", sums,
-                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x, dy,
-                 gamma, beta, savedMean, savedInvStd, pixelCount(g), g.channels,
-                 tiling.packLanes, partials);
+    launchDependentKernel("batch norm (channels-last) backward: partial sums", sums,
+                          dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream,
+                          x, dy, gamma, beta, savedMean, savedInvStd, pixelCount(g), g.channels,
+                          tiling.packLanes, partials);
     launchParameterGradients(g, workspace, splits, savedInvStd, dgamma, dbeta, stream);
     auto* inputGradient =
         vectorised ? (relu ? &inputGradientKernel<8, true> : &inputGradientKernel<8, false>)
                    : (relu ? &inputGradientKernel<1, true> : &inputGradientKernel<1, false>);
-    launchKernel("batch norm (channels-last) backward: dx", inputGradient,
-                 dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(inputGradient, pixelCount(g), tiling, multiprocessors)),
-                 kThreads, stream, x, dy, gamma, beta, savedMean, savedInvStd,
-                 static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
-                 float(pixelCount(g)), pixelCount(g), g.channels, tiling.packLanes, dx);
+    launchDependentKernel("batch norm (channels-last) backward: dx", inputGradient,
+                          dim3(unsigned(tiling.channelBlocks),
+                               pixelBlocks(inputGradient, pixelCount(g), tiling, multiprocessors)),
+                          kThreads, stream, x, dy, gamma, beta, savedMean, savedInvStd,
+                          static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
+                          float(pixelCount(g)), pixelCount(g), g.channels, tiling.packLanes, dx);
 }
 
 void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g, int outHeight,
@@ -795,13 +809,12 @@ void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g,
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
     auto* normalizeAndPool =
         vectorised ? &normalizeReluMaxPoolKernel<8> : &normalizeReluMaxPoolKernel<1>;
-    launchKernel("batch norm + relu + max pool (channels-last): normalize and pool",
-                 normalizeAndPool,
-                 dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(normalizeAndPool, windows.outPixels, tiling, multiprocessors)),
-                 kThreads, stream, x, gamma, beta, static_cast<const float*>(savedMean),
-                 static_cast<const float*>(savedInvStd), windows, g.channels, tiling.packLanes,
-                 y);
+    launchDependentKernel(
+        "batch norm + relu + max pool (channels-last): normalize and pool", normalizeAndPool,
+        dim3(unsigned(tiling.channelBlocks),
+             pixelBlocks(normalizeAndPool, windows.outPixels, tiling, multiprocessors)),
+        kThreads, stream, x, gamma, beta, static_cast<const float*>(savedMean),
+        static_cast<const float*>(savedInvStd), windows, g.channels, tiling.packLanes, y);
 }
 
 void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, int outHeight,
@@ -813,21 +826,22 @@ void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, int ou
     const Tiling tiling = tilingFor(g.channels, vectorised ? 8 : 1);
     const int splits =
         splitCount(windows.outPixels, tiling, kReduceBlocksPerMultiprocessor * multiprocessors);
-    launchKernel("batch norm + relu + max pool (channels-last) backward: partial sums",
-                 vectorised ? &partialPooledGradientSumsKernel<8>
-                            : &partialPooledGradientSumsKernel<1>,
-                 dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x, dy,
-                 gamma, beta, savedMean, savedInvStd, windows, g.channels, tiling.packLanes,
-                 static_cast<double2*>(workspace));
+    launchDependentKernel(
+        "batch norm + relu + max pool (channels-last) backward: partial sums",
+        vectorised ? &partialPooledGradientSumsKernel<8> : &partialPooledGradientSumsKernel<1>,
+        dim3(unsigned(tiling.channelBlocks), unsigned(splits)), kThreads, stream, x, dy, gamma,
+        beta, savedMean, savedInvStd, windows, g.channels, tiling.packLanes,
+        static_cast<double2*>(workspace));
     launchParameterGradients(g, workspace, splits, savedInvStd, dgamma, dbeta, stream);
     auto* inputGradient =
         vectorised ? &pooledInputGradientKernel<8> : &pooledInputGradientKernel<1>;
-    launchKernel("batch norm + relu + max pool (channels-last) backward: dx", inputGradient,
-                 dim3(unsigned(tiling.channelBlocks),
-                      pixelBlocks(inputGradient, windows.outPixels, tiling, multiprocessors)),
-                 kThreads, stream, x, dy, gamma, beta, savedMean, savedInvStd,
-                 static_cast<const float*>(dgamma), static_cast<const float*>(dbeta),
-                 float(pixelCount(g)), windows, g.channels, tiling.packLanes, dx);
+    launchDependentKernel(
+        "batch norm + relu + max pool (channels-last) backward: dx", inputGradient,
+        dim3(unsigned(tiling.channelBlocks),
+             pixelBlocks(inputGradient, windows.outPixels, tiling, multiprocessors)),
+        kThreads, stream, x, dy, gamma, beta, savedMean, savedInvStd,
+        static_cast<const float*>(dgamma), static_cast<const float*>(dbeta), float(pixelCount(g)),
+        windows, g.channels, tiling.packLanes, dx);
 }
 
 }  // namespace cnnstudio::kernels

@@ -598,6 +598,7 @@ filterFinishKernel(const float* __restrict__ partials,  // [splits][rows][K]
                    int rows, int outChannels, int taps, int splits,
                    float* __restrict__ dw,      // (K, C/G, R, S)
                    float* __restrict__ dbias) {  // (K), when rows = taps + 1
+    startAfterPriorGrid();
     __shared__ float laneSums[kFinishLanes][kFinishElements];
     const int elements = rows * outChannels;
     const int column = int(threadIdx.x) % kFinishElements;
@@ -797,9 +798,9 @@ void directConvBackwardFilterChannelsLast(const ConvGeometry& g, const __nv_bflo
 void finishSplitFilterGradient(const float* partials, int rows, int outChannels, int taps,
                                int splits, float* dw, float* dbias, cudaStream_t stream) {
     const int elements = rows * outChannels;
-    launchKernel("conv filter gradient finish", filterFinishKernel,
-                 unsigned((elements + kFinishElements - 1) / kFinishElements), kThreads, stream,
-                 partials, rows, outChannels, taps, splits, dw, dbias);
+    launchDependentKernel("conv filter gradient finish", filterFinishKernel,
+                          unsigned((elements + kFinishElements - 1) / kFinishElements), kThreads,
+                          stream, partials, rows, outChannels, taps, splits, dw, dbias);
 }
 
 }  // namespace cnnstudio::kernels

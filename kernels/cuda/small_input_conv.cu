@@ -29,6 +29,8 @@
 //   ReLU; that block keeps the moments in c's room. backward: the filter partials above with dy
 //   masked by the ReLU's output, their split sums, and one block turning sums and the kept
 //   moments into the gradients.
+// Every kernel here (and filterFinishKernel) is a dependent launch (runtime/launch.cuh), as the
+// batch norm's: the input block's five kernels follow one another on the step's critical path.
 // Nothing is added by atomics, so results do not depend on scheduling. Counts stay below 2^30
 // (index_limits.h), so indices are 32-bit.
 #include <algorithm>
@@ -121,6 +123,7 @@ __global__ void __launch_bounds__(kThreads)
 smallInputConvForwardKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                             const float* __restrict__ w, const float* __restrict__ bias,
                             bool relu, __nv_bfloat16* __restrict__ y) {
+    startAfterPriorGrid();
     extern __shared__ float4 sharedMemory[];
     float* weights = reinterpret_cast<float*>(sharedMemory);  // [t][K]
     loadWeightsByTap(g, w, weights);
@@ -273,6 +276,7 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
                                    const __nv_bfloat16* __restrict__ dy,
                                    const __nv_bfloat16* __restrict__ relu, int tapRows,
                                    int pixelsPerSplit, float* __restrict__ partials) {
+    startAfterPriorGrid();
     static_assert(kTapChunk <= 2 * kChannelLanes, "a channel lane fetches at most two taps");
     constexpr int kPixels = kFilterPixelsPerIteration;
     constexpr int kStep = kPixels * kPixelLanes;  // pixels of the block per iteration
@@ -414,6 +418,7 @@ int momentBlocks(const ConvGeometry& g) {
 __global__ void __launch_bounds__(kThreads)
 patchMomentsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                    double* __restrict__ partials) {
+    startAfterPriorGrid();
     __shared__ double warpSums[kWarps][kMomentSums];
     int codes[kMomentTaps];
 #pragma unroll
@@ -517,6 +522,7 @@ inputBlockStatisticsKernel(SmallConv g, const double* __restrict__ partials, int
                            float* __restrict__ runningVar, float* __restrict__ savedMean,
                            float* __restrict__ savedInvStd, float* __restrict__ foldedWeights,
                            float* __restrict__ foldedBias, PatchMoments* __restrict__ kept) {
+    startAfterPriorGrid();
     __shared__ MomentsReduction reduction;
     reducePatchMoments(g, partials, blocks, reduction);
     const PatchMoments& moments = reduction.moments;
@@ -557,6 +563,7 @@ inputBlockGradientsKernel(SmallConv g, const PatchMoments* __restrict__ kept,
                           const float* __restrict__ maskedSums, const float* __restrict__ maskedBiasSums,
                           float* __restrict__ dw, float* __restrict__ dbias,
                           float* __restrict__ dgamma, float* __restrict__ dbeta) {
+    startAfterPriorGrid();
     __shared__ PatchMoments moments;
     copyPatchMoments(*kept, moments);
     __syncthreads();
@@ -594,8 +601,8 @@ std::size_t momentPartialsBytes(const ConvGeometry& g) {
 double* launchPatchMoments(const ConvGeometry& g, const __nv_bfloat16* x, void* workspace,
                            cudaStream_t stream) {
     double* partials = static_cast<double*>(workspace);
-    launchKernel("input block: patch moments", patchMomentsKernel, unsigned(momentBlocks(g)),
-                 kThreads, stream, SmallConv(g), x, partials);
+    launchDependentKernel("input block: patch moments", patchMomentsKernel,
+                          unsigned(momentBlocks(g)), kThreads, stream, SmallConv(g), x, partials);
     return partials;
 }
 
@@ -614,9 +621,10 @@ void launchForward(const ConvGeometry& g, const __nv_bfloat16* x, const float* w
     const std::size_t groups = std::size_t(g.batch) * g.outHeight *
                                ((g.outWidth + kPixelsPerThread - 1) / kPixelsPerThread);
     const std::size_t count = groups * std::size_t(g.outChannels / KC);
-    launchKernelWithShared("small-input convolution forward", smallInputConvForwardKernel<KC>,
-                           gridStrideBlocks(count, kThreads, multiprocessors), kThreads,
-                           weightBytes(g), stream, SmallConv(g), x, w, bias, relu, y);
+    launchDependentKernelWithShared("small-input convolution forward",
+                                    smallInputConvForwardKernel<KC>,
+                                    gridStrideBlocks(count, kThreads, multiprocessors), kThreads,
+                                    weightBytes(g), stream, SmallConv(g), x, w, bias, relu, y);
 }
 
 // The filter partials of dy, masked by `relu` where not null; on 16-byte packs when dy allows.
@@ -629,9 +637,9 @@ void launchFilterPartials(const ConvGeometry& g, const __nv_bfloat16* x, const _
                                                 : smallInputConvFilterPartialsKernel<8, false>)
                              : (relu != nullptr ? smallInputConvFilterPartialsKernel<1, true>
                                                 : smallInputConvFilterPartialsKernel<1, false>);
-    launchKernel("small-input convolution filter partials", kernel, unsigned(splits.splits),
-                 kThreads, stream, SmallConv(g), x, dy, relu, tapRows, splits.pixelsPerSplit,
-                 partials);
+    launchDependentKernel("small-input convolution filter partials", kernel,
+                          unsigned(splits.splits), kThreads, stream, SmallConv(g), x, dy, relu,
+                          tapRows, splits.pixelsPerSplit, partials);
 }
 
 // y = conv(x, w) + bias, rectified when `relu`, on the widest channel chunk y allows.
@@ -711,10 +719,10 @@ void smallInputConvBatchNormReluForwardTraining(
     const double* partials = launchPatchMoments(g, x, workspace, stream);
     float* foldedWeights = floatsAt(workspace, foldedOffset(g));
     float* foldedBias = foldedWeights + conv.taps * g.outChannels;
-    launchKernel("input block: statistics", inputBlockStatisticsKernel, 1u, kThreads, stream, conv,
-                 partials, momentBlocks(g), w, bias, gamma, beta, bn.epsilon, bn.momentum,
-                 runningMean, runningVar, savedMean, savedInvStd, foldedWeights, foldedBias,
-                 static_cast<PatchMoments*>(c));
+    launchDependentKernel("input block: statistics", inputBlockStatisticsKernel, 1u, kThreads,
+                          stream, conv, partials, momentBlocks(g), w, bias, gamma, beta, bn.epsilon,
+                          bn.momentum, runningMean, runningVar, savedMean, savedInvStd,
+                          foldedWeights, foldedBias, static_cast<PatchMoments*>(c));
     forwardOnWidestChunks(g, x, foldedWeights, foldedBias, true, y, multiprocessors, stream);
 }
 
@@ -731,10 +739,10 @@ void smallInputConvBatchNormReluBackward(const ConvGeometry& g, const __nv_bfloa
     launchFilterPartials(g, x, dy, y, conv.taps + 1, filterPartials, stream);
     finishSplitFilterGradient(filterPartials, conv.taps + 1, g.outChannels, conv.taps,
                               filterSplits(g).splits, maskedSums, maskedBiasSums, stream);
-    launchKernel("input block: gradients", inputBlockGradientsKernel, 1u, kThreads, stream, conv,
-                 static_cast<const PatchMoments*>(c), w, gamma, savedInvStd,
-                 static_cast<const float*>(maskedSums), static_cast<const float*>(maskedBiasSums),
-                 dw, dbias, dgamma, dbeta);
+    launchDependentKernel("input block: gradients", inputBlockGradientsKernel, 1u, kThreads, stream,
+                          conv, static_cast<const PatchMoments*>(c), w, gamma, savedInvStd,
+                          static_cast<const float*>(maskedSums),
+                          static_cast<const float*>(maskedBiasSums), dw, dbias, dgamma, dbeta);
 }
 
 }  // namespace cnnstudio::kernels

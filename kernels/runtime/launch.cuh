@@ -11,6 +11,16 @@
 
 namespace cnnstudio::kernels {
 
+// Throws Error naming `kernelName` and its grid when a launch was rejected.
+inline void throwIfLaunchFailed(cudaError_t status, const char* kernelName, dim3 grid, dim3 block) {
+    if (status != cudaSuccess)
+        throw Error(std::string("launch of kernel '") + kernelName + "' failed: " +
+                        cudaGetErrorString(status),
+                    "grid (" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
+                        std::to_string(grid.z) + "), block " + std::to_string(block.x),
+                    "the GPU may be too old for this build (sm_90 or newer is needed)");
+}
+
 // Launches kernel<<<grid, block, sharedBytes, stream>>>(args...) and throws Error naming
 // `kernelName` when the launch is rejected. Errors during execution surface at the next
 // synchronising call. sharedBytes is the kernel's dynamic shared memory (extern __shared__).
@@ -19,13 +29,44 @@ void launchKernelWithShared(const char* kernelName, void (*kernel)(Params...), d
                             dim3 block, std::size_t sharedBytes, cudaStream_t stream,
                             Args... args) {
     kernel<<<grid, block, sharedBytes, stream>>>(Params(args)...);
-    cudaError_t status = cudaGetLastError();
-    if (status != cudaSuccess)
-        throw Error(std::string("launch of kernel '") + kernelName + "' failed: " +
-                        cudaGetErrorString(status),
-                    "grid (" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
-                        std::to_string(grid.z) + "), block " + std::to_string(block.x),
-                    "the GPU may be too old for this build (sm_90 or newer is needed)");
+    throwIfLaunchFailed(cudaGetLastError(), kernelName, grid, block);
+}
+
+// Launches `kernel` as a programmatic dependent launch (Hopper): its blocks may become resident
+// while the last blocks of the kernel before it in `stream` still run, so that the launch and
+// the ramp of one kernel hide behind the tail of the other; a captured graph keeps the edge.
+// The kernel must begin with startAfterPriorGrid(). Checked as launchKernelWithShared.
+template <typename... Params, typename... Args>
+void launchDependentKernelWithShared(const char* kernelName, void (*kernel)(Params...), dim3 grid,
+                                     dim3 block, std::size_t sharedBytes, cudaStream_t stream,
+                                     Args... args) {
+    cudaLaunchAttribute early{};
+    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = sharedBytes;
+    config.stream = stream;
+    config.attrs = &early;
+    config.numAttrs = 1;
+    throwIfLaunchFailed(cudaLaunchKernelEx(&config, kernel, Params(args)...), kernelName, grid,
+                        block);
+}
+
+// The same without dynamic shared memory.
+template <typename... Params, typename... Args>
+void launchDependentKernel(const char* kernelName, void (*kernel)(Params...), dim3 grid,
+                           dim3 block, cudaStream_t stream, Args... args) {
+    launchDependentKernelWithShared(kernelName, kernel, grid, block, 0, stream, args...);
+}
+
+// The first statement of a kernel launched by launchDependentKernel: waits until the kernel
+// before it has finished and its writes are visible (nothing before this may touch memory),
+// then lets the next dependent kernel's blocks start as this one's retire.
+__device__ __forceinline__ void startAfterPriorGrid() {
+    cudaGridDependencySynchronize();
+    cudaTriggerProgrammaticLaunchCompletion();
 }
 
 // The same without dynamic shared memory.
