@@ -6,6 +6,9 @@
 #   call 1: current = the batch norm's channels-last kernels dependent; variant-main = main at cd3e3ae
 #   call 2: current = those and the input block's (small_input_conv.cu, filterFinishKernel);
 #           variant-bn-only = call 1's build; variant-main as before
+#   call 3 (call3.sh, which then runs the side-by-side with PyTorch): current = also the kernels of
+#           kernels/cuda/{layout,bf16_convert,activation,dropout,elementwise,loss,optimizer}.cu;
+#           variant-bn-and-input-block = call 2's current (f737e1c); variant-main as before
 # Usage: OUT=DIR bash docs/logs/2026-12-04-dependent-launch/driver.sh
 set -uo pipefail
 bin=$PWD/.device/bin
