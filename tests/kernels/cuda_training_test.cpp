@@ -25,6 +25,7 @@
 #include "cnnstudio/network.h"
 #include "cnnstudio/optimizer.h"
 #include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "engine/backend_test_support.h"
 
@@ -164,10 +165,12 @@ TEST_P(FerCnnTraining, ReplayedStepsEqualEagerSteps) {
     std::unique_ptr<Backend> gpu = createBackend(GetParam().backend, options);
     const NetworkSpec spec = loadPreset("fer-cnn");
     const int batch = 16;  // several splits in every batch norm's sums
+    const ShapeReport shapes = inferShapes(spec);
     SeededRandom random;
-    Network probe(spec, *gpu, batch, 7);
-    const std::vector<float> images = random.uniforms(std::size_t(probe.input().count()));
-    const std::vector<std::int32_t> labels = random.labels(std::size_t(batch), probe.classes());
+    const std::vector<float> images =
+        random.uniforms(std::size_t(shapes.inputShape.withBatch(batch).count()));
+    const std::vector<std::int32_t> labels =
+        random.labels(std::size_t(batch), shapes.outputShape.channels);
 
     const TrainedRun eager = trainSteps(*gpu, spec, batch, images, labels, false);
     const TrainedRun replayed = trainSteps(*gpu, spec, batch, images, labels, true);
