@@ -23,6 +23,8 @@
 #include <thread>
 #include <utility>
 
+#include <pthread.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -79,20 +81,34 @@ const CLI::Validator kWholeNumberFromZero(
     },
     "UINT");
 
-// Set by the signal handler; the trainer checks it before every step.
+// Set by the stop-signal thread; the trainer checks it before every step.
 std::atomic<bool> stopRequested{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
 
-extern "C" void requestStop(int) { stopRequested.store(true); }
-
-void installStopHandlers() {
-    struct sigaction action {};
-    action.sa_handler = requestStop;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;  // a second signal takes the default action: end now
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
-    sigaction(SIGUSR1, &action, nullptr);
+// SIGINT, SIGTERM and SIGUSR1 are taken by one thread that waits for them, never by a thread
+// that computes: this blocks them in the calling thread, and every thread started afterwards
+// (OpenMP's, MPI's, the data loader's) inherits the mask. oneDNN's JIT GEMM points the stack
+// pointer into the heap, so a signal delivered to a thread running it writes its frame over heap
+// memory (oneDNN issue #4845): a rank interrupted so crashed in the cpu backend's convolution,
+// in Chaos.CtrlCInATerminalOnADistributedRunStopsEveryRankWithACheckpoint (CI, 2026-12-04).
+// The first signal asks for a graceful stop; a second ends the process as its default action
+// would. Called before any other thread starts; no process is started after it.
+void watchStopSignals() {
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    for (int signal : {SIGINT, SIGTERM, SIGUSR1}) sigaddset(&stopSignals, signal);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    std::thread([stopSignals] {
+        int signal = 0;
+        sigwait(&stopSignals, &signal);
+        stopRequested.store(true);
+        sigwait(&stopSignals, &signal);
+        std::signal(signal, SIG_DFL);
+        sigset_t second;
+        sigemptyset(&second);
+        sigaddset(&second, signal);
+        pthread_sigmask(SIG_UNBLOCK, &second, nullptr);
+        raise(signal);
+    }).detach();
 }
 
 // Everything the training options hold before they become a RunConfig.
@@ -716,7 +732,7 @@ int main(int argc, char** argv) {
             return kExitError;
         }
     }
-    installStopHandlers();
+    watchStopSignals();
     try {
         const std::string reason = app::runTraining(command, stopRequested);
         finaliseWorld();
