@@ -18,6 +18,7 @@
 #include "bench/sweep.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
+#include "common/stop_signals.h"
 
 namespace {
 
@@ -32,8 +33,6 @@ void warnAboutThreadsBeyondCores(const std::vector<int>& threads) {
             std::fprintf(stderr, "cnnstudio-bench: warning: --threads %d is more than the %u cores of this machine; "
                                  "the extra threads only wait for each other\n", count, cores);
 }
-
-void requestCancel(int) { bench::cancelRequested = true; }
 
 std::string commandLine(int argc, char** argv) {
     std::string text;
@@ -92,8 +91,9 @@ int main(int argc, char** argv) {
     settings.command = commandLine(argc, argv);
     settings.version = CNNSTUDIO_VERSION;
 
-    std::signal(SIGINT, requestCancel);
-    std::signal(SIGTERM, requestCancel);
+    // The app's Cancel and a terminal's Ctrl-C: the configuration in progress finishes, the rest
+    // are recorded as cancelled. A multi-rank configuration's mpirun gets them forwarded.
+    watchStopSignals({SIGINT, SIGTERM}, bench::cancelRequested);
     try {
         const WorldInfo world = initialiseWorld();
         std::vector<bench::SweepConfiguration> configurations = bench::expandSweep(request);

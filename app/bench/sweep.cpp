@@ -273,7 +273,7 @@ BenchConfiguration runUnderMpirun(const SweepConfiguration& c, const std::string
         if (!settings.jsonLines || settings.progressEvents) arguments.push_back("--no-json-lines");
         DistributedRequest request{c.ranksPerNode, c.nodes, settings.hostfile, isGpuBackend(c.backend)};
         const MpirunResult job = runMpirun(mpirunCommand(request, selfExecutable(), arguments));
-        if (job.status >= 128) cancelRequested = true;  // the job was stopped by a signal (the sweep's own Cancel)
+        if (job.stopForwarded) cancelRequested = true;  // the sweep's own Cancel, passed on to the job
         if (!std::filesystem::exists(scratch))
             throw Error("mpirun ended with status " + std::to_string(job.status) + " before rank 0 wrote its result" +
                             (job.failedRank.empty() ? "" : ": " + job.failedRank),

@@ -3,6 +3,7 @@
 // frame's faces and predictions; --benchmark prints the frame rate and the latency of each
 // stage. Exit codes: 0 done, 1 an error (no camera, unreadable model or source), 2 bad usage.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "cnnstudio/live/frame_source.h"
 #include "cnnstudio/live/live_output.h"
 #include "cnnstudio/live/live_pipeline.h"
+#include "common/stop_signals.h"
 
 namespace {
 
@@ -27,8 +29,7 @@ using namespace cnnstudio;
 using namespace cnnstudio::live;
 using Clock = std::chrono::steady_clock;
 
-volatile std::sig_atomic_t stopRequested = 0;
-void requestStop(int) { stopRequested = 1; }
+std::atomic<bool> stopRequested{false};  // set by the stop-signal thread (common/stop_signals.h)
 
 struct Options {
     std::string source, model, output, log, backend = "cpu", cascade = cnnstudio::live::defaultFaceCascade().string();
@@ -187,8 +188,7 @@ int main(int argc, char** argv) {
     app.add_flag("--benchmark", options.benchmark, "print frames per second and the latency of each stage (JSON line)");
     CLI11_PARSE(app, argc, argv);
 
-    std::signal(SIGINT, requestStop);
-    std::signal(SIGTERM, requestStop);
+    cnnstudio::watchStopSignals({SIGINT, SIGTERM}, stopRequested);
     try {
         return run(options);
     } catch (const cnnstudio::Error& error) {

@@ -1,12 +1,12 @@
 #include "train/launcher.h"
 
-#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -18,6 +18,7 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/hardware.h"
+#include "common/stop_signals.h"
 
 extern char** environ;  // handed to mpirun as it is
 
@@ -39,16 +40,36 @@ std::string findOnPath(const std::string& program) {
 const char* const forwardedVariables[] = {"NCCL_NVLS_ENABLE", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME",
                                           "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CNNSTUDIO_RUN_LAYOUT"};
 
-pid_t runningChild = 0;
-std::atomic<int> signalsForwarded{0};  // lock-free: touched by the signal handler
-
 // mpirun ends the job at once on SIGINT/SIGTERM but passes SIGUSR1 on to every rank, which
-// the ranks take as a graceful stop (checkpoint at an agreed step). So the first signal
-// becomes SIGUSR1; a second one is passed on as it is and ends the job now.
-void forwardSignal(int signal) {
-    if (runningChild <= 0) return;
-    kill(runningChild, signalsForwarded.fetch_add(1) == 0 ? SIGUSR1 : signal);
-}
+// the ranks take as a graceful stop (checkpoint at an agreed step). So the launcher's first stop
+// signal reaches mpirun as SIGUSR1; a later one is passed on as it came and ends the job now.
+// One that comes before mpirun exists is passed on once it does.
+class SignalsToMpirun {
+public:
+    void forward(int signal) {
+        std::lock_guard lock(mutex_);
+        if (mpirun_ <= 0) {
+            waiting_ = signal;
+            return;
+        }
+        kill(mpirun_, forwarded_++ == 0 ? SIGUSR1 : signal);
+    }
+    void started(pid_t mpirun) {
+        std::lock_guard lock(mutex_);
+        mpirun_ = mpirun;
+        if (waiting_ != 0) kill(mpirun_, forwarded_++ == 0 ? SIGUSR1 : waiting_);
+    }
+    bool anyForwarded() {
+        std::lock_guard lock(mutex_);
+        return forwarded_ > 0;
+    }
+
+private:
+    std::mutex mutex_;
+    pid_t mpirun_ = 0;
+    int forwarded_ = 0;
+    int waiting_ = 0;
+};
 
 // OpenMPI's words for a rank that ended the job: "mpirun noticed that process rank 2 with PID
 // 4711 on node a exited on signal 9 (Killed)." (the PID is often 0). A rank that exits non-zero
@@ -146,12 +167,16 @@ MpirunResult runMpirun(const std::vector<std::string>& argv) {
     arguments.push_back(nullptr);
     int errorPipe[2];
     if (::pipe2(errorPipe, O_CLOEXEC) != 0) throw Error(std::string("cannot make a pipe: ") + std::strerror(errno));
-    // The handlers are in place before mpirun exists, so no signal finds it unattended.
-    std::signal(SIGINT, forwardSignal);
-    std::signal(SIGTERM, forwardSignal);
+    SignalsToMpirun signalsToMpirun;
+    const StopSignalsRedirected redirect([&signalsToMpirun](int signal) { signalsToMpirun.forward(signal); });
     const pid_t parent = ::getpid();
     const pid_t child = ::fork();
-    if (child < 0) throw Error("cannot start " + argv[0] + ": " + std::strerror(errno));
+    if (child < 0) {
+        const int why = errno;
+        ::close(errorPipe[0]);
+        ::close(errorPipe[1]);
+        throw Error("cannot start " + argv[0] + ": " + std::strerror(why));
+    }
     if (child == 0) {
         // Only async-signal-safe calls from here to exec.
         // Its own process group: a terminal's Ctrl-C reaches this launcher alone, which turns
@@ -161,8 +186,7 @@ MpirunResult runMpirun(const std::vector<std::string>& argv) {
         // SIGTERM as "kill every rank".
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took hold
-        ::signal(SIGINT, SIG_DFL);
-        ::signal(SIGTERM, SIG_DFL);
+        unblockAllSignals();  // this launcher's stop signals are blocked for its waiting thread
         // Its standard error is a pipe to this launcher: once the launcher is gone, mpirun must
         // still get to end the ranks rather than die of SIGPIPE on its next message.
         ::signal(SIGPIPE, SIG_IGN);
@@ -171,7 +195,7 @@ MpirunResult runMpirun(const std::vector<std::string>& argv) {
         ::_exit(127);
     }
     ::close(errorPipe[1]);
-    runningChild = child;
+    signalsToMpirun.started(child);
     // mpirun's standard error passes through unchanged; the line saying which rank ended the job
     // is kept for the run's `failed` event.
     MpirunResult result;
@@ -189,8 +213,8 @@ MpirunResult runMpirun(const std::vector<std::string>& argv) {
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    runningChild = 0;
     result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.stopForwarded = signalsToMpirun.anyForwarded();
     return result;
 }
 

@@ -30,11 +30,12 @@ struct MpirunResult {
     int status = 0;          // mpirun's exit status (128 + signal when it was killed)
     // "rank 2 (pid 4711 on node-a) was killed by signal 9 (Killed)"; empty when mpirun named none
     std::string failedRank;
+    bool stopForwarded = false;  // a stop signal to this launcher was passed on to mpirun
 };
 
 // Runs argv (no shell) in its own process group, so that a terminal's Ctrl-C reaches only this
-// launcher, which forwards SIGINT/SIGTERM to it (the first as SIGUSR1, which mpirun passes on to
-// the ranks as a graceful stop). mpirun gets SIGTERM, ending every rank, if this launcher dies
+// launcher, which forwards the stop signals it watches (common/stop_signals.h; watchStopSignals
+// first) to it: the first as SIGUSR1, which mpirun passes on to the ranks as a graceful stop. mpirun gets SIGTERM, ending every rank, if this launcher dies
 // first (the app's Kill). Its standard error is passed through and read for the rank that ended
 // the job. When running as root, allows OpenMPI to run as root.
 MpirunResult runMpirun(const std::vector<std::string>& argv);

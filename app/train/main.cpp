@@ -23,8 +23,6 @@
 #include <thread>
 #include <utility>
 
-#include <pthread.h>
-
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -44,6 +42,7 @@
 #include "train/model_card.h"
 #include "train/model_commands.h"
 #include "train/recipe.h"
+#include "common/stop_signals.h"
 #include "train/training_run.h"
 
 namespace {
@@ -83,33 +82,6 @@ const CLI::Validator kWholeNumberFromZero(
 
 // Set by the stop-signal thread; the trainer checks it before every step.
 std::atomic<bool> stopRequested{false};
-
-// SIGINT, SIGTERM and SIGUSR1 are taken by one thread that waits for them, never by a thread
-// that computes: this blocks them in the calling thread, and every thread started afterwards
-// (OpenMP's, MPI's, the data loader's) inherits the mask. oneDNN's JIT GEMM points the stack
-// pointer into the heap, so a signal delivered to a thread running it writes its frame over heap
-// memory (oneDNN issue #4845): a rank interrupted so crashed in the cpu backend's convolution,
-// in Chaos.CtrlCInATerminalOnADistributedRunStopsEveryRankWithACheckpoint (CI, 2026-12-04).
-// The first signal asks for a graceful stop; a second ends the process as its default action
-// would. Called before any other thread starts; no process is started after it.
-void watchStopSignals() {
-    sigset_t stopSignals;
-    sigemptyset(&stopSignals);
-    for (int signal : {SIGINT, SIGTERM, SIGUSR1}) sigaddset(&stopSignals, signal);
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
-    std::thread([stopSignals] {
-        int signal = 0;
-        sigwait(&stopSignals, &signal);
-        stopRequested.store(true);
-        sigwait(&stopSignals, &signal);
-        std::signal(signal, SIG_DFL);
-        sigset_t second;
-        sigemptyset(&second);
-        sigaddset(&second, signal);
-        pthread_sigmask(SIG_UNBLOCK, &second, nullptr);
-        raise(signal);
-    }).detach();
-}
 
 // Everything the training options hold before they become a RunConfig.
 struct TrainingOptions {
@@ -718,6 +690,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "Run with --help for more information.\n");
         return kExitUsage;
     }
+    // SIGUSR1 is how mpirun passes a graceful stop on to the ranks; a launcher forwards them all.
+    watchStopSignals({SIGINT, SIGTERM, SIGUSR1}, stopRequested);
     if (!launchedByMpi()) {
         try {
             if (const auto plan = launchPlan(app, training))
@@ -732,7 +706,6 @@ int main(int argc, char** argv) {
             return kExitError;
         }
     }
-    watchStopSignals();
     try {
         const std::string reason = app::runTraining(command, stopRequested);
         finaliseWorld();

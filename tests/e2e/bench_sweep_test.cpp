@@ -1,7 +1,7 @@
 // cnnstudio-bench sweeps as a user (or the app's worker) runs them: cheap CPU configurations
 // end to end into a valid report, a failing configuration recorded while the sweep goes on,
-// the reduced plan of cpu-ref, the progress events, precisions a backend lacks, and a two-rank
-// configuration under mpirun.
+// the reduced plan of cpu-ref, the progress events, precisions a backend lacks, a two-rank
+// configuration under mpirun, and how the sweep takes the signals that cancel it.
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -165,6 +165,74 @@ TEST(BenchSweep, TerminationCancelsTheRestAndKeepsTheReport) {
     ASSERT_FALSE(events.empty());
     EXPECT_EQ(events.back()["event"], "bench_finished");
     EXPECT_EQ(events.back()["cancelled"], true);
+}
+
+// Waits up to a minute for `ready`, polling.
+template <typename Condition>
+bool waitFor(Condition ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!ready()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+}
+
+// SIGINT and SIGTERM reach one thread of the sweep, the one that waits for them; every other
+// thread blocks them, so none is delivered to a thread computing in oneDNN (whose JIT GEMM points
+// its stack pointer into the heap, oneDNN issue #4845).
+TEST(BenchSweep, StopSignalsReachOnlyTheThreadThatWaitsForThem) {
+    const auto work = scratchFolder("signal-mask");
+    const std::vector<std::string> arguments{kBenchProgram, "--model", "lenet5", "--batch", "64", "--steps", "200",
+                                             "--config", "cpu threads=2", "--report", (work / "report.json").string()};
+    const pid_t pid = startProcess(arguments, work.string(), environmentFor(work));
+    SignalTakers takers;
+    // Until an OpenMP worker runs beside the main thread and the waiting one, or two threads take them.
+    const bool computing = waitFor([&] {
+        takers = threadsTakingSignals(pid, {SIGINT, SIGTERM});
+        return takers.threads >= 3 || takers.taking >= 2;
+    });
+    ::kill(pid, SIGTERM);
+    const ProcessResult result = waitProcess(pid, work.string());
+    ASSERT_TRUE(computing) << "the sweep never ran an OpenMP worker: " << result.err;
+    EXPECT_EQ(takers.taking, 1) << "of " << takers.threads << " threads";
+    EXPECT_EQ(result.exitCode, 3) << result.err;
+}
+
+// The app's Cancel during a multi-rank configuration reaches its mpirun, which starts with no
+// signal blocked (the sweep's own mask is not inherited), and ends the job: the configuration is
+// recorded as cancelled rather than measured to its last step.
+TEST(BenchSweep, TerminationDuringATwoRankConfigurationEndsItsJob) {
+    if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
+    const auto work = scratchFolder("cancel-mpirun");
+    std::vector<std::string> environment = environmentFor(work);
+    environment.insert(environment.end(), {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                                           "OMPI_MCA_rmaps_base_oversubscribe=1"});
+    const std::vector<std::string> arguments{kBenchProgram, "--model", "lenet5", "--batch", "4", "--steps", "1000000",
+                                             "--budget-s", "3600",  // hours, unless stopped
+                                             "--config", "cpu threads=1 ranks=2", "--report",
+                                             (work / "report.json").string()};
+    const pid_t pid = startProcess(arguments, work.string(), environment);
+    pid_t mpirun = 0;
+    const bool ranksStarted = waitFor([&] {
+        const std::vector<pid_t> children = childrenOf(pid);
+        mpirun = children.empty() ? 0 : children.front();
+        return mpirun > 0 && childrenOf(mpirun).size() >= 2;
+    });
+    // mpirun takes SIGUSR1 (passed on to the ranks) and SIGTERM (the launcher's death, or the end).
+    const bool mpirunTakesItsSignals = ranksStarted && threadsTakingSignals(mpirun, {SIGUSR1}).taking >= 1 &&
+                                       threadsTakingSignals(mpirun, {SIGTERM}).taking >= 1;
+    const auto signalled = std::chrono::steady_clock::now();
+    ::kill(pid, SIGTERM);
+    const ProcessResult result = waitProcess(pid, work.string());
+    const double secondsToStop = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+    ASSERT_TRUE(ranksStarted) << "mpirun and its two ranks never appeared: " << result.err;
+    EXPECT_TRUE(mpirunTakesItsSignals) << "mpirun inherited the sweep's blocked stop signals";
+    EXPECT_EQ(result.exitCode, 3) << result.err;
+    EXPECT_LT(secondsToStop, 30.0);
+    const BenchReport report = loadBenchReport(work / "report.json");
+    ASSERT_EQ(report.configurations.size(), 1u);
+    EXPECT_EQ(report.configurations.front().status, BenchStatus::Cancelled) << report.configurations.front().error;
 }
 
 TEST(BenchSweep, BadConfigurationTextIsNamed) {

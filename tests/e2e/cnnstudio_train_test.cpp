@@ -170,19 +170,9 @@ TEST(CnnstudioTrain, StopSignalsReachOnlyTheThreadThatWaitsForThem) {
                                    work.string(), kQuietOpenMp);
     for (int wait = 0; wait < 600 && !lastEventNamed(runDir, "step").is_object(); ++wait)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    int threads = 0, takingStopSignals = 0;
-    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-        std::ifstream status(task.path() / "status");
-        std::string line;
-        while (std::getline(status, line) && line.rfind("SigBlk:", 0) != 0) {}
-        const unsigned long long blocked = std::stoull(line.substr(7), nullptr, 16);
-        bool takes = false;
-        for (int signal : {SIGINT, SIGTERM, SIGUSR1}) takes = takes || !(blocked >> (signal - 1) & 1);
-        takingStopSignals += takes;
-        ++threads;
-    }
-    EXPECT_GE(threads, 3) << "the main thread, the stop-signal thread and an OpenMP worker";
-    EXPECT_EQ(takingStopSignals, 1) << "of " << threads << " threads";
+    const SignalTakers takers = threadsTakingSignals(pid, {SIGINT, SIGTERM, SIGUSR1});
+    EXPECT_GE(takers.threads, 3) << "the main thread, the stop-signal thread and an OpenMP worker";
+    EXPECT_EQ(takers.taking, 1) << "of " << takers.threads << " threads";
     ASSERT_EQ(kill(pid, SIGTERM), 0);
     const ProcessResult stopped = waitProcess(pid, work.string());
     EXPECT_TRUE(stopped.exitCode == 3 || stopped.exitCode == 0) << stopped.err;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -83,6 +84,39 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
     ProcessResult result = waitProcess(startProcess(argv, workFolder, environment), workFolder);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
+}
+
+SignalTakers threadsTakingSignals(pid_t pid, std::initializer_list<int> signals) {
+    SignalTakers takers;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+        std::ifstream status(task.path() / "status");
+        std::string line;
+        while (std::getline(status, line) && line.rfind("SigBlk:", 0) != 0) {}
+        if (line.empty()) continue;  // the thread ended while being read
+        const unsigned long long blocked = std::stoull(line.substr(7), nullptr, 16);
+        bool takes = false;
+        for (int signal : signals) takes = takes || !(blocked >> (signal - 1) & 1);
+        takers.taking += takes;
+        ++takers.threads;
+    }
+    return takers;
+}
+
+std::vector<pid_t> childrenOf(pid_t pid) {
+    std::vector<pid_t> children;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ')'.
+        const std::string stat = readFile(entry.path() / "stat");
+        const std::size_t end = stat.rfind(')');
+        if (end == std::string::npos) continue;  // the process ended while being read
+        std::istringstream fields(stat.substr(end + 1));
+        std::string state;
+        pid_t parent = 0;
+        if (fields >> state >> parent && parent == pid) children.push_back(pid_t(std::stol(name)));
+    }
+    return children;
 }
 
 }  // namespace cnnstudio::e2e

@@ -1,6 +1,7 @@
 // Runs a program with arguments (no shell) and collects its exit code, output and errors.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,16 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
 pid_t startProcess(const std::vector<std::string>& argv, const std::string& workFolder,
                    const std::vector<std::string>& environment = {}, bool ownProcessGroup = false);
 ProcessResult waitProcess(pid_t pid, const std::string& workFolder);
+
+// How many threads of process `pid` there are, and how many of them take (do not block) at least
+// one of `signals`, from each thread's SigBlk in /proc/PID/task/*/status. A thread waiting in
+// sigwait shows the signals it waits for as taken.
+struct SignalTakers {
+    int threads = 0, taking = 0;
+};
+SignalTakers threadsTakingSignals(pid_t pid, std::initializer_list<int> signals);
+
+// The processes whose parent is `pid` (from /proc/*/stat).
+std::vector<pid_t> childrenOf(pid_t pid);
 
 }  // namespace cnnstudio::e2e

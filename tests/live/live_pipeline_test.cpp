@@ -2,10 +2,14 @@
 // equal `cnnstudio-train predict` on the same crops, each face keeps its track id, smoothing
 // averages the last N predictions, Grad-CAM maps, the no-camera and lost-camera paths, and
 // cnnstudio-live's video, log and benchmark.
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -307,6 +311,37 @@ TEST_F(LiveProgramTest, WritesTheAnnotatedVideoAndOneLogLinePerFrame) {
     EXPECT_GT(benchmark.at("fps").get<double>(), 0);
     EXPECT_EQ(benchmark.at("frames"), 7);  // 12 less the 5 warm-up frames
     for (const char* stage : {"capture", "detect", "infer", "draw"}) EXPECT_TRUE(benchmark["ms_per_frame"].contains(stage));
+}
+
+// A terminal's Ctrl-C (or the app's stop) ends the stream after the frame in progress, with the
+// recording finished; the signal reaches only the thread that waits for it, none computing in
+// oneDNN or OpenCV (whose threads a handler's frame could land in: oneDNN issue #4845).
+TEST_F(LiveProgramTest, StopSignalEndsTheStreamWithTheRecordingFinished) {
+    const std::filesystem::path video = makeFaceVideo(folder_ / "long.avi", 600);
+    const std::filesystem::path log = folder_ / "detections.jsonl";
+    const pid_t pid = e2e::startProcess({CNNSTUDIO_LIVE_BINARY, "--source", "video:" + video.string(), "--model",
+                                         model_.string(), "--output", (folder_ / "annotated.mp4").string(), "--log",
+                                         log.string()},
+                                        folder_.string());
+    auto framesLogged = [](const std::filesystem::path& file) {
+        std::ifstream logFile(file);
+        return std::count(std::istreambuf_iterator<char>(logFile), {}, '\n');
+    };
+    // The log is written as detections.partial.jsonl and renamed when the stream ends.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (framesLogged(folder_ / "detections.partial.jsonl") < 3 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const e2e::SignalTakers takers = e2e::threadsTakingSignals(pid, {SIGINT, SIGTERM});
+    ::kill(pid, SIGINT);
+    const e2e::ProcessResult run = e2e::waitProcess(pid, folder_.string());
+    ASSERT_EQ(run.exitCode, 0) << run.err;
+    EXPECT_NE(run.err.find("(stopped)"), std::string::npos) << run.err;
+    EXPECT_EQ(takers.taking, 1) << "of " << takers.threads << " threads";
+    const long long frames = framesLogged(log);
+    EXPECT_LT(frames, 600) << "the stream ran to its end: the signal did not stop it";
+    cv::VideoCapture annotated((folder_ / "annotated.mp4").string());
+    ASSERT_TRUE(annotated.isOpened()) << "the recording was not finished";
+    EXPECT_EQ(int(annotated.get(cv::CAP_PROP_FRAME_COUNT)), frames);
 }
 
 TEST_F(LiveProgramTest, NoCameraExitsNonZeroWithAClearMessage) {
