@@ -10,8 +10,9 @@ Each generated table sits between two marker comments that say how to make it:
 KIND is one of:
   before-after  SOURCE: JSON lines of `tools/device-session.sh bench-before-after` ("build",
                 "round", "backend", "mode", "images_per_s"); a row per backend and mode. OPTIONS
-                after=BUILD takes the after column from that build (default "current"), where one
-                command measured more forms beside the build before; the others are left out.
+                after=BUILD takes the after column from that build (default "current") and
+                before=BUILD the before column (default "before"), where one command measured
+                more forms beside the build before; the others are left out.
   conv-before-after  SOURCE: a log of `tools/device-session.sh conv-before-after` ("--- BUILD build,
                 round N" lines, each followed by conv_bench's JSON lines); a row per layer and op:
                 milliseconds of each build (the mean of the rounds), the speedup and TFLOP/s after.
@@ -127,19 +128,21 @@ def markdown(header, rows):
 
 
 def before_after_table(path, options):
-    after = options.get("after", "current")
-    runs = {}  # (backend, mode) -> {"before": [...], after: [...]} in round order
+    before, after = options.get("before", "before"), options.get("after", "current")
+    runs = {}  # (backend, mode) -> {before: [...], after: [...]} in round order
     for row in sorted(read_json_lines(path), key=lambda r: r["round"]):
-        if row["build"] not in ("before", after):
+        if row["build"] not in (before, after):
             continue
         key = (row["backend"], row["mode"])
-        runs.setdefault(key, {"before": [], after: []})[row["build"]].append(row["images_per_s"])
+        runs.setdefault(key, {before: [], after: []})[row["build"]].append(row["images_per_s"])
     for (backend, mode), builds in runs.items():
-        if not builds["before"] or not builds[after]:
-            raise TableError(f"{path}: {backend} {mode} lacks lines of the build before or of {after}")
-    rows = [[f"`{backend}` {mode}", " / ".join(map(thousands, builds["before"])),
+        if not builds[before] or not builds[after]:
+            raise TableError(f"{path}: {backend} {mode} lacks lines of {before} or of {after}")
+    rows = [[f"`{backend}` {mode}", " / ".join(map(thousands, builds[before])),
              " / ".join(map(thousands, builds[after]))] for (backend, mode), builds in runs.items()]
-    return markdown(["backend, mode", "before (rounds 1, 2)", "after (rounds 1, 2)"], rows)
+    rounds = max(len(values) for builds in runs.values() for values in builds.values())
+    named = f"round 1" if rounds == 1 else "rounds " + ", ".join(str(r) for r in range(1, rounds + 1))
+    return markdown(["backend, mode", f"before ({named})", f"after ({named})"], rows)
 
 
 CONV_ROUND = re.compile(r"^--- (?P<build>\w+) build, round \d+$")

@@ -13,14 +13,12 @@
 //   8 channels) holding its 72 weights in registers, for grey 3x3 layers, took 0.074 ms on
 //   fer-cnn's input layer against this kernel's 0.059: docs/logs/2026-12-03-input-layer-pipelined.)
 // backward filter: the result is T rows of K, and row T for dbias (a tap whose input is 1).
-//   1. a grid of splits over the output pixels; a block is 32 pixel lanes x 8 channel lanes. A
-//      channel lane multiplies one 8-channel vector of dy (the eight lanes of a pixel read 128
-//      contiguous bytes) by the pixel's kTapChunk tap values, which the eight lanes fetch one or
-//      two each and pass round by shuffles. Each lane takes one pixel per iteration; dy's vectors
-//      arrive by cp.async in a ring of per-thread shared-memory slots four iterations ahead, the
-//      tap values one iteration ahead, so the loads overlap the arithmetic (fer-cnn's input layer:
-//      0.080 ms before, 0.075 after, docs/logs/2026-12-03-input-layer-pipelined). At the end the
-//      pixel lanes are added in order (shuffles, then across warps) -> partials[split][row][K]
+//   1. a grid of splits over the output pixels, each summing its pixels -> partials[split][row][K]:
+//      on the tensor cores when dy comes in 16-byte packs (K % 8 == 0), as a GEMM of dy and the
+//      pixels' tap values (smallInputConvFilterPartialsMmaKernel), else a channel a lane on the
+//      CUDA cores. The CUDA-core form with 8-channel vectors, its loads pipelined, took 0.071 ms
+//      on fer-cnn's input layer (masked by the ReLU, batch 256), the tensor-core form 0.048
+//      (docs/logs/2026-12-04-filter-mma).
 //   2. 32 elements x 8 split lanes per block: each lane adds every eighth split (reads of 32
 //      consecutive elements), then the lanes are added in order -> dw (KCRS) and dbias.
 // input block (conv -> batch norm -> ReLU in training, small_input_conv.h has the maths):
@@ -36,11 +34,13 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <cuda_pipeline.h>
 
 #include "cuda/activation_storage.cuh"
 #include "cuda/direct_conv_channels_last.h"
+#include "cuda/gemm_bf16.cuh"
 #include "cuda/small_input_conv.h"
+#include "runtime/async_copy.cuh"
+#include "runtime/cuda_check.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -56,7 +56,7 @@ constexpr int kPixelLanes = kThreads / kChannelLanes;    // 32 per block
 constexpr int kPixelLanesPerWarp = 32 / kChannelLanes;   // 4
 constexpr int kTapChunk = 10;  // rows summed per pass over dy: a 3x3 kernel over one channel and
                                // the bias row (with 9, the bias row took a second pass over dy)
-constexpr int kMaxFilterSplits = 256;  // one wave of blocks on an H200
+constexpr int kMaxFilterSplits = 640;  // about one wave of the tensor-core form on an H200
 constexpr int kMinPixelsPerSplit = 256;
 
 struct SmallConv {
@@ -203,92 +203,23 @@ __device__ int tapCode(const SmallConv& g, int t, int tapRows) {
     return (cr / g.kernelHeight) << 16 | (cr % g.kernelHeight) << 8 | s;
 }
 
-// dy's packs for the filter partials (and, Masked, the ReLU's output's), each thread's own,
-// through a ring of kDyStages slots per pixel of an iteration in shared memory: `fetch` starts
-// the copies of an iteration kDyStages - 1 iterations before `take` reads them, so those loads
-// are in flight while the iterations between compute. 16-byte packs (V = 8) are copied
-// asynchronously (cp.async), zero-filled past the split; single channels (V = 1, 2 bytes, which
-// cp.async cannot copy) are loaded and stored at once. A thread reads only the slots it filled,
-// so no barrier is needed. (The ReLU's output loaded one iteration ahead in registers instead
-// took 192 us a call on fer-cnn's input layer under ncu, where dy alone took 75:
-// docs/logs/2026-12-04-input-block.) One pixel a lane per iteration, five stages: with two
-// pixels and three stages the masked kernel's ten rows of sums spilled registers (ptxas: 56
-// bytes) and took 95 us under ncu, against 88 (docs/logs/2026-12-04-filter-pass).
-constexpr int kDyStages = 5;
-constexpr int kFilterPixelsPerIteration = 1;
-
-template <int V, bool Masked>
-struct GradientRing {
-    using Pack = Packed<__nv_bfloat16, V>;
-    static constexpr int kTensors = Masked ? 2 : 1;  // dy, then the ReLU's output
-    using Slots = Pack[kTensors][kDyStages][kFilterPixelsPerIteration][kThreads];
-    Slots& slots;
-
-    // The packs at `pixels` (live: inside the split and the channels) into `stage`.
-    __device__ void fetch(int stage, const __nv_bfloat16* __restrict__ dy,
-                          const __nv_bfloat16* __restrict__ relu,
-                          const int (&pixels)[kFilterPixelsPerIteration],
-                          const bool (&live)[kFilterPixelsPerIteration], int channels,
-                          int k0) const {
-#pragma unroll
-        for (int tensor = 0; tensor < kTensors; ++tensor)
-#pragma unroll
-            for (int u = 0; u < kFilterPixelsPerIteration; ++u) {
-                Pack* slot = &slots[tensor][stage][u][threadIdx.x];
-                const __nv_bfloat16* base = tensor == 0 ? dy : relu;
-                const __nv_bfloat16* source = live[u] ? base + pixels[u] * channels + k0 : base;
-                if constexpr (V == 8)
-                    __pipeline_memcpy_async(slot, source, sizeof(Pack), live[u] ? 0 : sizeof(Pack));
-                else
-                    *slot = live[u] ? Pack::load(source) : Pack{};
-            }
-        __pipeline_commit();
-    }
-    // The gradient packs of the iteration fetched into `stage`, once its copies (and all
-    // before) are in: dy, zero where the ReLU's output is not positive (Masked).
-    __device__ void take(int stage, Pack (&gradient)[kFilterPixelsPerIteration]) const {
-        __pipeline_wait_prior(kDyStages - 1);
-#pragma unroll
-        for (int u = 0; u < kFilterPixelsPerIteration; ++u) {
-            gradient[u] = slots[0][stage][u][threadIdx.x];
-            if constexpr (Masked) {
-                const Pack relu = slots[1][stage][u][threadIdx.x];
-#pragma unroll
-                for (int j = 0; j < V; ++j)
-                    if (!(relu.get(j) > 0.0f)) gradient[u].values[j] = __nv_bfloat16{};
-            }
-        }
-    }
-};
-
 // tapRows = T + 1 when dbias is wanted, else T. Masked: dy counts as zero where the ReLU's output
-// `relu` (the layout of dy) is not positive, for the input block's backward; its packs come
-// through the ring with dy's. Channel blocks of kChannelLanes * V channels and
-// tap chunks are passes over the split's pixels: one pass for fer-cnn's input layer (K = 64, 3x3).
-// Warps work independently until the final sums: the eight channel lanes of a pixel fetch its
-// tap values (one or two each) and pass them round by shuffles, and each lane takes
-// kFilterPixelsPerIteration pixels per iteration. The loads run ahead of the arithmetic: dy's
-// through the GradientRing, kDyStages - 1 iterations ahead, the tap values (from x, small enough
-// to stay in L2) one iteration ahead in registers.
-template <int V, bool Masked>
-__global__ void __launch_bounds__(kThreads, 2)
+// `relu` (the layout of dy) is not positive, for the input block's backward. The form on the CUDA
+// cores, for dy that does not come in 16-byte packs (K % 8 != 0; the tensor cores take the rest,
+// below): a block is 32 pixel lanes x 8 channel lanes, a channel lane one channel of a pixel,
+// which it multiplies by the pixel's kTapChunk tap values; the eight lanes of a pixel fetch them
+// (one or two each) and pass them round by shuffles. Channel blocks of 8 and tap chunks are
+// passes over the split's pixels; at the end of a pass the pixel lanes are added in order
+// (shuffles, then across warps).
+template <bool Masked>
+__global__ void __launch_bounds__(kThreads)
 smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                                    const __nv_bfloat16* __restrict__ dy,
                                    const __nv_bfloat16* __restrict__ relu, int tapRows,
                                    int pixelsPerSplit, float* __restrict__ partials) {
     startAfterPriorGrid();
     static_assert(kTapChunk <= 2 * kChannelLanes, "a channel lane fetches at most two taps");
-    constexpr int kPixels = kFilterPixelsPerIteration;
-    constexpr int kStep = kPixels * kPixelLanes;  // pixels of the block per iteration
-    using Ring = GradientRing<V, Masked>;
-    // The ring is drained before the final sums are written, so they share the memory (40 KiB
-    // when Masked with V = 8).
-    __shared__ union {
-        typename Ring::Slots ring;
-        float warpSums[kWarps][kChannelLanes][kTapChunk * V];
-    } shared;
-    const Ring ring{shared.ring};
-    auto& warpSums = shared.warpSums;
+    __shared__ float warpSums[kWarps][kChannelLanes][kTapChunk];
     const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
     const int channelLane = lane % kChannelLanes, groupFirstLane = lane - channelLane;
     const int pixelLane = lane / kChannelLanes + kPixelLanesPerWarp * warp;
@@ -302,90 +233,219 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
         if (code == kBiasTap) return 1.0f;
         return tapInput(g, x, at, code >> 16, (code >> 8) & 0xff, code & 0xff);
     };
-    for (int channelBlock = 0; channelBlock < g.outChannels; channelBlock += kChannelLanes * V) {
-        const int k0 = channelBlock + channelLane * V;  // V = 8: K % 8 == 0, so k0 + 8 <= K
-        const bool hasChannels = k0 < g.outChannels;
-        // Starts the copies of dy (and the ReLU's output) for the iteration at `base` into `stage`.
-        auto fetchDy = [&](int base, int stage) {
-            int at[kPixels];
-            bool live[kPixels];
-#pragma unroll
-            for (int u = 0; u < kPixels; ++u) {
-                at[u] = base + pixelLane + u * kPixelLanes;
-                live[u] = hasChannels && at[u] < last;
-            }
-            ring.fetch(stage, dy, relu, at, live, g.outChannels, k0);
-        };
+    for (int channelBlock = 0; channelBlock < g.outChannels; channelBlock += kChannelLanes) {
+        const int k = channelBlock + channelLane;
+        const bool hasChannel = k < g.outChannels;
         for (int tapBase = 0; tapBase < tapRows; tapBase += kTapChunk) {
             // This lane fetches taps channelLane and channelLane + 8 of the chunk.
             const int low = tapCode(g, tapBase + channelLane, tapRows);
             const int high = channelLane + kChannelLanes < kTapChunk
                                  ? tapCode(g, tapBase + channelLane + kChannelLanes, tapRows)
                                  : kNoTap;
-            float acc[kTapChunk][V] = {};
-            OutputPixel at[kPixels];
-#pragma unroll
-            for (int u = 0; u < kPixels; ++u)
-                at[u] = OutputPixel(g, min(first + pixelLane + u * kPixelLanes, pixels - 1));
-            // The tap values of the iteration at `base`; moves `at` on to the next one.
-            auto fetchTaps = [&](int base, float (&lowValue)[kPixels],
-                                 float (&highValue)[kPixels]) {
-#pragma unroll
-                for (int u = 0; u < kPixels; ++u) {
-                    const bool inSplit = base + pixelLane + u * kPixelLanes < last;
-                    lowValue[u] = tapValue(low, at[u], inSplit);
-                    highValue[u] = tapValue(high, at[u], inSplit);
-                    at[u].advance(g, kStep);
+            float acc[kTapChunk] = {};
+            OutputPixel at(g, min(first + pixelLane, pixels - 1));
+            for (int base = first; base < last; base += kPixelLanes) {
+                const int pixel = base + pixelLane;
+                const bool inSplit = pixel < last;
+                const float lowValue = tapValue(low, at, inSplit), highValue = tapValue(high, at, inSplit);
+                at.advance(g, kPixelLanes);
+                float gradient = 0.0f;
+                if (inSplit && hasChannel) {
+                    const int element = pixel * g.outChannels + k;
+                    gradient = __bfloat162float(dy[element]);
+                    if (Masked && !(__bfloat162float(relu[element]) > 0.0f)) gradient = 0.0f;
                 }
-            };
-            for (int stage = 0; stage < kDyStages - 1; ++stage)
-                fetchDy(first + stage * kStep, stage);
-            float lowValue[kPixels], highValue[kPixels];
-            fetchTaps(first, lowValue, highValue);
-            int stage = 0;
-            for (int base = first; base < last; base += kStep) {
-                fetchDy(base + (kDyStages - 1) * kStep, (stage + kDyStages - 1) % kDyStages);
-                float nextLow[kPixels], nextHigh[kPixels];
-                fetchTaps(base + kStep, nextLow, nextHigh);
-                typename Ring::Pack gradient[kPixels];
-                ring.take(stage, gradient);
 #pragma unroll
-                for (int tc = 0; tc < kTapChunk; ++tc)
-#pragma unroll
-                    for (int u = 0; u < kPixels; ++u) {
-                        const float value =
-                            __shfl_sync(0xffffffffu, tc < kChannelLanes ? lowValue[u] : highValue[u],
-                                        groupFirstLane + tc % kChannelLanes);
-#pragma unroll
-                        for (int j = 0; j < V; ++j) acc[tc][j] = fmaf(value, gradient[u].get(j), acc[tc][j]);
-                    }
-#pragma unroll
-                for (int u = 0; u < kPixels; ++u) {
-                    lowValue[u] = nextLow[u];
-                    highValue[u] = nextHigh[u];
+                for (int tc = 0; tc < kTapChunk; ++tc) {
+                    const float value = __shfl_sync(0xffffffffu, tc < kChannelLanes ? lowValue : highValue,
+                                                    groupFirstLane + tc % kChannelLanes);
+                    acc[tc] = fmaf(value, gradient, acc[tc]);
                 }
-                stage = (stage + 1) % kDyStages;
             }
-            // The copies fetched past the split land before the sums overwrite the ring.
-            __pipeline_wait_prior(0);
-            __syncthreads();
             // The warp's four pixel lanes of each channel lane, then the warps, in order.
 #pragma unroll
-            for (int tc = 0; tc < kTapChunk; ++tc)
-#pragma unroll
-                for (int j = 0; j < V; ++j) {
-                    acc[tc][j] += __shfl_xor_sync(0xffffffffu, acc[tc][j], kChannelLanes);
-                    acc[tc][j] += __shfl_xor_sync(0xffffffffu, acc[tc][j], 2 * kChannelLanes);
-                    if (lane < kChannelLanes) warpSums[warp][channelLane][tc * V + j] = acc[tc][j];
-                }
+            for (int tc = 0; tc < kTapChunk; ++tc) {
+                acc[tc] += __shfl_xor_sync(0xffffffffu, acc[tc], kChannelLanes);
+                acc[tc] += __shfl_xor_sync(0xffffffffu, acc[tc], 2 * kChannelLanes);
+                if (lane < kChannelLanes) warpSums[warp][channelLane][tc] = acc[tc];
+            }
             __syncthreads();
-            for (int e = int(threadIdx.x); e < kChannelLanes * kTapChunk * V; e += kThreads) {
-                const int tc = e / (kChannelLanes * V), k = e - tc * kChannelLanes * V;
-                const int laneOfK = k / V, j = k - laneOfK * V;
-                if (tapBase + tc >= tapRows || channelBlock + k >= g.outChannels) continue;
+            for (int e = int(threadIdx.x); e < kChannelLanes * kTapChunk; e += kThreads) {
+                const int tc = e / kChannelLanes, laneOfK = e % kChannelLanes;
+                if (tapBase + tc >= tapRows || channelBlock + laneOfK >= g.outChannels) continue;
                 float total = 0.0f;
-                for (int wp = 0; wp < kWarps; ++wp) total += warpSums[wp][laneOfK][tc * V + j];
-                splitPartials[(tapBase + tc) * g.outChannels + channelBlock + k] = total;
+                for (int wp = 0; wp < kWarps; ++wp) total += warpSums[wp][laneOfK][tc];
+                splitPartials[(tapBase + tc) * g.outChannels + channelBlock + laneOfK] = total;
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Whether the tensor-core filter partials gate dy by the ReLU's output (dy where y > 0).
+enum class Gate { None, ReluOutput };
+
+// ---- the filter partials on the tensor cores (K % 8 == 0, dy in 16-byte packs) ------------
+// The same sums as a GEMM per split: partials (K x rows) = A (K x pixels) * B (pixels x rows),
+// A = dy (masked by the ReLU's output where given), B the tap values of each pixel (and 1 in the
+// bias row), on mma.sync m16n8k16 with bf16 operands and fp32 accumulators. x and dy are bf16,
+// so every product is exact, as on the CUDA cores. Each warp takes chunks of 16 pixels (the
+// MMA's k) a block stride apart: the chunk's dy tile, 16 pixels x 64 channels (and y's), arrive
+// by cp.async in one of two shared-memory stages while the other is multiplied; A's fragments
+// leave the tile by ldmatrix.trans (the tile's rows are pixels, A's columns; gemm_bf16.cuh has
+// the fragment tables), masked where y is not positive; the tap values the warp computes from x
+// a chunk ahead, straight into B fragments. A pass covers 64 channels (four m16 pieces) and 16
+// rows (two n8 pieces); at its end the warps' sums are added in order.
+// What bounds it is latency (ncu: 2.9 warps a scheduler, 0.44 instructions issued a cycle, the
+// tap values' gathers from x a third of the sectors): on fer-cnn's input layer, four stages at
+// three blocks a multiprocessor took 58.5 us, three at four 51, two at five (kept) 48, against
+// 71 for the CUDA-core form with 8-channel vectors (docs/logs/2026-12-04-filter-mma).
+constexpr int kMmaWarps = 4;
+constexpr int kMmaStages = 2;
+constexpr int kMmaPixels = 16;
+constexpr int kMmaChannels = 64;
+constexpr int kMmaRows = 16;
+// A tile row: 64 channels and 8 of padding, 144 bytes (nine 16-byte groups), so the eight rows
+// one ldmatrix phase reads start in eight different groups.
+constexpr int kMmaPitch = kMmaChannels + 8;
+
+struct alignas(16) MmaTile {  // 16-byte rows for cp.async and ldmatrix
+    __nv_bfloat16 v[kMmaPixels][kMmaPitch];  // v[pixel][channel]
+};
+
+// The kernel's dynamic shared memory: each warp's stages of tiles (dy, then y), and the warps'
+// sums at the end of a pass in the same room.
+template <Gate G>
+union MmaShared {
+    MmaTile tiles[kMmaWarps][kMmaStages][G == Gate::ReluOutput ? 2 : 1];
+    float warpSums[kMmaWarps][kMmaRows][kMmaChannels];
+};
+
+template <Gate G>
+__global__ void __launch_bounds__(kMmaWarps * 32, 5)
+smallInputConvFilterPartialsMmaKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
+                                      const __nv_bfloat16* __restrict__ dy,
+                                      const __nv_bfloat16* __restrict__ relu, int tapRows,
+                                      int pixelsPerSplit, float* __restrict__ partials) {
+    startAfterPriorGrid();
+    constexpr int kChunkStride = kMmaWarps * kMmaPixels;  // the block's pixels per iteration
+    extern __shared__ float4 sharedMemory[];
+    auto& shared = *reinterpret_cast<MmaShared<G>*>(sharedMemory);
+    const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+    const int fragmentRow = lane / 4, fragmentPair = lane % 4;  // g and t of the fragment tables
+    const int pixels = g.batch * g.outHeight * g.outWidth;
+    const int first = int(blockIdx.x) * pixelsPerSplit;
+    const int last = min(pixels, first + pixelsPerSplit);
+    float* splitPartials = partials + std::int64_t(blockIdx.x) * tapRows * g.outChannels;
+    // This lane's pixels of a chunk in A's and B's fragments: 2t, 2t + 1, 2t + 8, 2t + 9.
+    const int laneOffsets[4] = {2 * fragmentPair, 2 * fragmentPair + 1, 2 * fragmentPair + 8,
+                                2 * fragmentPair + 9};
+    for (int channelBlock = 0; channelBlock < g.outChannels; channelBlock += kMmaChannels) {
+        // Starts the copies of the chunk at `base` into `stage`: 16 pixels x 8 packs of dy (and
+        // of y), zeros past the split and the channels (K % 8 == 0: a pack is all in or all out).
+        auto issue = [&](int base, int stage) {
+            MmaTile* into = shared.tiles[warp][stage];
+            for (int i = lane; i < kMmaPixels * kMmaChannels / 8; i += 32) {
+                const int row = i / (kMmaChannels / 8), channel = (i % (kMmaChannels / 8)) * 8;
+                const bool valid = base + row < last && channelBlock + channel < g.outChannels;
+                const std::int64_t at = valid ? std::int64_t(base + row) * g.outChannels + channelBlock + channel : 0;
+                copyAsync16BytesOrZero(&into[0].v[row][channel], dy + at, valid);
+                if constexpr (G == Gate::ReluOutput)
+                    copyAsync16BytesOrZero(&into[1].v[row][channel], relu + at, valid);
+            }
+            commitAsyncCopies();
+        };
+        for (int rowBase = 0; rowBase < tapRows; rowBase += kMmaRows) {
+            // The taps of this lane's B columns: rows rowBase + g and rowBase + 8 + g.
+            const int codes[2] = {tapCode(g, rowBase + fragmentRow, tapRows),
+                                  tapCode(g, rowBase + kMmaRows / 2 + fragmentRow, tapRows)};
+            OutputPixel at[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                at[e] = OutputPixel(g, min(first + warp * kMmaPixels + laneOffsets[e], pixels - 1));
+            // The B fragments of the chunk at `base` (tap values, zero past the split); moves
+            // `at` on to the chunk after.
+            auto tapFragments = [&](int base, unsigned (&b)[2][2]) {
+                float value[2][4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const bool inSplit = base + laneOffsets[e] < last;
+#pragma unroll
+                    for (int piece = 0; piece < 2; ++piece) {
+                        const int code = codes[piece];
+                        value[piece][e] = code == kNoTap || !inSplit ? 0.0f
+                                          : code == kBiasTap
+                                              ? 1.0f
+                                              : tapInput(g, x, at[e], code >> 16, (code >> 8) & 0xff, code & 0xff);
+                    }
+                    at[e].advance(g, kChunkStride);
+                }
+#pragma unroll
+                for (int piece = 0; piece < 2; ++piece)
+#pragma unroll
+                    for (int half = 0; half < 2; ++half) {
+                        const __nv_bfloat162 two = __floats2bfloat162_rn(value[piece][2 * half], value[piece][2 * half + 1]);
+                        memcpy(&b[piece][half], &two, sizeof two);
+                    }
+            };
+            float acc[kMmaChannels / 16][2][4] = {};
+            int base = first + warp * kMmaPixels;
+            for (int stage = 0; stage < kMmaStages - 1; ++stage) issue(base + stage * kChunkStride, stage);
+            unsigned b[2][2];
+            tapFragments(base, b);
+            for (int stage = 0; base < last; base += kChunkStride, stage = (stage + 1) % kMmaStages) {
+                issue(base + (kMmaStages - 1) * kChunkStride, (stage + kMmaStages - 1) % kMmaStages);
+                unsigned nextB[2][2];
+                tapFragments(base + kChunkStride, nextB);
+                waitAsyncCopies<kMmaStages - 1>();
+                __syncwarp();
+                const MmaTile* chunk = shared.tiles[warp][stage];
+#pragma unroll
+                for (int piece = 0; piece < kMmaChannels / 16; ++piece) {
+                    const int row = (lane & 7) + (lane >> 4) * 8, column = piece * 16 + ((lane >> 3) & 1) * 8;
+                    unsigned a[4];
+                    gemm_bf16::loadMatricesTransposed(a, &chunk[0].v[row][column]);
+                    if constexpr (G == Gate::ReluOutput) {
+                        unsigned output[4];
+                        gemm_bf16::loadMatricesTransposed(output, &chunk[1].v[row][column]);
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            __nv_bfloat162 two;
+                            memcpy(&two, &output[e], sizeof two);
+                            a[e] &= __hgt2_mask(two, __nv_bfloat162{});
+                        }
+                    }
+                    gemm_bf16::mmaBf16(a, b[0], acc[piece][0]);
+                    gemm_bf16::mmaBf16(a, b[1], acc[piece][1]);
+                }
+                __syncwarp();  // the stage is read before a later chunk's copies overwrite it
+#pragma unroll
+                for (int piece = 0; piece < 2; ++piece) {
+                    b[piece][0] = nextB[piece][0];
+                    b[piece][1] = nextB[piece][1];
+                }
+            }
+            // The copies fetched past the split land before the sums overwrite the tiles.
+            waitAsyncCopies<0>();
+            __syncthreads();
+            // C's fragments: (channel m + g, rows 2t, 2t + 1) and (channel m + g + 8, the same).
+#pragma unroll
+            for (int piece = 0; piece < kMmaChannels / 16; ++piece)
+#pragma unroll
+                for (int column = 0; column < 2; ++column)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int channel = piece * 16 + fragmentRow + (e / 2) * 8;
+                        const int row = column * 8 + 2 * fragmentPair + e % 2;
+                        shared.warpSums[warp][row][channel] = acc[piece][column][e];
+                    }
+            __syncthreads();
+            for (int e = int(threadIdx.x); e < kMmaRows * kMmaChannels; e += int(blockDim.x)) {
+                const int row = e / kMmaChannels, channel = e % kMmaChannels;
+                if (rowBase + row >= tapRows || channelBlock + channel >= g.outChannels) continue;
+                float total = 0.0f;
+                for (int w = 0; w < kMmaWarps; ++w) total += shared.warpSums[w][row][channel];
+                splitPartials[(rowBase + row) * g.outChannels + channelBlock + channel] = total;
             }
             __syncthreads();
         }
@@ -627,16 +687,35 @@ void launchForward(const ConvGeometry& g, const __nv_bfloat16* x, const float* w
                                     weightBytes(g), stream, SmallConv(g), x, w, bias, relu, y);
 }
 
-// The filter partials of dy, masked by `relu` where not null; on 16-byte packs when dy allows.
+template <Gate G>
+void launchFilterPartialsMma(const ConvGeometry& g, const __nv_bfloat16* x, const __nv_bfloat16* dy,
+                             const __nv_bfloat16* relu, int tapRows, float* partials,
+                             cudaStream_t stream) {
+    const FilterSplits splits = filterSplits(g);
+    void (*kernel)(SmallConv, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, int, int,
+                   float*) = smallInputConvFilterPartialsMmaKernel<G>;
+    constexpr std::size_t bytes = sizeof(MmaShared<G>);
+    CNNSTUDIO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    launchDependentKernelWithShared("small-input convolution filter partials (tensor cores)", kernel,
+                                    unsigned(splits.splits), kMmaWarps * 32, bytes, stream, SmallConv(g), x,
+                                    dy, relu, tapRows, splits.pixelsPerSplit, partials);
+}
+
+// The filter partials of dy, masked by `relu` where not null: on the tensor cores when dy (and
+// relu) come in 16-byte packs, else a channel a lane on the CUDA cores.
 void launchFilterPartials(const ConvGeometry& g, const __nv_bfloat16* x, const __nv_bfloat16* dy,
                           const __nv_bfloat16* relu, int tapRows, float* partials,
                           cudaStream_t stream) {
+    if (vectorisable(g, dy) && (relu == nullptr || isAligned(relu, 16))) {
+        if (relu != nullptr)
+            launchFilterPartialsMma<Gate::ReluOutput>(g, x, dy, relu, tapRows, partials, stream);
+        else
+            launchFilterPartialsMma<Gate::None>(g, x, dy, nullptr, tapRows, partials, stream);
+        return;
+    }
     const FilterSplits splits = filterSplits(g);
-    const bool vectorised = vectorisable(g, dy) && (relu == nullptr || isAligned(relu, 16));
-    auto kernel = vectorised ? (relu != nullptr ? smallInputConvFilterPartialsKernel<8, true>
-                                                : smallInputConvFilterPartialsKernel<8, false>)
-                             : (relu != nullptr ? smallInputConvFilterPartialsKernel<1, true>
-                                                : smallInputConvFilterPartialsKernel<1, false>);
+    auto kernel = relu != nullptr ? smallInputConvFilterPartialsKernel<true>
+                                  : smallInputConvFilterPartialsKernel<false>;
     launchDependentKernel("small-input convolution filter partials", kernel,
                           unsigned(splits.splits), kThreads, stream, SmallConv(g), x, dy, relu,
                           tapRows, splits.pixelsPerSplit, partials);
@@ -681,11 +760,17 @@ void smallInputConvBackwardFilter(const ConvGeometry& g, const __nv_bfloat16* x,
                               filterSplits(g).splits, dw, dbias, stream);
 }
 
+namespace {
+
+std::size_t roomOfC(const ConvGeometry& g) {
+    return std::size_t(g.batch) * g.outHeight * g.outWidth * g.outChannels * sizeof(__nv_bfloat16);
+}
+
+}  // namespace
+
 bool isSmallInputConvBatchNormRelu(const ConvGeometry& g, const void* c) {
-    const std::size_t roomOfC =
-        std::size_t(g.batch) * g.outHeight * g.outWidth * g.outChannels * sizeof(__nv_bfloat16);
     return isSmallInputConv(g) && g.inChannels * g.kernelHeight * g.kernelWidth <= kMomentTaps &&
-           roomOfC >= sizeof(PatchMoments) && isAligned(c, alignof(PatchMoments));
+           roomOfC(g) >= sizeof(PatchMoments) && isAligned(c, alignof(PatchMoments));
 }
 
 namespace {

@@ -8,7 +8,9 @@
 // Why not the tensor cores: fewer than 8 channels do not fill one 16-byte vector, so a
 // tensor-core convolution needs zero-padded copies of x and w (and of dx, dw) and multiplies
 // mostly zeros, while the work is small (C*R*S multiply-adds per output) and the output large:
-// these kernels are bound by writing y (reading dy) once. The backward data pass, which a network
+// these kernels are bound by writing y (reading dy) once. The filter gradient's sums do run on the
+// tensor cores where K % 8 == 0: their operands are dy (K channels a pixel) and the pixels' tap
+// values, which the kernel builds in registers from x. The backward data pass, which a network
 // needs only to explain a prediction (its input layer's dx), is left to cuDNN on padded copies.
 //
 // The input block: a network's input layer followed by a batch norm and a ReLU, in training

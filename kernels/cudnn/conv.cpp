@@ -4,7 +4,7 @@
 // fp32/tf32 (this file): NCHW throughout, on the legacy API. Per geometry, on first use:
 // descriptors, then one algorithm per direction, benchmarked with cudnnFind*AlgorithmEx on
 // scratch outputs (never on the caller's): the fastest, or with BackendOptions::deterministic
-// the fastest deterministic one. bf16: conv_channels_last.cpp.
+// the fastest deterministic one; strict fp32 takes neither tensor-core nor FFT algorithms. bf16: conv_channels_last.cpp.
 //
 // Inference fusion (convBatchNormReluInference, every precision): the batch norm is folded into
 // the weights and a bias (fold_batch_norm.cu), then cuDNN's fused convolution-bias-activation
@@ -26,6 +26,23 @@
 namespace cnnstudio::kernels {
 namespace {
 
+// FFT algorithms compute in the frequency domain and round there: in fp32 their results drift
+// by 1e-4 relative and more (cudnn fp32's dx of a 5x5 grey layer came out 3.6e-4 off in
+// BackendConformance.ConvWeightsHeldFromForwardToBackwardAndNoLonger on the H200, where the
+// tolerance is 1e-4), so strict fp32 leaves them out. (Leaving Winograd out too halved fer-cnn's
+// fp32 step, 20.2k to 10.4k images/s: docs/logs/2026-12-04-filter-mma/call2.)
+bool roundsInFrequencyDomain(cudnnConvolutionFwdAlgo_t algorithm) {
+    return algorithm == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algorithm == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING;
+}
+bool roundsInFrequencyDomain(cudnnConvolutionBwdDataAlgo_t algorithm) {
+    return algorithm == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+           algorithm == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING;
+}
+bool roundsInFrequencyDomain(cudnnConvolutionBwdFilterAlgo_t algorithm) {
+    return algorithm == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+           algorithm == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING;
+}
+
 // The fastest usable result of a benchmark or heuristic query (both come sorted best first).
 // With `preferDeterministic`, deterministic algorithms come first: with them a run, and a resumed
 // run, reproduce the same weights bit for bit; a nondeterministic one (atomics across tiles) is
@@ -41,6 +58,7 @@ ConvAlgorithmChoice pickAlgorithm(const std::vector<Perf>& results, int returned
             if (deterministicOnly && result.determinism != CUDNN_DETERMINISTIC) continue;
             if (result.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside
             if (precision == Precision::Fp32 && result.mathType == CUDNN_TENSOR_OP_MATH) continue;
+            if (precision == Precision::Fp32 && roundsInFrequencyDomain(result.algo)) continue;
             ConvAlgorithmChoice choice;
             choice.algorithm = int(result.algo);
             // Strict fp32 keeps FMA math whatever the result reports (DEFAULT would permit TF32).

@@ -1,8 +1,9 @@
 // The direct kernels for convolutions over inputs of fewer than 8 channels
 // (kernels/cuda/small_input_conv.h), called directly on bf16 channels-last tensors, against
 // cpu-ref's fp32 convolution of the same bf16 values: fer-cnn's input layer (the 16-channel and
-// 4-pixel paths), an RGB stem with stride, padding and a 7x7 kernel (several tap chunks of the
-// filter gradient), and ragged output channels (the one-channel paths). The cudnn backend's
+// 4-pixel paths), an RGB stem with stride, padding and a 7x7 kernel (several passes of tap rows in
+// the filter gradient), and ragged output channels (the one-channel paths, the filter gradient
+// on the CUDA cores; the others take the tensor cores). The cudnn backend's
 // conformance suite covers them through the backend; this test also runs where a sanitizer
 // cannot attach to cuDNN's kernels, and checks that the filter gradient repeats bit for bit.
 // Every test skips, saying why, when this machine has no usable CUDA device.
@@ -155,6 +156,59 @@ TEST_F(SmallInputConvTest, ForwardMatchesCpuRef) {
 TEST_F(SmallInputConvTest, FilterGradientMatchesCpuRefAndRepeatsBitForBit) {
     for (const ConvGeometry& g : {kFerInputLayer, kGreyStrided, kRgbStem, kRaggedOutputs})
         for (bool withBias : {true, false}) expectFilterGradientMatchesCpuRef(g, withBias);
+}
+
+// The input block's backward lets dy through where its forward's ReLU did: fer-cnn's layer and
+// a 16-filter one on the tensor cores, 5 filters on the CUDA cores.
+// dbeta is the sum of the gated dy; on the host that sum over y > 0 (y as the forward left it)
+// must agree to within fp32's rounding, where one gate wrong moves it by a whole dy.
+TEST_F(SmallInputConvTest, InputBlockGatesDyWhereItsForwardsReluLetItThrough) {
+    const ConvGeometry greyFiveFilters = convGeometry(2, 1, 9, 7, 5, 3, 3, 1, 1, 1, 1, 1);
+    for (const ConvGeometry& g : {kFerInputLayer, kGreyStrided, greyFiveFilters}) {
+        SCOPED_TRACE(describe(g));
+        const BackendBuffer<Bf16> c = upload(std::vector<Bf16>(std::size_t(g.outputCount())));
+        ASSERT_TRUE(kernels::isSmallInputConvBatchNormRelu(g, c.data()));
+        SeededRandom random;
+        const auto channels = std::size_t(g.outChannels);
+        const std::vector<float> x = bf16Values(random, g.inputCount());
+        const std::vector<float> dy = bf16Values(random, g.outputCount());
+        const int inPixels = g.inHeight * g.inWidth, outPixels = g.outHeight * g.outWidth;
+        const BackendBuffer<Bf16> deviceX = upload(toBf16(toChannelsLast(x, g.batch, g.inChannels, inPixels)));
+        const BackendBuffer<Bf16> deviceDy = upload(toBf16(toChannelsLast(dy, g.batch, g.outChannels, outPixels)));
+        const BackendBuffer<float> w = upload(random.uniforms(std::size_t(g.weightCount())));
+        const BackendBuffer<float> gamma = upload(random.uniforms(channels, 0.5f, 1.5f));
+        const BackendBuffer<float> beta = upload(random.uniforms(channels));
+        const BackendBuffer<float> runningMean = upload(std::vector<float>(channels, 0.0f));
+        const BackendBuffer<float> runningVar = upload(std::vector<float>(channels, 1.0f));
+        BackendBuffer<float> savedMean(*backend_, channels), savedInvStd(*backend_, channels);
+        BackendBuffer<float> dw(*backend_, std::size_t(g.weightCount())), dgamma(*backend_, channels);
+        BackendBuffer<float> dbeta(*backend_, channels);
+        const BackendBuffer<Bf16> y = upload(std::vector<Bf16>(std::size_t(g.outputCount()), __float2bfloat16(NAN)));
+        const BackendBuffer<std::byte> workspace(*backend_, kernels::smallInputConvBatchNormReluWorkspaceBytes(g));
+        const BatchNormGeometry bn{g.batch, g.outChannels, outPixels, 1e-5f, 0.1f};
+        kernels::smallInputConvBatchNormReluForwardTraining(
+            g, bn, deviceX.data(), w.data(), nullptr, gamma.data(), beta.data(), c.data(), y.data(),
+            runningMean.data(), runningVar.data(), savedMean.data(), savedInvStd.data(), workspace.data(),
+            multiprocessors(), backend_->stream());
+        kernels::smallInputConvBatchNormReluBackward(g, deviceX.data(), w.data(), c.data(), y.data(),
+                                                     deviceDy.data(), gamma.data(), savedInvStd.data(),
+                                                     dw.data(), nullptr, dgamma.data(), dbeta.data(),
+                                                     workspace.data(), backend_->stream());
+        const std::vector<Bf16> relu = download(y);
+        const std::vector<float> gradient = download(dbeta);
+        const std::vector<float> dyLast = toChannelsLast(dy, g.batch, g.outChannels, outPixels);
+        std::vector<double> expected(channels, 0.0);
+        std::size_t open = 0;
+        for (std::size_t i = 0; i < relu.size(); ++i)
+            if (__bfloat162float(relu[i]) > 0.0f) {
+                expected[i % channels] += dyLast[i];
+                ++open;
+            }
+        EXPECT_GT(open, relu.size() / 4) << "the ReLU lets a fair share through";
+        EXPECT_LT(open, relu.size() * 3 / 4);
+        for (std::size_t k = 0; k < channels; ++k)
+            ASSERT_NEAR(gradient[k], expected[k], 1e-6 * double(relu.size() / channels) + 1e-5) << "dbeta " << k;
+    }
 }
 
 TEST(SmallInputConv, TakesUngroupedInputLayersWhoseWeightsFitInSharedMemory) {

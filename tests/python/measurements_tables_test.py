@@ -142,6 +142,16 @@ class MeasurementsTables(unittest.TestCase):
         with self.assertRaises(measurements_tables.TableError):
             measurements_tables.before_after_table(log, {"after": "variantZ"})
 
+    def test_before_after_names_the_build_before_and_the_rounds_measured(self):
+        log = self.write("bench.jsonl", "\n".join(json.dumps(
+            {"build": build, "round": 1, "backend": "cuda", "mode": "bf16", "images_per_s": images})
+            for build, images in (("main", 900.0), ("current", 950.0))) + "\n")
+        rows = measurements_tables.before_after_table(log, {"before": "main"})
+        self.assertEqual(rows[0], "| backend, mode | before (round 1) | after (round 1) |")
+        self.assertEqual(rows[2], "| `cuda` bf16 | 900 | 950 |")
+        with self.assertRaises(measurements_tables.TableError):
+            measurements_tables.before_after_table(log, {})  # no build named "before"
+
     def test_conv_before_after_means_of_the_rounds(self):
         def line(op, ms, tflops):
             return json.dumps({"backend": "cuda", "layer": "conv1_2", "op": op, "batch": 256, "ms": ms, "tflops": tflops})
