@@ -39,6 +39,15 @@ std::vector<std::string> environmentFor(const std::filesystem::path& work) {
     return {"OMP_WAIT_POLICY=passive", "XDG_DATA_HOME=" + (work / "data").string()};
 }
 
+// The same for a sweep that starts mpirun: OpenMPI refuses root unless told (CI runs as root),
+// and the ranks share CI's two cores.
+std::vector<std::string> environmentForRanks(const std::filesystem::path& work) {
+    std::vector<std::string> environment = environmentFor(work);
+    environment.insert(environment.end(), {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                                           "OMPI_MCA_rmaps_base_oversubscribe=1"});
+    return environment;
+}
+
 std::vector<nlohmann::json> jsonLines(const std::string& text) {
     std::vector<nlohmann::json> lines;
     std::istringstream stream(text);
@@ -205,9 +214,7 @@ TEST(BenchSweep, StopSignalsReachOnlyTheThreadThatWaitsForThem) {
 TEST(BenchSweep, TerminationDuringATwoRankConfigurationEndsItsJob) {
     if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
     const auto work = scratchFolder("cancel-mpirun");
-    std::vector<std::string> environment = environmentFor(work);
-    environment.insert(environment.end(), {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                                           "OMPI_MCA_rmaps_base_oversubscribe=1"});
+    const std::vector<std::string> environment = environmentForRanks(work);
     const std::vector<std::string> arguments{kBenchProgram, "--model", "lenet5", "--batch", "4", "--steps", "1000000",
                                              "--budget-s", "3600",  // hours, unless stopped
                                              "--config", "cpu threads=1 ranks=2", "--report",
@@ -270,10 +277,7 @@ TEST(BenchSweep, ListsLeaveOutPrecisionsABackendDoesNotTrainIn) {
 TEST(BenchSweep, TwoRanksRunUnderMpirunAndRankZeroReports) {
     if (const std::string why = whyRanksCannotRun(); !why.empty()) GTEST_SKIP() << why;
     const auto work = scratchFolder("mpirun");
-    // OpenMPI refuses root unless told (CI runs as root); the ranks share CI's two cores.
-    std::vector<std::string> environment = environmentFor(work);
-    environment.insert(environment.end(), {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                                           "OMPI_MCA_rmaps_base_oversubscribe=1"});
+    const std::vector<std::string> environment = environmentForRanks(work);
     std::vector<std::string> command = cheapSweep(work, {"cpu threads=1", "cpu threads=1 ranks=2"});
     command.insert(command.end(), {"--bucket-mb", "0.5"});  // reaches the ranks mpirun starts
     const ProcessResult result = runProcess(command, work.string(), environment);
