@@ -1,0 +1,1 @@
+cnnstudio-train --recipe fer-cnn --seed 42 --dataset fer2013:fer2013.csv --run-dir runs/cudnn-bf16-s42
