@@ -37,12 +37,12 @@
 #include "cnnstudio/model_library.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
+#include "common/stop_signals.h"
 #include "train/launcher.h"
 #include "train/interchange_commands.h"
 #include "train/model_card.h"
 #include "train/model_commands.h"
 #include "train/recipe.h"
-#include "common/stop_signals.h"
 #include "train/training_run.h"
 
 namespace {
