@@ -141,7 +141,7 @@ def before_after_table(path, options):
     rows = [[f"`{backend}` {mode}", " / ".join(map(thousands, builds[before])),
              " / ".join(map(thousands, builds[after]))] for (backend, mode), builds in runs.items()]
     rounds = max(len(values) for builds in runs.values() for values in builds.values())
-    named = f"round 1" if rounds == 1 else "rounds " + ", ".join(str(r) for r in range(1, rounds + 1))
+    named = "round 1" if rounds == 1 else "rounds " + ", ".join(str(r) for r in range(1, rounds + 1))
     return markdown(["backend, mode", f"before ({named})", f"after ({named})"], rows)
 
 

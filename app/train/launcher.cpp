@@ -52,12 +52,12 @@ public:
             waiting_ = signal;
             return;
         }
-        kill(mpirun_, forwarded_++ == 0 ? SIGUSR1 : signal);
+        passOn(signal);
     }
     void started(pid_t mpirun) {
         std::lock_guard lock(mutex_);
         mpirun_ = mpirun;
-        if (waiting_ != 0) kill(mpirun_, forwarded_++ == 0 ? SIGUSR1 : waiting_);
+        if (waiting_ != 0) passOn(waiting_);
     }
     bool anyForwarded() {
         std::lock_guard lock(mutex_);
@@ -65,6 +65,8 @@ public:
     }
 
 private:
+    void passOn(int signal) { kill(mpirun_, forwarded_++ == 0 ? SIGUSR1 : signal); }  // mutex_ held
+
     std::mutex mutex_;
     pid_t mpirun_ = 0;
     int forwarded_ = 0;

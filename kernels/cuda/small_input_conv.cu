@@ -203,15 +203,26 @@ __device__ int tapCode(const SmallConv& g, int t, int tapRows) {
     return (cr / g.kernelHeight) << 16 | (cr % g.kernelHeight) << 8 | s;
 }
 
-// tapRows = T + 1 when dbias is wanted, else T. Masked: dy counts as zero where the ReLU's output
-// `relu` (the layout of dy) is not positive, for the input block's backward. The form on the CUDA
+// The input value of tap `code` for output pixel `at` (zero past the split).
+__device__ __forceinline__ float tapValue(const SmallConv& g, const __nv_bfloat16* __restrict__ x,
+                                          int code, const OutputPixel& at, bool inSplit) {
+    if (code == kNoTap || !inSplit) return 0.0f;
+    if (code == kBiasTap) return 1.0f;
+    return tapInput(g, x, at, code >> 16, (code >> 8) & 0xff, code & 0xff);
+}
+
+// Whether the filter partials gate dy by the ReLU's output (dy where y > 0).
+enum class Gate { None, ReluOutput };
+
+// tapRows = T + 1 when dbias is wanted, else T. Gate::ReluOutput: dy counts as zero where the
+// ReLU's output `relu` (the layout of dy) is not positive, for the input block's backward. The form on the CUDA
 // cores, for dy that does not come in 16-byte packs (K % 8 != 0; the tensor cores take the rest,
 // below): a block is 32 pixel lanes x 8 channel lanes, a channel lane one channel of a pixel,
 // which it multiplies by the pixel's kTapChunk tap values; the eight lanes of a pixel fetch them
 // (one or two each) and pass them round by shuffles. Channel blocks of 8 and tap chunks are
 // passes over the split's pixels; at the end of a pass the pixel lanes are added in order
 // (shuffles, then across warps).
-template <bool Masked>
+template <Gate G>
 __global__ void __launch_bounds__(kThreads)
 smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict__ x,
                                    const __nv_bfloat16* __restrict__ dy,
@@ -227,12 +238,6 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
     const int first = int(blockIdx.x) * pixelsPerSplit;
     const int last = min(pixels, first + pixelsPerSplit);
     float* splitPartials = partials + std::int64_t(blockIdx.x) * tapRows * g.outChannels;
-    // The input value of tap `code` for output pixel `at` (zero past the split).
-    auto tapValue = [&](int code, const OutputPixel& at, bool inSplit) {
-        if (code == kNoTap || !inSplit) return 0.0f;
-        if (code == kBiasTap) return 1.0f;
-        return tapInput(g, x, at, code >> 16, (code >> 8) & 0xff, code & 0xff);
-    };
     for (int channelBlock = 0; channelBlock < g.outChannels; channelBlock += kChannelLanes) {
         const int k = channelBlock + channelLane;
         const bool hasChannel = k < g.outChannels;
@@ -247,13 +252,14 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
             for (int base = first; base < last; base += kPixelLanes) {
                 const int pixel = base + pixelLane;
                 const bool inSplit = pixel < last;
-                const float lowValue = tapValue(low, at, inSplit), highValue = tapValue(high, at, inSplit);
+                const float lowValue = tapValue(g, x, low, at, inSplit);
+                const float highValue = tapValue(g, x, high, at, inSplit);
                 at.advance(g, kPixelLanes);
                 float gradient = 0.0f;
                 if (inSplit && hasChannel) {
                     const int element = pixel * g.outChannels + k;
                     gradient = __bfloat162float(dy[element]);
-                    if (Masked && !(__bfloat162float(relu[element]) > 0.0f)) gradient = 0.0f;
+                    if (G == Gate::ReluOutput && !(__bfloat162float(relu[element]) > 0.0f)) gradient = 0.0f;
                 }
 #pragma unroll
                 for (int tc = 0; tc < kTapChunk; ++tc) {
@@ -281,9 +287,6 @@ smallInputConvFilterPartialsKernel(SmallConv g, const __nv_bfloat16* __restrict_
         }
     }
 }
-
-// Whether the tensor-core filter partials gate dy by the ReLU's output (dy where y > 0).
-enum class Gate { None, ReluOutput };
 
 // ---- the filter partials on the tensor cores (K % 8 == 0, dy in 16-byte packs) ------------
 // The same sums as a GEMM per split: partials (K x rows) = A (K x pixels) * B (pixels x rows),
@@ -371,13 +374,7 @@ smallInputConvFilterPartialsMmaKernel(SmallConv g, const __nv_bfloat16* __restri
                 for (int e = 0; e < 4; ++e) {
                     const bool inSplit = base + laneOffsets[e] < last;
 #pragma unroll
-                    for (int piece = 0; piece < 2; ++piece) {
-                        const int code = codes[piece];
-                        value[piece][e] = code == kNoTap || !inSplit ? 0.0f
-                                          : code == kBiasTap
-                                              ? 1.0f
-                                              : tapInput(g, x, at[e], code >> 16, (code >> 8) & 0xff, code & 0xff);
-                    }
+                    for (int piece = 0; piece < 2; ++piece) value[piece][e] = tapValue(g, x, codes[piece], at[e], inSplit);
                     at[e].advance(g, kChunkStride);
                 }
 #pragma unroll
@@ -714,8 +711,8 @@ void launchFilterPartials(const ConvGeometry& g, const __nv_bfloat16* x, const _
         return;
     }
     const FilterSplits splits = filterSplits(g);
-    auto kernel = relu != nullptr ? smallInputConvFilterPartialsKernel<true>
-                                  : smallInputConvFilterPartialsKernel<false>;
+    auto kernel = relu != nullptr ? smallInputConvFilterPartialsKernel<Gate::ReluOutput>
+                                  : smallInputConvFilterPartialsKernel<Gate::None>;
     launchDependentKernel("small-input convolution filter partials", kernel,
                           unsigned(splits.splits), kThreads, stream, SmallConv(g), x, dy, relu,
                           tapRows, splits.pixelsPerSplit, partials);
