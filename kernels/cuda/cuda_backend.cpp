@@ -20,7 +20,7 @@ std::string mebibytes(std::size_t bytes) {
 
 std::string backendWhere(int device) { return "backend 'cuda', device " + std::to_string(device); }
 
-// Thrown by CudaBackend::grow for a scratch that may be refused (the weight-gradient stream's),
+// Thrown by CudaBackend::grow for a scratch that may be refused (the side stream's),
 // caught by enqueueWeightGradient.
 struct ScratchRefused {};
 
@@ -84,8 +84,8 @@ void CudaBackend::initialise(const BackendOptions& options) {
     CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     // One priority for both: a higher one for stream_ made fer-cnn's cudnn bf16 step 0.7% slower
     // (docs/logs/2026-12-03-weight-gradient-overlap).
-    CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&weightGradientStream_, cudaStreamNonBlocking));
-    weightGradientWorkspace_.mayBeRefused = true;
+    CNNSTUDIO_CUDA_CHECK(cudaStreamCreateWithFlags(&sideStream_, cudaStreamNonBlocking));
+    sideWorkspace_.mayBeRefused = true;
     CNNSTUDIO_CUDA_CHECK(cudaEventCreateWithFlags(&forkEvent_, cudaEventDisableTiming));
     CNNSTUDIO_CUDA_CHECK(cudaEventCreateWithFlags(&joinEvent_, cudaEventDisableTiming));
     cudaMemPoolProps poolProperties{};
@@ -103,16 +103,16 @@ void CudaBackend::initialise(const BackendOptions& options) {
 CudaBackend::~CudaBackend() {
     // Nothing here may throw; errors at teardown have nowhere useful to go.
     cudaSetDevice(device_);
-    if (weightGradientStream_) cudaStreamSynchronize(weightGradientStream_);
+    if (sideStream_) cudaStreamSynchronize(sideStream_);
     if (stream_) cudaStreamSynchronize(stream_);
     for (void* pointer : deferredFrees_) cudaFreeAsync(pointer, stream_);
-    for (Scratch* scratch : {&workspace_, &weightGradientWorkspace_}) {
+    for (Scratch* scratch : {&workspace_, &sideWorkspace_}) {
         if (scratch->data) cudaFree(scratch->data);
         for (void* pointer : scratch->retired) cudaFree(pointer);
     }
     if (forkEvent_) cudaEventDestroy(forkEvent_);
     if (joinEvent_) cudaEventDestroy(joinEvent_);
-    if (weightGradientStream_) cudaStreamDestroy(weightGradientStream_);
+    if (sideStream_) cudaStreamDestroy(sideStream_);
     if (stream_) {
         cudaStreamSynchronize(stream_);
         cudaStreamDestroy(stream_);
@@ -226,12 +226,12 @@ void CudaBackend::synchronize() {
     if (capturing_)
         throw Error("synchronize() inside a captured step", backendWhere(device_),
                     "a captured step must not wait for the device");
-    CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(weightGradientStream_));
+    CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(sideStream_));
     CNNSTUDIO_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void* CudaBackend::workspace(std::size_t bytes) {
-    return grow(onWeightGradientStream_ ? weightGradientWorkspace_ : workspace_, bytes);
+    return grow(onSideStream_ ? sideWorkspace_ : workspace_, bytes);
 }
 
 void* CudaBackend::grow(Scratch& scratch, std::size_t bytes) {
@@ -278,7 +278,33 @@ void* CudaBackend::grow(Scratch& scratch, std::size_t bytes) {
     return scratch.data;
 }
 
-// ---- weight gradients beside the backward pass ----------------------------------------------
+// ---- work beside the step's stream: weight gradients, staging ---------------------------------
+
+void CudaBackend::enqueueBeside(const std::function<void()>& enqueue) {
+    // What enqueue reads was written on stream_: the side stream starts after it.
+    CNNSTUDIO_CUDA_CHECK(cudaEventRecord(forkEvent_, stream_));
+    CNNSTUDIO_CUDA_CHECK(cudaStreamWaitEvent(sideStream_, forkEvent_, 0));
+    switchToSideStream(true);
+    sidePending_ = true;
+    try {
+        enqueue();
+    } catch (...) {
+        switchToSideStream(false);
+        throw;
+    }
+    switchToSideStream(false);
+}
+
+void CudaBackend::switchToSideStream(bool side) {
+    onSideStream_ = side;
+    bindStream(stream());
+}
+
+void CudaBackend::awaitBeside() noexcept {
+    // Unchecked: an error here is the device's sticky one, which the next checked call reports.
+    cudaSetDevice(device_);
+    joinSideStream();
+}
 
 void CudaBackend::beginWeightGradientOverlap() { overlapOpen_ = true; }
 
@@ -287,47 +313,30 @@ void CudaBackend::enqueueWeightGradient(const std::function<void()>& enqueue) {
         enqueue();
         return;
     }
-    // x and dy were written on stream_: the weight gradient starts after them.
-    CNNSTUDIO_CUDA_CHECK(cudaEventRecord(forkEvent_, stream_));
-    CNNSTUDIO_CUDA_CHECK(cudaStreamWaitEvent(weightGradientStream_, forkEvent_, 0));
-    auto switchTo = [this](bool weightGradientStream) {
-        onWeightGradientStream_ = weightGradientStream;
-        bindStream(stream());
-    };
-    switchTo(true);
-    weightGradientsPending_ = true;
     try {
-        enqueue();
+        enqueueBeside(enqueue);
     } catch (const ScratchRefused&) {
         // No memory for a second workspace: this weight gradient runs in order instead. enqueue
         // asks for its workspace before it enqueues anything, so nothing of it ran beside.
-        switchTo(false);
         enqueue();
-        return;
-    } catch (...) {
-        switchTo(false);
-        throw;
     }
-    switchTo(false);
 }
 
-cudaError_t CudaBackend::joinWeightGradientStream() {
-    if (!weightGradientsPending_) return cudaSuccess;
-    weightGradientsPending_ = false;
-    cudaError_t status = cudaEventRecord(joinEvent_, weightGradientStream_);
+cudaError_t CudaBackend::joinSideStream() {
+    if (!sidePending_) return cudaSuccess;
+    sidePending_ = false;
+    cudaError_t status = cudaEventRecord(joinEvent_, sideStream_);
     return status == cudaSuccess ? cudaStreamWaitEvent(stream_, joinEvent_, 0) : status;
 }
 
 void CudaBackend::awaitWeightGradients() {
     activateDevice();
-    CNNSTUDIO_CUDA_CHECK(joinWeightGradientStream());
+    CNNSTUDIO_CUDA_CHECK(joinSideStream());
 }
 
 void CudaBackend::endWeightGradientOverlap() noexcept {
     overlapOpen_ = false;
-    // Unchecked: an error here is the device's sticky one, which the next checked call reports.
-    cudaSetDevice(device_);
-    joinWeightGradientStream();
+    awaitBeside();
 }
 
 // ---- step capture ---------------------------------------------------------------------------

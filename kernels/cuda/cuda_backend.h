@@ -20,12 +20,14 @@
 //
 // Threading and ordering: one non-blocking stream per backend; every op is enqueued on it and
 // returns without waiting for the device (only download() and synchronize() wait), so a whole
-// training step can be captured as one CUDA graph. The one exception: inside a weight-gradient
-// overlap (Backend::beginWeightGradientOverlap, the network's backward pass) convolution weight
-// gradients go to a second stream that forks from the first at each call and joins it at
-// awaitWeightGradients(); they fill the GPU beside the data gradients and batch norms the step
-// waits on (the graph holds the two branches). Memory comes from a stream-ordered pool that keeps
-// freed blocks for reuse, so a step loop never reaches cudaMalloc/cudaFree.
+// training step can be captured as one CUDA graph. The exception is a side stream that forks
+// from the first at each use and joins it later: inside a weight-gradient overlap
+// (Backend::beginWeightGradientOverlap, the network's backward pass) convolution weight
+// gradients go to it and join at awaitWeightGradients(), filling the GPU beside the data
+// gradients and batch norms the step waits on; the cudnn backend also stages held weights on it
+// as a hold begins (enqueueBeside). The graph holds both branches. Memory comes from a
+// stream-ordered pool that keeps freed blocks for reuse, so a step loop never reaches
+// cudaMalloc/cudaFree.
 //
 // Backend's public ops check their arguments and call the do<Op> implementations below; each
 // lives in the file named for the op (kernels/cuda/conv.cu defines doConvForward,
@@ -78,10 +80,10 @@ public:
     void endWeightGradientOverlap() noexcept override;
 
     // ---- for code that enqueues its own work in order with the ops (NCCL collectives) ------
-    // The stream ops are enqueued on (the weight-gradient stream only while
-    // enqueueWeightGradient runs), and this backend's device index.
+    // The stream ops are enqueued on (the side stream only while enqueueWeightGradient or
+    // enqueueBeside runs), and this backend's device index.
     cudaStream_t stream() const {
-        return onWeightGradientStream_ ? weightGradientStream_ : stream_;
+        return onSideStream_ ? sideStream_ : stream_;
     }
     int device() const { return device_; }
     // Makes this backend's device current on the calling thread. Every entry point calls it
@@ -234,9 +236,9 @@ protected:
     // True while captureStep is recording on this backend's stream.
     bool isCapturing() const { return capturing_; }
 
-    // Runs `enqueue` with stream() and workspace() switched to the weight-gradient stream and
-    // its own scratch, after everything enqueued so far, while an overlap is open; otherwise,
-    // or when the device has no room for that scratch, runs it as it is. `enqueue` asks for its
+    // Runs `enqueue` with stream() and workspace() switched to the side stream and its own
+    // scratch, after everything enqueued so far, while an overlap is open; otherwise, or when
+    // the device has no room for that scratch, runs it as it is. `enqueue` asks for its
     // workspace() before it enqueues anything, and only enqueues device work: anything that
     // allocates otherwise, searches or synchronises belongs before it.
     void enqueueWeightGradient(const std::function<void()>& enqueue);
@@ -250,13 +252,22 @@ protected:
     // may grow during capture (outside the graph), so ops need not be run eagerly first.
     void* workspace(std::size_t bytes);
 
+protected:
+    // Runs `enqueue` with stream() switched to the side stream, after everything enqueued on the
+    // step's stream so far, to run beside what is enqueued next; the step's stream waits for it
+    // at awaitBeside(). `enqueue` only enqueues device work and asks for no workspace().
+    void enqueueBeside(const std::function<void()>& enqueue);
+    // Whatever is enqueued after this sees everything enqueued beside before it. Does not
+    // throw: a device error it meets surfaces at the next op that checks.
+    void awaitBeside() noexcept;
+
 private:
     // Device memory that only grows (see workspace()).
     struct Scratch {
         void* data = nullptr;
         std::size_t bytes = 0;
         std::vector<void*> retired;  // outgrown, kept alive
-        // The weight-gradient stream's: when the device has no room for it, the weight gradient
+        // The side stream's: when the device has no room for it, the weight gradient
         // runs in order on stream_ instead of failing, and requests of refusedBytes or more
         // are not tried again.
         bool mayBeRefused = false;
@@ -265,8 +276,10 @@ private:
 
     void initialise(const BackendOptions& options);
     void* grow(Scratch& scratch, std::size_t bytes);
-    // Makes stream_ wait for the weight gradients enqueued beside it, if any are pending.
-    cudaError_t joinWeightGradientStream();
+    // Makes stream_ wait for the work enqueued beside it, if any is pending.
+    cudaError_t joinSideStream();
+    // Points stream() and workspace() at the side stream's, or back at the step's.
+    void switchToSideStream(bool side);
 
     // doConvBackwardFilter's work, on stream() (conv.cu).
     void enqueueConvBackwardFilter(const ConvGeometry& g, const float* x, const float* dy,
@@ -283,22 +296,23 @@ private:
     int device_ = 0;
     Precision precision_ = Precision::Fp32;
     cudaDeviceProp properties_{};
-    cudaStream_t stream_ = nullptr;  // the step's stream: everything but overlapped dw
+    cudaStream_t stream_ = nullptr;  // the step's stream: everything but the work beside it
     cudaMemPool_t pool_ = nullptr;
     bool capturing_ = false;
     std::vector<void*> deferredFrees_;  // freed while capturing; released after capture
     Scratch workspace_;
 
-    // The weight-gradient overlap: its stream, its scratch, the events that fork it from
-    // stream_ and join it back, and whether work is enqueued on it that stream_ has not joined.
-    cudaStream_t weightGradientStream_ = nullptr;
-    Scratch weightGradientWorkspace_;
+    // The side stream (overlapped weight gradients, staging ahead): its scratch, the events that
+    // fork it from stream_ and join it back, whether work is enqueued on it that stream_ has not
+    // joined, and whether a weight-gradient overlap is open.
+    cudaStream_t sideStream_ = nullptr;
+    Scratch sideWorkspace_;
     cudaEvent_t forkEvent_ = nullptr;
     cudaEvent_t joinEvent_ = nullptr;
     bool overlapOpen_ = false;
-    bool weightGradientsPending_ = false;
-    // While a weight gradient is enqueued: stream() and workspace() are the overlap's.
-    bool onWeightGradientStream_ = false;
+    bool sidePending_ = false;
+    // While work is enqueued beside: stream() and workspace() are the side stream's.
+    bool onSideStream_ = false;
 };
 
 }  // namespace cnnstudio::kernels

@@ -125,8 +125,8 @@ void CudnnBackend::runWithStagedFilter(const ConvGeometry& g, ConvPlan& plan,
     if (held) {
         const HeldWeights::Shape shape{g.outChannels, g.inChannels / g.groups,
                                        g.kernelHeight * g.kernelWidth};
-        operands.w = heldWeights_.copyOf(*this, w, shape, filterStagingBytes(g),
-                                         [&](void* room) { stageFilter(g, w, room); });
+        operands.w = heldCopy(w, shape, filterStagingBytes(g),
+                              [this, g, w](void* room) { stageFilter(g, w, room); });
     } else {
         operands.w = padFilter(g, plan, stageFilter(g, w, scratch + filterAt));
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <utility>
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/kernels/gpu_backends.h"
@@ -120,6 +121,27 @@ CudnnStats CudnnBackend::stats() const {
     result.poolPlans = poolPlans_.size();
     result.batchNormPlans = batchNormPlans_.size();
     return result;
+}
+
+void CudnnBackend::beginWeightsHeld(std::span<const float> weights) {
+    const std::size_t stagedAhead = heldWeights_.beginHold(
+        weights, [this](const std::function<void()>& stage) { enqueueBeside(stage); });
+    stats_.weightCopiesStagedAhead += stagedAhead;
+    awaitingStagedAhead_ = stagedAhead > 0;
+}
+
+void CudnnBackend::endWeightsHeld() noexcept {
+    // A capture ends with every stream it forked joined again.
+    if (awaitingStagedAhead_) awaitBeside();
+    awaitingStagedAhead_ = false;
+    heldWeights_.endHold();
+}
+
+const void* CudnnBackend::heldCopy(const float* w, const HeldWeights::Shape& shape,
+                                   std::size_t bytes, HeldWeights::Stage stage) {
+    if (awaitingStagedAhead_) awaitBeside();
+    awaitingStagedAhead_ = false;
+    return heldWeights_.copyOf(*this, w, shape, bytes, std::move(stage));
 }
 
 bool CudnnBackend::streamIsCapturing() const {

@@ -59,8 +59,9 @@
 
 #include <array>
 #include <cstddef>
-#include <memory>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -168,9 +169,11 @@ public:
     CudnnStats stats() const;
 
     // bf16: a hold keeps the staged copies of convolution filters and dense weights from the
-    // forward pass for the backward pass (held_weights.h).
-    void beginWeightsHeld() override { heldWeights_.beginHold(); }
-    void endWeightsHeld() noexcept override { heldWeights_.endHold(); }
+    // forward pass for the backward pass (held_weights.h). As it begins, it stages those of the
+    // hold before again on the side stream, beside the ops that follow until the first reads
+    // one (in fer-cnn, the input layer's, which reads the fp32 weights).
+    void beginWeightsHeld(std::span<const float> weights) override;
+    void endWeightsHeld() noexcept override;
 
 protected:
     // Points the cuDNN handle at the stream ops go to (CudaBackend::enqueueWeightGradient).
@@ -311,6 +314,10 @@ private:
     // hold, in heldWeights_, staged once for forward and backward data).
     const void* stageDenseWeights(const float* w, std::size_t count);
 
+    // heldWeights_.copyOf, once the copies staged ahead as the hold began are there.
+    const void* heldCopy(const float* w, const HeldWeights::Shape& shape, std::size_t bytes,
+                         HeldWeights::Stage stage);
+
     bool deterministic_ = false;  // BackendOptions::deterministic
     cudnnHandle_t cudnn_ = nullptr;
     cublasHandle_t cublas_ = nullptr;
@@ -324,6 +331,7 @@ private:
     std::unordered_map<std::size_t, TensorDescriptor> flatDescriptors_;
     std::unordered_map<DenseGeometry, DensePlan, DenseGeometryHash> densePlans_;
     HeldWeights heldWeights_;
+    bool awaitingStagedAhead_ = false;  // this hold staged copies ahead that no op waited for yet
 
     CudnnStats stats_;
 };

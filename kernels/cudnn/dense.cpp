@@ -48,8 +48,8 @@ cudaDataType_t CudnnBackend::activationDataType() const {
 const void* CudnnBackend::stageDenseWeights(const float* w, std::size_t count) {
     if (!storesBf16()) return w;
     if (heldWeights_.holding())
-        return heldWeights_.copyOf(*this, w, {std::int64_t(count), 1, 1}, bf16Bytes(count),
-                                   [&](void* room) { toBf16(w, room, count); });
+        return heldCopy(w, {std::int64_t(count), 1, 1}, bf16Bytes(count),
+                        [this, w, count](void* room) { toBf16(w, room, count); });
     void* room = workspace(bf16Bytes(count));
     toBf16(w, room, count);
     return room;

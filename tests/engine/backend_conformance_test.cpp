@@ -61,6 +61,7 @@ enum class Side { Reference, Tested };
 struct TwinTensor {
     Tensor reference, tested;
     float* at(Side side) { return side == Side::Reference ? reference.data() : tested.data(); }
+    std::span<const float> span(Side side) { return {at(side), std::size_t(reference.count())}; }
 };
 
 template <typename T>
@@ -148,12 +149,12 @@ protected:
                             BackwardData&& backwardData) {
         runOnBoth([&](Backend& backend, Side side) {
             {
-                WeightsHeld held(backend);
+                WeightsHeld held(backend, w.span(side));
                 forward(backend, side);
                 backwardData(backend, side, dx.at(side));
             }
             backend.upload(w.at(side), changed.data(), changed.size() * sizeof(float));
-            WeightsHeld held(backend);
+            WeightsHeld held(backend, w.span(side));
             backwardData(backend, side, dxAfterTheChange.at(side));
         });
     }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ public:
     }
 
     void setInput(const std::vector<float>& x) { x_.fromHost(x); }
+    void setWeights(const std::vector<float>& w) { w_.fromHost(w); }
+    // w's device memory, as a hold of the weights covers it (WeightsHeld).
+    std::span<const float> weights() const { return {w_.data(), std::size_t(w_.count())}; }
 
     // Every output compared with `reference`'s at `tolerance`.
     void expectCloseTo(const ConvStep& reference, double tolerance) const {

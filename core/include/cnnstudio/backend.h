@@ -26,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -493,10 +494,13 @@ public:
     // While a hold is open the caller writes none of the weights that convolutions and dense
     // layers read, so a backend may keep the copy of a weight it stages for the forward pass (a
     // bf16 copy in its own layout) and read it again in the backward pass instead of staging it
-    // anew. Ending the hold forgets every such copy. The training step holds the weights from its
+    // anew. Ending the hold forgets every such copy. `weights` is the device memory the hold
+    // covers, live until it ends: a backend may stage, as the hold begins and beside the ops that
+    // follow, the copies of those among them it staged in the hold before (their values as
+    // enqueued work leaves them then). The training step holds the network's parameters from its
     // forward pass to the end of its backward pass, before the optimiser writes them
     // (WeightsHeld). Default: nothing is kept.
-    virtual void beginWeightsHeld() {}
+    virtual void beginWeightsHeld(std::span<const float> /*weights*/) {}
     virtual void endWeightsHeld() noexcept {}
 
 protected:
@@ -660,7 +664,9 @@ private:
 // on every way out of a scope, an exception included.
 class WeightsHeld {
 public:
-    explicit WeightsHeld(Backend& backend) : backend_(backend) { backend_.beginWeightsHeld(); }
+    WeightsHeld(Backend& backend, std::span<const float> weights) : backend_(backend) {
+        backend_.beginWeightsHeld(weights);
+    }
     ~WeightsHeld() { backend_.endWeightsHeld(); }
     WeightsHeld(const WeightsHeld&) = delete;
     WeightsHeld& operator=(const WeightsHeld&) = delete;

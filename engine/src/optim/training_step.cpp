@@ -14,7 +14,8 @@ TrainingStep::~TrainingStep() = default;
 void TrainingStep::record() {
     {
         // Nothing writes a weight from here until the optimiser's update.
-        WeightsHeld held(network_.backend());
+        WeightsHeld held(network_.backend(),
+                         {network_.parameters(), network_.parameterCount()});
         network_.forward(Phase::Training);
         network_.computeLoss();
         if (metricSums_) network_.accumulateMetrics(network_.batch(), true, metricSums_);

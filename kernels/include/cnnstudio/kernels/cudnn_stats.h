@@ -1,6 +1,7 @@
 // What the cudnn backend has set up so far: how many geometries it has planned, how many
-// convolution algorithm benchmarks it has run and how many heuristic picks it made. Lets tests
-// and the benchmark program check that steady-state steps reuse cached plans. No CUDA header.
+// convolution algorithm benchmarks it has run and how many heuristic picks it made, and how many
+// weight copies it staged ahead. Lets tests and the benchmark program check that steady-state
+// steps reuse cached plans. No CUDA header.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,8 @@ struct CudnnStats {
     std::size_t poolPlans = 0;
     std::size_t batchNormPlans = 0;
     std::size_t largestWorkspaceBytes = 0;  // the largest workspace a chosen algorithm needs
+    // bf16 weight copies staged again as a hold began, beside the first ops (held_weights.h)
+    std::size_t weightCopiesStagedAhead = 0;
 };
 
 // Throws Error when `backend` is not the cudnn backend.
