@@ -40,7 +40,6 @@
 #include "cuda/gemm_bf16.cuh"
 #include "cuda/small_input_conv.h"
 #include "runtime/async_copy.cuh"
-#include "runtime/cuda_check.h"
 #include "runtime/launch.cuh"
 
 namespace cnnstudio::kernels {
@@ -692,7 +691,7 @@ void launchFilterPartialsMma(const ConvGeometry& g, const __nv_bfloat16* x, cons
     void (*kernel)(SmallConv, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, int, int,
                    float*) = smallInputConvFilterPartialsMmaKernel<G>;
     constexpr std::size_t bytes = sizeof(MmaShared<G>);
-    CNNSTUDIO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    static_assert(bytes <= 48 * 1024, "past 48 KB a launch needs cudaFuncSetAttribute's opt-in");
     launchDependentKernelWithShared("small-input convolution filter partials (tensor cores)", kernel,
                                     unsigned(splits.splits), kMmaWarps * 32, bytes, stream, SmallConv(g), x,
                                     dy, relu, tapRows, splits.pixelsPerSplit, partials);
