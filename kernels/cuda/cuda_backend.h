@@ -252,7 +252,6 @@ protected:
     // may grow during capture (outside the graph), so ops need not be run eagerly first.
     void* workspace(std::size_t bytes);
 
-protected:
     // Runs `enqueue` with stream() switched to the side stream, after everything enqueued on the
     // step's stream so far, to run beside what is enqueued next; the step's stream waits for it
     // at awaitBeside(). `enqueue` only enqueues device work and asks for no workspace().

@@ -8,9 +8,10 @@
 //   - an image of 256 to 12288 elements (the bf16 cudnn backend's filters, KCRS <-> KRSC, where
 //     one side is a 3x3 kernel's 9 taps, and the flatten of a small feature map, 36 pixels by
 //     256 channels): one block per image reads it in order into shared memory and writes it in
-//     output order, so both global passes are contiguous whatever the sides. Tiles would idle
-//     23 of every 32 rows on the 9 taps: Nsight Compute timed fer-cnn's 17 such calls a step at
-//     4 to 15 us each (docs/logs/2026-12-03-verify).
+//     output order, so both global passes are contiguous whatever the sides, in 16-byte packs
+//     and pairs where the shape and alignment allow. Tiles would idle 23 of every 32 rows on the
+//     9 taps: Nsight Compute timed fer-cnn's 17 such calls a step at 4 to 15 us each
+//     (docs/logs/2026-12-03-verify).
 //   - larger images: the classic shared-memory transpose. A block of 32x8 threads moves one
 //     32x32 tile: it reads 32 rows of 32 consecutive columns (coalesced), stores them in a padded
 //     fp32 tile (33 columns, so the transposed read hits 32 different banks), and writes 32 rows
@@ -88,25 +89,57 @@ transposeTilesKernel(const In* __restrict__ in, Out* __restrict__ out, int image
 // the transposed reads of a warp (consecutive rows of one column, pitch floats apart) fall in
 // different banks when rows >= 32; with fewer rows a warp spans several columns and a few reads
 // share a bank, which these small images can afford.
-template <class In, class Out>
+// With Packs (an image of whole 16-byte packs of In, an even number of rows, both pointers
+// aligned to that), in moves in 16-byte packs and out in pairs of one column's rows. There are
+// only a block or two per multiprocessor (fer-cnn's flatten: 256 images of 36 x 256 bf16), so a
+// thread's trips to memory are what the kernel waits on: a pack of 8 bf16 is one trip, not 8.
+template <class In, class Out, bool Packs>
 __global__ void __launch_bounds__(kWholeImageThreads)
 transposeWholeImagesKernel(const In* __restrict__ in, Out* __restrict__ out, int images, int rows,
                            int cols) {
     extern __shared__ float image[];  // [rows][pitch]
+    constexpr int kPack = 16 / int(sizeof(In));
     const int pitch = cols | 1, size = rows * cols;
     for (int n = int(blockIdx.x); n < images; n += int(gridDim.x)) {
         const In* source = in + std::int64_t(n) * size;
         Out* destination = out + std::int64_t(n) * size;
+        if constexpr (Packs) {
 #pragma unroll 4
-        for (int i = int(threadIdx.x); i < size; i += kWholeImageThreads) {
-            const int row = i / cols;
-            image[row * pitch + (i - row * cols)] = toFloat(source[i]);
+            for (int p = int(threadIdx.x); p < size / kPack; p += kWholeImageThreads) {
+                const auto pack = Packed<In, kPack>::load(source + p * kPack);
+                int row = p * kPack / cols, col = p * kPack - row * cols;
+#pragma unroll
+                for (int j = 0; j < kPack; ++j) {
+                    image[row * pitch + col] = pack.get(j);
+                    if (++col == cols) {
+                        col = 0;
+                        ++row;
+                    }
+                }
+            }
+        } else {
+#pragma unroll 4
+            for (int i = int(threadIdx.x); i < size; i += kWholeImageThreads) {
+                const int row = i / cols;
+                image[row * pitch + (i - row * cols)] = toFloat(source[i]);
+            }
         }
         __syncthreads();
+        if constexpr (Packs) {
 #pragma unroll 4
-        for (int i = int(threadIdx.x); i < size; i += kWholeImageThreads) {
-            const int col = i / rows;
-            destination[i] = fromFloat<Out>(image[(i - col * rows) * pitch + col]);
+            for (int i = 2 * int(threadIdx.x); i < size; i += 2 * kWholeImageThreads) {
+                const int col = i / rows, row = i - col * rows;  // rows is even: row + 1 < rows
+                Packed<Out, 2> pair;
+                pair.set(0, image[row * pitch + col]);
+                pair.set(1, image[(row + 1) * pitch + col]);
+                pair.store(destination + i);
+            }
+        } else {
+#pragma unroll 4
+            for (int i = int(threadIdx.x); i < size; i += kWholeImageThreads) {
+                const int col = i / rows;
+                destination[i] = fromFloat<Out>(image[(i - col * rows) * pitch + col]);
+            }
         }
         __syncthreads();  // the next image overwrites the shared copy
     }
@@ -256,7 +289,12 @@ void transposeImages(const In* in, Out* out, int images, int rows, int cols, cud
     if (std::int64_t(rows) * cols >= kWholeImageMinElements && padded <= kWholeImageMaxElements) {
         const int blocks = std::min(images, kWholeImageBlocksPerSm * multiprocessorCount());
         const std::size_t sharedBytes = std::size_t(padded) * sizeof(float);
-        launchKernelWithShared("transpose images (whole)", transposeWholeImagesKernel<In, Out>,
+        const std::size_t pack = 16 / sizeof(In);
+        const bool packs = std::size_t(rows) * std::size_t(cols) % pack == 0 && rows % 2 == 0 &&
+                           isAligned(in, 16) && isAligned(out, 2 * sizeof(Out));
+        launchKernelWithShared("transpose images (whole)",
+                               packs ? transposeWholeImagesKernel<In, Out, true>
+                                     : transposeWholeImagesKernel<In, Out, false>,
                                dim3(unsigned(blocks)), dim3(kWholeImageThreads), sharedBytes,
                                stream, in, out, images, rows, cols);
         return;

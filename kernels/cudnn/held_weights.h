@@ -35,15 +35,16 @@ public:
     // copyOf finds them in this hold. Returns how many.
     template <typename Enqueue>
     std::size_t beginHold(std::span<const float> covered, Enqueue&& enqueue) {
-        holding_ = true;
         std::vector<Copy*> ahead;
         for (auto& [weights, copy] : copies_)
             if (copy.hold + 1 == hold_ && lieIn(covered, weights, copy.shape)) ahead.push_back(&copy);
-        if (ahead.empty()) return 0;
-        enqueue([&ahead] {
-            for (Copy* copy : ahead) copy->stage(copy->memory.data());
-        });
+        if (!ahead.empty())
+            enqueue([&ahead] {
+                for (Copy* copy : ahead) copy->stage(copy->memory.data());
+            });
+        // Open only once staged: a hold that failed to begin never ends (WeightsHeld).
         for (Copy* copy : ahead) copy->hold = hold_;
+        holding_ = true;
         return ahead.size();
     }
     void endHold() noexcept {
