@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue #17, 2026-12-04 (stop 43), one H200, the final build of stop 43 (the held weight copies
-# staged ahead; no opt-in for the filter partials' shared memory): the GPU suites, then issue
-# #17's side-by-side with PyTorch (tools/device-session.sh side-by-side).
+# Issue #17, 2026-12-04 (stop 43), one H200, the build of 1bcd131 (the held weight copies staged
+# ahead; no opt-in for the filter partials' shared memory; the packed transposes came after it,
+# in 587eab8): the GPU suites, then issue #17's side-by-side with PyTorch
+# (tools/device-session.sh side-by-side).
 # Usage: OUT=DIR bash docs/logs/2026-12-04-closing-4/check.sh
 set -uo pipefail
 mkdir -p $OUT/tests
