@@ -51,6 +51,9 @@ constexpr int kWholeImageThreads = 256;
 constexpr int kWholeImageMinElements = kWholeImageThreads;  // smaller: most threads would idle
 constexpr int kWholeImageMaxElements = 12288;  // padded: 48 KiB of fp32 in shared memory
 constexpr int kWholeImageBlocksPerSm = 8;
+// Elements of T in the 16-byte packs the whole-image kernel reads where it can.
+template <class T>
+constexpr int kPackOf = 16 / int(sizeof(T));
 constexpr unsigned kMaxGridY = 65535;
 
 // ---- transposeImages ------------------------------------------------------------------------
@@ -98,7 +101,7 @@ __global__ void __launch_bounds__(kWholeImageThreads)
 transposeWholeImagesKernel(const In* __restrict__ in, Out* __restrict__ out, int images, int rows,
                            int cols) {
     extern __shared__ float image[];  // [rows][pitch]
-    constexpr int kPack = 16 / int(sizeof(In));
+    constexpr int kPack = kPackOf<In>;
     const int pitch = cols | 1, size = rows * cols;
     for (int n = int(blockIdx.x); n < images; n += int(gridDim.x)) {
         const In* source = in + std::int64_t(n) * size;
@@ -289,8 +292,7 @@ void transposeImages(const In* in, Out* out, int images, int rows, int cols, cud
     if (std::int64_t(rows) * cols >= kWholeImageMinElements && padded <= kWholeImageMaxElements) {
         const int blocks = std::min(images, kWholeImageBlocksPerSm * multiprocessorCount());
         const std::size_t sharedBytes = std::size_t(padded) * sizeof(float);
-        const std::size_t pack = 16 / sizeof(In);
-        const bool packs = std::size_t(rows) * std::size_t(cols) % pack == 0 && rows % 2 == 0 &&
+        const bool packs = std::int64_t(rows) * cols % kPackOf<In> == 0 && rows % 2 == 0 &&
                            isAligned(in, 16) && isAligned(out, 2 * sizeof(Out));
         launchKernelWithShared("transpose images (whole)",
                                packs ? transposeWholeImagesKernel<In, Out, true>

@@ -131,17 +131,19 @@ void CudnnBackend::beginWeightsHeld(std::span<const float> weights) {
 }
 
 void CudnnBackend::endWeightsHeld() noexcept {
-    // A capture ends with every stream it forked joined again.
-    if (awaitingStagedAhead_) awaitBeside();
-    awaitingStagedAhead_ = false;
+    awaitStagedAhead();  // a capture ends with every stream it forked joined again
     heldWeights_.endHold();
 }
 
 const void* CudnnBackend::heldCopy(const float* w, const HeldWeights::Shape& shape,
                                    std::size_t bytes, HeldWeights::Stage stage) {
+    awaitStagedAhead();
+    return heldWeights_.copyOf(*this, w, shape, bytes, std::move(stage));
+}
+
+void CudnnBackend::awaitStagedAhead() noexcept {
     if (awaitingStagedAhead_) awaitBeside();
     awaitingStagedAhead_ = false;
-    return heldWeights_.copyOf(*this, w, shape, bytes, std::move(stage));
 }
 
 bool CudnnBackend::streamIsCapturing() const {

@@ -317,6 +317,8 @@ private:
     // heldWeights_.copyOf, once the copies staged ahead as the hold began are there.
     const void* heldCopy(const float* w, const HeldWeights::Shape& shape, std::size_t bytes,
                          HeldWeights::Stage stage);
+    // Makes the step's stream wait for the copies staged ahead in this hold, the first time.
+    void awaitStagedAhead() noexcept;
 
     bool deterministic_ = false;  // BackendOptions::deterministic
     cudnnHandle_t cudnn_ = nullptr;
