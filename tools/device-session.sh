@@ -17,11 +17,15 @@
 #             SANITIZE_KERNELS checks only the kernels it names (compute-sanitizer --kernel-name,
 #             e.g. kns=cnnstudio: ours, not cuDNN's)
 #   bench-before-after  this build beside an earlier one (.device/before: bin/cnnstudio-bench
-#             and the libraries it was built with), interleaved, two rounds; each folder
-#             .device/before-NAME laid out as .device/before runs too, as build NAME (a series of
-#             commits measured side by side), and each folder .device/variant-NAME holding a GPU
-#             plugin (libcnngpu.so, packed as .xz) as build NAME: this build with that plugin
-#             (forms of a kernel measured side by side)
+#             and the libraries it was built with), interleaved; each folder .device/before-NAME
+#             laid out as .device/before runs too, as build NAME (a series of commits measured
+#             side by side), and each folder .device/variant-NAME holding a GPU plugin
+#             (libcnngpu.so, packed as .xz) as build NAME: this build with that plugin (forms of
+#             a kernel measured side by side). BENCH_BUILDS picks the builds and their order
+#             (default: before, every before-NAME, current, every variant-NAME, those present),
+#             BENCH_CONFIGS the runs ("BACKEND:MODE,MODE ...", default "cudnn:fp32,tf32,bf16
+#             cuda:fp32,bf16"), BENCH_ROUNDS the rounds (default 2), BENCH_BATCH the batch (256).
+#             JSON lines in bench_before_after.jsonl; then each build's rounds and means
 #   conv-before-after  conv_bench (fer-cnn's convolutions, batch 256) on CONV_BACKEND (default
 #             cuda) in CONV_PRECISION (default fp32) with this build's libraries and with
 #             .device/before/lib's, interleaved, two rounds
@@ -53,6 +57,37 @@ export LD_LIBRARY_PATH=$PWD/.device/lib:$PWD/.device/lib/cnnstudio/plugins:/usr/
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 bin=$PWD/.device/bin
 reference=$PWD/bench/pytorch_reference.py
+tools=$PWD/tools
+
+# The builds carried for bench-before-after, in the order they run: before, before-NAME, this
+# one (current), variant-NAME.
+builds_present() {
+  local folder
+  [ -d .device/before ] && echo before
+  for folder in .device/before-*/; do [ -d "$folder" ] && basename "$folder" | sed 's/^before-//'; done
+  echo current
+  for folder in .device/variant-*/; do [ -d "$folder" ] && basename "$folder" | sed 's/^variant-//'; done
+}
+
+# Sets programs, libraries and plugins to build $1's: this build (current), an earlier one
+# (.device/before, .device/before-NAME: its own programs and libraries) or this build with a
+# variant's GPU plugin (.device/variant-NAME). Returns 1, saying so, when no such build was carried.
+use_build() {
+  programs=$bin libraries=$LD_LIBRARY_PATH plugins=$PWD/.device/lib/cnnstudio/plugins
+  local folder=.device/before-$1
+  case $1 in
+    current) return 0 ;;
+    before) folder=.device/before ;;
+  esac
+  if [ -d "$folder" ]; then
+    programs=$PWD/$folder/bin libraries=$PWD/$folder/lib:$LD_LIBRARY_PATH plugins=$PWD/$folder/lib/cnnstudio/plugins
+  elif [ -d ".device/variant-$1" ]; then
+    plugins=$PWD/.device/variant-$1
+  else
+    echo "device-session: no build '$1' carried (.device/before-$1 or .device/variant-$1)" >&2
+    return 1
+  fi
+}
 # python's lzma: the GPU machine's image may lack the xz program
 for packed in .device/lib/*.xz .device/lib/cnnstudio/plugins/*.xz .device/before*/lib/cnnstudio/plugins/*.xz \
               .device/variant-*/*.xz .device/fuzz/lib/*.xz; do
@@ -163,28 +198,18 @@ for step in "$@"; do
       torchrun --nproc-per-node "$gpus" "$reference" --ddp --batch 256 --modes fp32 bf16-cl
     } 2>&1 | grep -v Warning | tee "$out/scaling.jsonl" ;;
   bench-before-after)
-    earlier=$(for folder in .device/before-*/; do [ -d "$folder" ] && basename "$folder"; done)
-    variants=$(for folder in .device/variant-*/; do [ -d "$folder" ] && basename "$folder"; done)
-    for round in 1 2; do
-      for build in before ${earlier//before-/} current ${variants//variant-/}; do
-        programs=$bin libraries=$LD_LIBRARY_PATH plugins=$PWD/.device/lib/cnnstudio/plugins
-        folder=  # an earlier build's own programs and libraries
-        case $build in
-          before) folder=.device/before ;;
-          current) ;;
-          *) if [ -d .device/before-$build ]; then folder=.device/before-$build
-             else plugins=$PWD/.device/variant-$build; fi ;;
-        esac
-        if [ -n "$folder" ]; then
-          programs=$PWD/$folder/bin libraries=$PWD/$folder/lib:$LD_LIBRARY_PATH
-          plugins=$PWD/$folder/lib/cnnstudio/plugins
-        fi
-        { export LD_LIBRARY_PATH=$libraries CNNSTUDIO_PLUGIN_DIR=$plugins
-          "$programs/cnnstudio-bench" --backend cudnn --mode fp32 tf32 bf16 --batch 256
-          "$programs/cnnstudio-bench" --backend cuda --mode fp32 bf16 --batch 256
-        } | sed "s/^{/{\"build\": \"$build\", \"round\": $round, /"
+    builds=${BENCH_BUILDS:-$(builds_present)}
+    for round in $(seq "${BENCH_ROUNDS:-2}"); do
+      for build in $builds; do
+        use_build "$build" || continue
+        for config in ${BENCH_CONFIGS:-cudnn:fp32,tf32,bf16 cuda:fp32,bf16}; do
+          modes=${config#*:}
+          LD_LIBRARY_PATH=$libraries CNNSTUDIO_PLUGIN_DIR=$plugins timeout 120 "$programs/cnnstudio-bench" \
+            --backend "${config%%:*}" --mode ${modes//,/ } --batch "${BENCH_BATCH:-256}" --no-save-copy
+        done | sed "s/^{/{\"build\": \"$build\", \"round\": $round, /"
       done
-    done 2>&1 | tee "$out/bench_before_after.jsonl" ;;
+    done 2>&1 | tee "$out/bench_before_after.jsonl" | cut -c1-160
+    python3 "$tools/measurements_tables.py" --means "$out/bench_before_after.jsonl" ;;
   conv-before-after)
     for round in 1 2; do
       for build in before current; do

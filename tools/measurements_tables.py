@@ -13,6 +13,10 @@ KIND is one of:
                 after=BUILD takes the after column from that build (default "current") and
                 before=BUILD the before column (default "before"), where one command measured
                 more forms beside the build before; the others are left out.
+  builds        SOURCE: the same JSON lines; a row per build in the order measured, and for each
+                backend and mode its rounds and their mean, with the change against the first
+                build (or base=BUILD). OPTIONS labels=BUILD:LABEL,... names the builds (underscores
+                read as spaces), builds=BUILD,... keeps those rows in that order.
   conv-before-after  SOURCE: a log of `tools/device-session.sh conv-before-after` ("--- BUILD build,
                 round N" lines, each followed by conv_bench's JSON lines); a row per layer and op:
                 milliseconds of each build (the mean of the rounds), the speedup and TFLOP/s after.
@@ -46,11 +50,14 @@ KIND is one of:
                 beside the benchmark's.
 
 Usage: tools/measurements_tables.py [--check] [--doc FILE ...]
+       tools/measurements_tables.py --means LOG [--base BUILD]
   --doc            the documents (default: README.md and every Markdown file under docs/ but
                    docs/logs/);
   without --check  rewrites each document in place (atomically);
   with --check     exits 1, naming each out-of-date table, when a document differs from what the
-                   logs give (ctest docs.measurements_tables_up_to_date runs this).
+                   logs give (ctest docs.measurements_tables_up_to_date runs this);
+  --means LOG      prints LOG's builds table (the kind builds) and nothing else, for a driver
+                   to show what it measured.
 Python 3 standard library only.
 """
 import argparse
@@ -143,6 +150,35 @@ def before_after_table(path, options):
     rounds = max(len(values) for builds in runs.values() for values in builds.values())
     named = "round 1" if rounds == 1 else "rounds " + ", ".join(str(r) for r in range(1, rounds + 1))
     return markdown(["backend, mode", f"before ({named})", f"after ({named})"], rows)
+
+
+def builds_table(path, options):
+    labels = dict(label.split(":", 1) for label in options["labels"].split(",")) if "labels" in options else {}
+    runs = {}  # build -> (backend, mode) -> images/s in round order; builds and keys as first measured
+    for row in sorted(read_json_lines(path), key=lambda r: r["round"]):
+        runs.setdefault(row["build"], {}).setdefault((row["backend"], row["mode"]), []).append(row["images_per_s"])
+    order = options["builds"].split(",") if "builds" in options else list(runs)
+    base = options.get("base", order[0] if order else "")
+    for build in order + [base]:
+        if build not in runs:
+            raise TableError(f"{path}: no lines of the build {build!r} (measured: {', '.join(runs)})")
+    keys = list(runs[base])
+    header = ["build"]
+    for backend, mode in keys:
+        rounds = max(len(runs[build].get((backend, mode), [])) for build in order)
+        header += [f"`{backend}` {mode}, " + ("round 1" if rounds == 1 else f"rounds 1-{rounds}"), "mean"]
+    rows = []
+    for build in order:
+        row = [labels.get(build, build).replace("_", " ")]
+        for key in keys:
+            values = runs[build].get(key)
+            if not values:
+                raise TableError(f"{path}: the build {build!r} has no lines of {key[0]} {key[1]}")
+            mean = statistics.fmean(values)
+            change = "" if build == base else f" ({mean / statistics.fmean(runs[base][key]) - 1:+.1%})"
+            row += [" / ".join(map(thousands, values)), thousands(mean) + change]
+        rows.append(row)
+    return markdown(header, rows)
 
 
 CONV_ROUND = re.compile(r"^--- (?P<build>\w+) build, round \d+$")
@@ -386,7 +422,7 @@ def throughput_table(path, options):
                      "cnnstudio-bench img/s", "trainer / bench"], rows)
 
 
-KINDS = {"before-after": before_after_table, "conv-before-after": conv_before_after_table,
+KINDS = {"before-after": before_after_table, "builds": builds_table, "conv-before-after": conv_before_after_table,
          "ours-vs-pytorch": ours_vs_pytorch_table, "scaling": scaling_table,
          "sweep": sweep_table,
          "breakdown": breakdown_table, "layers": layers_table, "live": live_table, "augment": augment_table,
@@ -452,7 +488,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only check that the documents are up to date")
     parser.add_argument("--doc", nargs="+", help="the documents (default: README.md and docs/**/*.md but docs/logs/)")
+    parser.add_argument("--means", metavar="LOG", help="print LOG's builds table (JSON lines of bench-before-after)")
+    parser.add_argument("--base", metavar="BUILD", help="with --means: the build the others are set against")
     arguments = parser.parse_args()
+    if arguments.means:
+        try:
+            print("\n".join(builds_table(arguments.means, {"base": arguments.base} if arguments.base else {})))
+        except (TableError, OSError) as error:
+            print(f"measurements_tables: {error}", file=sys.stderr)
+            return 2
+        except KeyError as error:
+            print(f"measurements_tables: {arguments.means}: a line lacks the field {error}", file=sys.stderr)
+            return 2
+        return 0
     stale = []
     for doc in arguments.doc or default_documents():
         with open(doc, encoding="utf-8") as stream:

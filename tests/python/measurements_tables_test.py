@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tools/measurements_tables.py on documents and logs of its own: a sweep report's table with its
-speedups and efficiency, ours beside PyTorch, convolutions before and after, data-parallel scaling, per-layer times, live-demo, augmentation and trainer-throughput logs, a
+speedups and efficiency, ours beside PyTorch, builds measured side by side, convolutions before and after, data-parallel scaling, per-layer times, live-demo, augmentation and trainer-throughput logs, a
 stale table caught by --check and rewritten without it, and markers or logs it cannot use named
 with the file and line."""
 import json
@@ -151,6 +151,35 @@ class MeasurementsTables(unittest.TestCase):
         self.assertEqual(rows[2], "| `cuda` bf16 | 900 | 950 |")
         with self.assertRaises(measurements_tables.TableError):
             measurements_tables.before_after_table(log, {})  # no build named "before"
+
+    def test_builds_table_rounds_means_and_change_against_the_base(self):
+        log = self.write("bench.jsonl", "\n".join(json.dumps(
+            {"build": build, "round": round_, "backend": backend, "mode": "bf16", "images_per_s": images})
+            for round_, build, backend, images in (
+                (1, "main", "cudnn", 1000.0), (1, "main", "cuda", 500.0), (1, "current", "cudnn", 1100.0),
+                (1, "current", "cuda", 490.0), (2, "main", "cudnn", 1002.0), (2, "main", "cuda", 502.0),
+                (2, "current", "cudnn", 1104.0), (2, "current", "cuda", 492.0))) + "\n")
+        rows = measurements_tables.builds_table(log, {"labels": "current:this_build"})
+        self.assertEqual(rows[0], "| build | `cudnn` bf16, rounds 1-2 | mean | `cuda` bf16, rounds 1-2 | mean |")
+        self.assertEqual(rows[2], "| main | 1,000 / 1,002 | 1,001 | 500 / 502 | 501 |")
+        self.assertEqual(rows[3], "| this build | 1,100 / 1,104 | 1,102 (+10.1%) | 490 / 492 | 491 (-2.0%) |")
+        rows = measurements_tables.builds_table(log, {"builds": "current,main", "base": "current"})
+        self.assertEqual(rows[2], "| current | 1,100 / 1,104 | 1,102 | 490 / 492 | 491 |")
+        self.assertEqual(rows[3], "| main | 1,000 / 1,002 | 1,001 (-9.2%) | 500 / 502 | 501 (+2.0%) |")
+        with self.assertRaisesRegex(measurements_tables.TableError, "no lines of the build 'variantZ'"):
+            measurements_tables.builds_table(log, {"base": "variantZ"})
+
+    def test_means_prints_the_builds_table_of_a_log(self):
+        log = self.write("bench.jsonl", "\n".join(json.dumps(
+            {"build": build, "round": 1, "backend": "cuda", "mode": "fp32", "images_per_s": images})
+            for build, images in (("before", 800.0), ("current", 1000.0))) + "\n")
+        printed = subprocess.run([sys.executable, SCRIPT, "--means", log, "--base", "current"],
+                                 capture_output=True, text=True)
+        self.assertEqual(printed.returncode, 0, printed.stderr)
+        self.assertIn("| before | 800 | 800 (-20.0%) |", printed.stdout)
+        missing = subprocess.run([sys.executable, SCRIPT, "--means", log + ".absent"], capture_output=True, text=True)
+        self.assertEqual(missing.returncode, 2)
+        self.assertIn("bench.jsonl.absent", missing.stderr)
 
     def test_conv_before_after_means_of_the_rounds(self):
         def line(op, ms, tflops):
