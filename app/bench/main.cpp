@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
                "Each sweep is also saved to $XDG_DATA_HOME/cnnstudio/hardware (~/.local/share/cnnstudio/hardware), "
                "where the Train page predicts run times from.");
     auto* backends = app.add_option("--backend", request.backends, "backends: cpu-ref cpu cuda cudnn")->capture_default_str();
-    auto* modes = app.add_option("--mode", request.precisions, "precisions of GPU backends: fp32 tf32 bf16")->capture_default_str();
+    auto* modes = app.add_option("--mode", request.precisions, "precisions: fp32 tf32 bf16 (each backend runs those it trains in; cpu bf16 needs bf16 instructions)")->capture_default_str();
     auto* threads = app.add_option("--threads", request.threads, "CPU thread counts (0: every core)")
                         ->check(CLI::Range(0, 4096));  // libgomp crashed creating 100000 threads
     app.add_option("--batch", request.batches, "batch sizes per rank")->capture_default_str()->check(CLI::PositiveNumber);

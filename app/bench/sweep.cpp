@@ -46,6 +46,20 @@ int positiveNumber(const std::string& value, const std::string& key, const std::
     return number;
 }
 
+// The precisions of the request that `backend` trains in (cuda has no tf32, cpu bf16 only on CPUs
+// with bf16 instructions). A CPU backend that trains in none of them runs fp32, as the baseline
+// beside the GPU backends they are for; a GPU backend that trains in none is an error naming its
+// precisions.
+std::vector<std::string> precisionsOf(const std::string& backend, const SweepRequest& request) {
+    std::vector<std::string> precisions;
+    std::ranges::copy_if(request.precisions, std::back_inserter(precisions),
+                         [&](const std::string& p) { return backendTrainsIn(backend, p); });
+    if (!precisions.empty() || request.precisions.empty()) return precisions;
+    if (!isGpuBackend(backend)) return {"fp32"};
+    requirePrecisionOf(backend, request.precisions.front());
+    return {};
+}
+
 }  // namespace
 
 SweepConfiguration parseConfiguration(const std::string& text, const SweepConfiguration& defaults) {
@@ -74,8 +88,7 @@ SweepConfiguration parseConfiguration(const std::string& text, const SweepConfig
     }
     if (configuration.backend.empty())
         throw Error("no backend named", "--config \"" + text + "\"", "name one of cpu-ref, cpu, cuda, cudnn");
-    if (!isGpuBackend(configuration.backend) && configuration.precision != "fp32")
-        throw Error("the " + configuration.backend + " backend computes in fp32 only", "--config \"" + text + "\"");
+    requirePrecisionOf(configuration.backend, configuration.precision);
     return configuration;
 }
 
@@ -90,24 +103,24 @@ std::vector<SweepConfiguration> expandSweep(const SweepRequest& request) {
     auto add = [&](const SweepConfiguration& c) {
         if (seen.insert(configurationText(c)).second) result.push_back(c);
     };
+    // A precision asked for that no listed backend trains in is an error naming a backend: cpu for
+    // bf16 (it would, on a CPU with bf16 instructions, and says so), else the first.
+    for (const std::string& precision : request.precisions)
+        if (request.listsGiven && !request.backends.empty() &&
+            std::ranges::none_of(request.backends, [&](const std::string& b) { return backendTrainsIn(b, precision); })) {
+            const bool cpuListed = std::ranges::find(request.backends, "cpu") != request.backends.end();
+            requirePrecisionOf(precision == "bf16" && cpuListed ? "cpu" : request.backends.front(), precision);
+        }
     if (request.listsGiven)
         for (const std::string& backend : request.backends)
             for (int batch : request.batches)
-                for (int nodes : request.nodes) {
-                    if (isGpuBackend(backend)) {
-                        // The precisions this backend trains in (cuda has no tf32); a backend
-                        // none of whose precisions is asked for is an error naming them.
-                        std::vector<std::string> precisions;
-                        std::ranges::copy_if(request.precisions, std::back_inserter(precisions),
-                                             [&](const std::string& p) { return backendTrainsIn(backend, p); });
-                        if (precisions.empty() && !request.precisions.empty())
-                            requirePrecisionOf(backend, request.precisions.front());
-                        for (const std::string& precision : precisions)
+                for (int nodes : request.nodes)
+                    for (const std::string& precision : precisionsOf(backend, request)) {
+                        if (isGpuBackend(backend))
                             for (int gpus : request.gpus) add({backend, precision, 0, batch, gpus, nodes});
-                    } else {
-                        for (int threads : request.threads) add({backend, "fp32", threads, batch, 1, nodes});
+                        else
+                            for (int threads : request.threads) add({backend, precision, threads, batch, 1, nodes});
                     }
-                }
     SweepConfiguration defaults;
     defaults.batch = request.batches.empty() ? 64 : request.batches.front();
     for (const std::string& text : request.configs) add(parseConfiguration(text, defaults));
@@ -116,8 +129,8 @@ std::vector<SweepConfiguration> expandSweep(const SweepRequest& request) {
 
 std::string labelOf(const SweepConfiguration& c, bool withBatch) {
     std::string label = c.backend;
-    if (isGpuBackend(c.backend)) label += " " + c.precision;
-    else label += c.threads == 0 ? " all cores" : " " + std::to_string(c.threads) + (c.threads == 1 ? " thread" : " threads");
+    if (isGpuBackend(c.backend) || c.precision != "fp32") label += " " + c.precision;
+    if (!isGpuBackend(c.backend)) label += c.threads == 0 ? " all cores" : " " + std::to_string(c.threads) + (c.threads == 1 ? " thread" : " threads");
     if (c.ranksPerNode > 1) label += ", " + std::to_string(c.ranksPerNode) + (isGpuBackend(c.backend) ? " GPUs" : " ranks");
     if (c.nodes > 1) label += ", " + std::to_string(c.nodes) + " nodes";
     if (withBatch) label += ", batch " + std::to_string(c.batch);

@@ -41,10 +41,13 @@ struct SweepRequest {
 SweepConfiguration parseConfiguration(const std::string& text, const SweepConfiguration& defaults);
 // The text parseConfiguration reads back to the same configuration.
 std::string configurationText(const SweepConfiguration& configuration);
-// The configurations of the request, in order, without repeats. CPU backends run in fp32 only
-// and on one GPU count; GPU backends on every thread count only once.
+// The configurations of the request, in order, without repeats. Each backend runs the precisions
+// asked for that it trains in (a CPU backend that trains in none of them runs fp32; a precision
+// no listed backend trains in is an error); CPU backends on one GPU count, GPU backends on every
+// thread count only once.
 std::vector<SweepConfiguration> expandSweep(const SweepRequest& request);
-// "cpu-ref 1 thread", "cpu 16 threads", "cudnn bf16", "cudnn fp32, 2 GPUs", "cpu, 2 nodes";
+// "cpu-ref 1 thread", "cpu 16 threads", "cpu bf16 16 threads", "cudnn bf16", "cudnn fp32, 2 GPUs",
+// "cpu, 2 nodes";
 // ", batch N" is added when `withBatch` (the sweep has several batch sizes).
 std::string labelOf(const SweepConfiguration& configuration, bool withBatch);
 bool isGpuBackend(const std::string& backend);

@@ -123,7 +123,7 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
         ->capture_default_str();
     app.add_option("--backend", o.backend, "where to train")
         ->check(CLI::IsMember(knownBackends()))->capture_default_str();
-    app.add_option("--precision", o.precision, "fp32 | tf32 | bf16 (GPU backends)")
+    app.add_option("--precision", o.precision, "fp32 | tf32 | bf16 (tf32 on cudnn; bf16 on the GPU backends, and on cpu where the CPU has bf16 instructions)")
         ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))->capture_default_str();
     app.add_option("--epochs", o.epochs, "passes over the training data")
         ->check(CLI::Range(1, 100000))->capture_default_str();

@@ -12,6 +12,11 @@
 // faster than direct, relative error ~7e-7 against direct (one core of a 2-core EPYC, 2026).
 // Layers with fewer than 16 channels per group stay direct: Winograd pads channels to 16, and
 // on fer-cnn's 1-channel stem it ran 2-3x slower than direct.
+// bf16 precision: the primitives read x, w and dy as bf16 (rounded by the staging reorders) and
+// write y, dx and dw in fp32, accumulating in fp32 — torch.autocast's convolution on the CPU.
+// oneDNN runs them on AMX tiles or AVX512-BF16 (brgconv), always direct: it has no bf16
+// Winograd. On one core of a Xeon with AMX a 64-channel 3x3 layer at batch 64 ran 11x faster
+// than fp32 direct (docs/logs/2026-12-04-cpu-bf16/).
 #include "cpu/cpu_backend.h"
 
 namespace cnnstudio::cpu {
@@ -24,9 +29,10 @@ using Direction = Operand::Direction;
 struct ConvDims {
     memory::dims x, w, bias, y, strides, padLeft, padRight;
     dnnl::algorithm algorithm;
+    memory::data_type operands;  // of x, w and dy (y, dx, dw and the bias are fp32)
 };
 
-ConvDims convDims(const ConvGeometry& g) {
+ConvDims convDims(const ConvGeometry& g, Precision precision) {
     ConvDims d;
     d.x = {g.batch, g.inChannels, g.inHeight, g.inWidth};
     // Grouped weights (groups, K/groups, C/groups, R, S) are PyTorch's (K, C/groups, R, S).
@@ -43,18 +49,21 @@ ConvDims convDims(const ConvGeometry& g) {
     constexpr int winogradMinimumChannels = 16;
     const bool wideEnough = g.inChannels / g.groups >= winogradMinimumChannels &&
                             g.outChannels / g.groups >= winogradMinimumChannels;
-    d.algorithm =
-        wideEnough ? dnnl::algorithm::convolution_auto : dnnl::algorithm::convolution_direct;
+    const bool bf16 = precision == Precision::Bf16;
+    d.algorithm = wideEnough && !bf16 ? dnnl::algorithm::convolution_auto
+                                      : dnnl::algorithm::convolution_direct;
+    d.operands = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
     return d;
 }
 
 dnnl::convolution_forward::desc forwardDesc(const ConvDims& d, bool withBias) {
     using dnnl::prop_kind;
     if (withBias)
-        return {prop_kind::forward_training, d.algorithm, anyDesc(d.x), anyDesc(d.w),
-                plainDesc(d.bias), anyDesc(d.y), d.strides, d.padLeft, d.padRight};
-    return {prop_kind::forward_training, d.algorithm, anyDesc(d.x), anyDesc(d.w), anyDesc(d.y),
-            d.strides, d.padLeft, d.padRight};
+        return {prop_kind::forward_training, d.algorithm, anyDesc(d.x, d.operands),
+                anyDesc(d.w, d.operands), plainDesc(d.bias), anyDesc(d.y), d.strides, d.padLeft,
+                d.padRight};
+    return {prop_kind::forward_training, d.algorithm, anyDesc(d.x, d.operands),
+            anyDesc(d.w, d.operands), anyDesc(d.y), d.strides, d.padLeft, d.padRight};
 }
 
 }  // namespace
@@ -62,7 +71,7 @@ dnnl::convolution_forward::desc forwardDesc(const ConvDims& d, bool withBias) {
 ConvForwardPlan& CpuBackend::convForwardPlan(const ConvKey& key) {
     if (auto found = convForwardPlans_.find(key); found != convForwardPlans_.end())
         return found->second;
-    ConvDims d = convDims(key.geometry);
+    ConvDims d = convDims(key.geometry, precision_);
     ConvForwardPlan p;
     try {
         dnnl::convolution_forward::primitive_desc pd(forwardDesc(d, key.withBias), attributes_,
@@ -92,14 +101,15 @@ ConvForwardPlan& CpuBackend::convForwardPlan(const ConvKey& key) {
 ConvBackwardDataPlan& CpuBackend::convBackwardDataPlan(const ConvKey& key) {
     if (auto found = convBackwardDataPlans_.find(key); found != convBackwardDataPlans_.end())
         return found->second;
-    ConvDims d = convDims(key.geometry);
+    ConvDims d = convDims(key.geometry, precision_);
     ConvBackwardDataPlan p;
     try {
         dnnl::convolution_forward::primitive_desc hint(forwardDesc(d, false), attributes_,
                                                        engine_);
-        dnnl::convolution_backward_data::desc desc(d.algorithm,
-                                                   anyDesc(d.x), anyDesc(d.w), anyDesc(d.y),
-                                                   d.strides, d.padLeft, d.padRight);
+        dnnl::convolution_backward_data::desc desc(d.algorithm, anyDesc(d.x),
+                                                   anyDesc(d.w, d.operands),
+                                                   anyDesc(d.y, d.operands), d.strides,
+                                                   d.padLeft, d.padRight);
         dnnl::convolution_backward_data::primitive_desc pd(desc, attributes_, engine_, hint);
         p.dy = Operand(engine_, plainDesc(d.y), pd.diff_dst_desc(), Direction::Input,
                        StagingSlot::First, buffers_);
@@ -121,17 +131,18 @@ ConvBackwardDataPlan& CpuBackend::convBackwardDataPlan(const ConvKey& key) {
 ConvBackwardFilterPlan& CpuBackend::convBackwardFilterPlan(const ConvKey& key) {
     if (auto found = convBackwardFilterPlans_.find(key); found != convBackwardFilterPlans_.end())
         return found->second;
-    ConvDims d = convDims(key.geometry);
+    ConvDims d = convDims(key.geometry, precision_);
     ConvBackwardFilterPlan p;
     try {
         dnnl::convolution_forward::primitive_desc hint(forwardDesc(d, key.withBias), attributes_,
                                                        engine_);
         using Desc = dnnl::convolution_backward_weights::desc;
         Desc desc = key.withBias
-                        ? Desc(d.algorithm, anyDesc(d.x), anyDesc(d.w),
-                               plainDesc(d.bias), anyDesc(d.y), d.strides, d.padLeft, d.padRight)
-                        : Desc(d.algorithm, anyDesc(d.x), anyDesc(d.w),
-                               anyDesc(d.y), d.strides, d.padLeft, d.padRight);
+                        ? Desc(d.algorithm, anyDesc(d.x, d.operands), anyDesc(d.w),
+                               plainDesc(d.bias), anyDesc(d.y, d.operands), d.strides, d.padLeft,
+                               d.padRight)
+                        : Desc(d.algorithm, anyDesc(d.x, d.operands), anyDesc(d.w),
+                               anyDesc(d.y, d.operands), d.strides, d.padLeft, d.padRight);
         dnnl::convolution_backward_weights::primitive_desc pd(desc, attributes_, engine_, hint);
         p.x = Operand(engine_, plainDesc(d.x), pd.src_desc(), Direction::Input,
                       StagingSlot::First, buffers_);

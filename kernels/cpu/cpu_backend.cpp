@@ -66,11 +66,11 @@ std::size_t ActivationKeyHash::operator()(const ActivationKey& key) const {
 
 CpuBackend::CpuBackend(const BackendOptions& options)
     : threads_(resolveThreads(options.threads)),
+      precision_(options.precision),
       engine_(dnnl::engine::kind::cpu, 0),
       stream_(engine_) {
-    if (options.precision != Precision::Fp32)
-        throw Error("the cpu backend computes in fp32 only, not " + toString(options.precision),
-                    "cpu backend", "choose fp32, or a GPU backend for tf32 and bf16");
+    if (std::string why = cpuPrecisionUnavailableReason(precision_); !why.empty())
+        throw Error(why, "cpu backend", "choose fp32, or a GPU backend");
     attributes_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 }
 
@@ -109,6 +109,21 @@ void CpuBackend::doCopy(void* destination, const void* source, std::size_t bytes
 void CpuBackend::synchronize() { stream_.wait(); }
 
 }  // namespace cpu
+
+std::string cpuPrecisionUnavailableReason(Precision precision) {
+    switch (precision) {
+        case Precision::Fp32: return {};
+        case Precision::Tf32: return "tf32 is a GPU tensor-core mode; the cpu backend computes in fp32 or bf16";
+        case Precision::Bf16: {
+            const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+            const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+            if ((isa & bf16) == bf16) return {};
+            return "the cpu backend's bf16 needs a CPU with bf16 instructions (AVX512-BF16 or AMX), "
+                   "which this one lacks";
+        }
+    }
+    return "unknown precision";
+}
 
 std::unique_ptr<Backend> createCpuBackend(const BackendOptions& options) {
     return std::make_unique<cpu::CpuBackend>(options);

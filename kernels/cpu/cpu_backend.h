@@ -98,6 +98,7 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string description() const override;
+    Precision precision() const override { return precision_; }
     bool isDevice() const override { return false; }
 
     void* allocateBytes(std::size_t bytes) override;
@@ -186,6 +187,7 @@ private:
     ActivationPlan& activationBackwardPlan(const ActivationKey& key);
 
     int threads_;
+    Precision precision_;
     dnnl::engine engine_;
     dnnl::stream stream_;
     dnnl::primitive_attr attributes_;  // user-managed scratchpad

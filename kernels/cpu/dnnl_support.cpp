@@ -75,8 +75,8 @@ dnnl::memory::desc plainDesc(const dnnl::memory::dims& dims) {
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, byRank[dims.size()]);
 }
 
-dnnl::memory::desc anyDesc(const dnnl::memory::dims& dims) {
-    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+dnnl::memory::desc anyDesc(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
+    return dnnl::memory::desc(dims, type, dnnl::memory::format_tag::any);
 }
 
 }  // namespace cnnstudio::cpu

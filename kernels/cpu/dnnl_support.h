@@ -127,7 +127,8 @@ private:
 
 // Plain (NCHW-family) memory descriptors.
 dnnl::memory::desc plainDesc(const dnnl::memory::dims& dims);
-// A descriptor that lets the primitive choose the layout.
-dnnl::memory::desc anyDesc(const dnnl::memory::dims& dims);
+// A descriptor that lets the primitive choose the layout, of fp32 or of `type`.
+dnnl::memory::desc anyDesc(const dnnl::memory::dims& dims,
+                           dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 
 }  // namespace cnnstudio::cpu

@@ -39,9 +39,13 @@ std::string backendUnavailableReason(const std::string& name) {
 
 std::vector<std::string> backendPrecisions(const std::string& name) {
     // The GPU backends have tensor-core modes: cudnn all three, our own cuda kernels fp32 and bf16
-    // (cuda_backend.cpp refuses tf32); the CPU backends are fp32.
+    // (cuda_backend.cpp refuses tf32); cpu has bf16 where the CPU has bf16 instructions; cpu-ref
+    // is fp32.
     if (name == "cudnn") return {"fp32", "tf32", "bf16"};
     if (name == "cuda") return {"fp32", "bf16"};
+#ifdef CNNSTUDIO_HAVE_ONEDNN
+    if (name == "cpu" && cpuPrecisionUnavailableReason(Precision::Bf16).empty()) return {"fp32", "bf16"};
+#endif
     return {"fp32"};
 }
 
@@ -59,7 +63,11 @@ void requirePrecisionOf(const std::string& name, const std::string& precision) {
     std::string others;  // the backends that do train in `precision`
     for (const std::string& other : knownBackends())
         if (other != name && backendTrainsIn(other, precision)) others += (others.empty() ? "" : " or ") + other;
-    throw Error("the " + name + " backend trains in " + offered + ", " + precision + " was asked for",
+    std::string why;  // where the backend could train in `precision` on other hardware
+#ifdef CNNSTUDIO_HAVE_ONEDNN
+    if (name == "cpu" && precision == "bf16") why = ": " + cpuPrecisionUnavailableReason(Precision::Bf16);
+#endif
+    throw Error("the " + name + " backend trains in " + offered + ", " + precision + " was asked for" + why,
                 "backend '" + name + "'",
                 "pick one of those" + (others.empty() ? "" : ", or the " + others + " backend for " + precision));
 }

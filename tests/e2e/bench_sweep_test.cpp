@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cnnstudio/backend_registry.h"
 #include "cnnstudio/bench_report.h"
 #include "run_process.h"
 #include "train_worker.h"
@@ -272,6 +273,32 @@ TEST(BenchSweep, ListsLeaveOutPrecisionsABackendDoesNotTrainIn) {
     EXPECT_NE(alone.err.find("the cuda backend trains in fp32 or bf16, tf32 was asked for"), std::string::npos)
         << alone.err;
     EXPECT_NE(alone.err.find("or the cudnn backend for tf32"), std::string::npos) << alone.err;
+}
+
+// --mode names precisions for every backend: cpu trains in bf16 where the CPU has bf16
+// instructions (the registry knows), cpu-ref in fp32 alone; a precision that no listed backend
+// trains in is an error naming one and what it trains in.
+TEST(BenchSweep, CpuBackendsRunTheAskedPrecisionsTheyTrainIn) {
+    const auto work = scratchFolder("cpu-precisions");
+    std::vector<std::string> arguments = cheapSweep(work, {});
+    arguments.insert(arguments.end(), {"--backend", "cpu-ref", "cpu", "--threads", "1", "--mode", "fp32", "bf16"});
+    const ProcessResult both = runProcess(arguments, work.string(), environmentFor(work));
+    if (backendTrainsIn("cpu", "bf16")) {
+        ASSERT_EQ(both.exitCode, 0) << both.err;
+        std::vector<std::string> labels;
+        for (const BenchConfiguration& c : loadBenchReport(work / "report.json").configurations) labels.push_back(c.label);
+        EXPECT_EQ(labels, (std::vector<std::string>{"cpu-ref 1 thread", "cpu 1 thread", "cpu bf16 1 thread"}));
+    } else {
+        EXPECT_EQ(both.exitCode, 1) << both.err;
+        EXPECT_NE(both.err.find("AVX512-BF16 or AMX"), std::string::npos) << both.err;
+    }
+
+    arguments = cheapSweep(work, {});
+    arguments.insert(arguments.end(), {"--backend", "cpu", "--mode", "tf32"});
+    const ProcessResult tf32 = runProcess(arguments, work.string(), environmentFor(work));
+    EXPECT_EQ(tf32.exitCode, 1) << tf32.err;
+    EXPECT_NE(tf32.err.find("the cpu backend trains in fp32"), std::string::npos) << tf32.err;
+    EXPECT_NE(tf32.err.find("tf32 was asked for"), std::string::npos) << tf32.err;
 }
 
 TEST(BenchSweep, TwoRanksRunUnderMpirunAndRankZeroReports) {

@@ -128,7 +128,8 @@ private slots:
         QVERIFY(arguments.join(' ').contains("--gpus 4 --nodes 2 --hostfile /tmp/hostfile"));
         QCOMPARE(settings.visibleDevices(), QString("0,2,3,5"));
 
-        settings.backend = "cpu";  // CPU backends: fp32, no GPU flags
+        settings.backend = "cpu";  // CPU backends: no GPU flags
+        settings.precision = "fp32";
         const QString cpu = settings.workerArguments("/s.json", "/r", "/tmp/hostfile").join(' ');
         QVERIFY(cpu.contains("--precision fp32"));
         QVERIFY(!cpu.contains("--gpus"));
@@ -141,12 +142,18 @@ private slots:
         settings.epochs = 0;
         settings.dataset = "mnist";
         settings.augmentation = "flip,twirl=3";
-        settings.precision = "bf16";
+        settings.precision = "tf32";
         const QString problems = settings.problems().join('\n');
         QVERIFY2(problems.contains("epoch"), qPrintable(problems));
         QVERIFY2(problems.contains("Data set"), qPrintable(problems));
         QVERIFY2(problems.contains("Augmentation"), qPrintable(problems));
-        QVERIFY2(problems.contains("fp32"), qPrintable(problems));
+        QVERIFY2(problems.contains("The cpu backend trains in fp32"), qPrintable(problems));
+        // bf16 on the cpu backend: refused, saying what it needs, only on a CPU without bf16
+        // instructions.
+        settings.precision = "bf16";
+        const QString bf16 = settings.problems().join('\n');
+        QCOMPARE(bf16.contains("would refuse bf16"), !cnnstudio::backendTrainsIn("cpu", "bf16"));
+        if (!cnnstudio::backendTrainsIn("cpu", "bf16")) QVERIFY2(bf16.contains("AVX512-BF16 or AMX"), qPrintable(bf16));
         if (!cnnstudio::backendUnavailableReason("cuda").empty()) {
             RunSettings gpu;
             gpu.backend = "cuda";

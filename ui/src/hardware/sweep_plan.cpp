@@ -22,13 +22,19 @@ QList<int> powersOfTwoUpTo(int limit) {
 
 bool isGpuBackend(const QString& backend) { return backend == "cuda" || backend == "cudnn"; }
 
+bool precisionsOffered(const QStringList& backends) {
+    return std::ranges::any_of(backends, [](const QString& backend) {
+        return backendPrecisions(backend.toStdString()).size() > 1;
+    });
+}
+
 QList<int> offeredThreadCounts(int cores) { return powersOfTwoUpTo(std::max(1, cores)); }
 QList<int> offeredGpuCounts(int gpus) { return powersOfTwoUpTo(gpus); }
 
 QString SweepConfiguration::label() const {
     QString text = backend;
-    if (isGpu()) text += ' ' + precision;
-    else text += threads == 0 ? QObject::tr(" all cores") : ' ' + countOf(threads, QObject::tr("thread"), QObject::tr("threads"));
+    if (isGpu() || precision != "fp32") text += ' ' + precision;
+    if (!isGpu()) text += threads == 0 ? QObject::tr(" all cores") : ' ' + countOf(threads, QObject::tr("thread"), QObject::tr("threads"));
     if (gpus > 1) text += QObject::tr(", %1 GPUs").arg(gpus);
     if (nodes > 1) text += QObject::tr(", %1 nodes").arg(nodes);
     return text;
@@ -37,7 +43,7 @@ QString SweepConfiguration::label() const {
 QString SweepConfiguration::configText(int batch) const {
     QString text = backend;
     if (isGpu()) text += QStringLiteral(" %1 gpus=%2").arg(precision).arg(gpus);
-    else text += QStringLiteral(" threads=%1").arg(threads);
+    else text += (precision == "fp32" ? QString() : ' ' + precision) + QStringLiteral(" threads=%1").arg(threads);
     if (nodes > 1) text += QStringLiteral(" nodes=%1").arg(nodes);
     return text + QStringLiteral(" batch=%1").arg(batch);
 }
@@ -49,7 +55,14 @@ QList<SweepConfiguration> SweepPlan::configurations() const {
             // The plain-loop reference has one thread and one precision: one configuration.
             list << SweepConfiguration{backend, "fp32", 1, 0, 1};
         } else if (!isGpuBackend(backend)) {
-            for (int threads : cpuThreads) list << SweepConfiguration{backend, "fp32", threads, 0, 1};
+            // The ticked precisions it trains in (bf16 where the CPU has bf16 instructions), or
+            // fp32 as the baseline when it trains in none of them.
+            QStringList trained;
+            for (const QString& precision : precisions)
+                if (backendTrainsIn(backend.toStdString(), precision.toStdString())) trained << precision;
+            if (trained.isEmpty()) trained << "fp32";
+            for (const QString& precision : trained)
+                for (int threads : cpuThreads) list << SweepConfiguration{backend, precision, threads, 0, 1};
         } else {
             // Only the precisions this backend trains in: cuda has no tf32 (problems() says so
             // when none of the ticked ones is left).
@@ -71,8 +84,10 @@ QStringList SweepPlan::problems(const HardwareInfo& hardware) const {
     for (int threads : cpuThreads)
         if (cpuOneDnn && threads > hardware.cpuCores)
             found << QObject::tr("%1 CPU threads is more than the %2 cores here.").arg(threads).arg(hardware.cpuCores);
+    if (gpu || precisionsOffered(backends)) {
+        if (precisions.isEmpty()) found << QObject::tr("Tick at least one precision.");
+    }
     if (gpu) {
-        if (precisions.isEmpty()) found << QObject::tr("Tick at least one precision for the GPU backends.");
         for (const QString& backend : backends)
             if (isGpuBackend(backend) && !precisions.isEmpty() &&
                 std::ranges::none_of(precisions, [&](const QString& precision) {

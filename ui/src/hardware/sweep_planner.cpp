@@ -280,7 +280,9 @@ void SweepPlanner::refresh() {
     const bool gpuBackend = std::ranges::any_of(current.backends, isGpuBackend);
     const bool cpuBackend = current.backends.contains("cpu");
     for (QCheckBox* box : threads_) box->setEnabled(cpuBackend && !running_);
-    for (QCheckBox* box : precisions_ + gpuCounts_) box->setEnabled(gpuBackend && !running_);
+    const bool precisions = precisionsOffered(current.backends);
+    for (QCheckBox* box : precisions_) box->setEnabled(precisions && !running_);
+    for (QCheckBox* box : gpuCounts_) box->setEnabled(gpuBackend && !running_);
     nodes_->setEnabled(gpuBackend && !running_);
     hostfile_->setVisible(current.nodes > 1);
     if (current.nodes > 1) {

@@ -172,8 +172,13 @@ void HardwarePicker::fillGpuList() {
 void HardwarePicker::updateEnabledState() {
     const QString backend = backend_->currentData().toString();
     const bool gpu = backend == "cuda" || backend == "cudnn";
-    precision_->setEnabled(gpu);
-    if (!gpu && precision_->currentIndex() != 0) {
+    // Only the precisions this backend trains in here can be chosen (fp32 is always one).
+    const auto* precisions = qobject_cast<QStandardItemModel*>(precision_->model());
+    for (int row = 0; row < precision_->count(); ++row)
+        precisions->item(row)->setEnabled(
+            backendTrainsIn(backend.toStdString(), precision_->itemData(row).toString().toStdString()));
+    precision_->setEnabled(backendPrecisions(backend.toStdString()).size() > 1);
+    if (!precisions->item(precision_->currentIndex())->isEnabled()) {
         QSignalBlocker block(precision_);
         precision_->setCurrentIndex(0);
     }

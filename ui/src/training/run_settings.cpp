@@ -21,11 +21,12 @@ QStringList RunSettings::problems() const {
         found << QObject::tr("The %1 backend cannot run here: %2.").arg(backend, QString::fromStdString(why));
     if (!QStringList{"fp32", "tf32", "bf16"}.contains(precision))
         found << QObject::tr("Unknown precision '%1': use fp32, tf32 or bf16.").arg(precision);
-    else if (!usesGpu() && precision != "fp32")
-        found << QObject::tr("The CPU backends train in fp32 only: pick fp32 or a GPU backend.");
     else if (!backendTrainsIn(backend.toStdString(), precision.toStdString()))
-        found << QObject::tr("The %1 backend trains in %2, so the worker would refuse %3: pick one of those, or "
-                             "the cudnn backend for tf32.").arg(backend, trainedPrecisionsText(backend), precision);
+        found << QObject::tr("The %1 backend trains in %2, so the worker would refuse %3: pick one of those, or %4.")
+                     .arg(backend, trainedPrecisionsText(backend), precision,
+                          precision == "tf32" ? QObject::tr("the cudnn backend for tf32")
+                                              : QObject::tr("a GPU backend for bf16 (the cpu backend's bf16 needs a "
+                                                            "CPU with AVX512-BF16 or AMX)"));
     if (!QStringList{"sgd", "adam", "adamw"}.contains(optimizer))
         found << QObject::tr("Unknown optimiser '%1': use sgd, adam or adamw.").arg(optimizer);
     if (!QStringList{"constant", "step", "cosine", "plateau"}.contains(schedule))
@@ -89,7 +90,7 @@ QStringList RunSettings::workerArguments(const QString& specFile, const QString&
         "--spec", specFile,
         "--dataset", dataset,
         "--backend", backend,
-        "--precision", usesGpu() ? precision : QStringLiteral("fp32"),
+        "--precision", precision,
         "--epochs", QString::number(epochs),
         "--batch", QString::number(batchSize),
         "--optimizer", optimizer,

@@ -61,7 +61,7 @@ RunTimeEstimate estimateRunTime(const NetworkSpec& spec, const RunSettings& sett
     query.validationImages = data.validationSize;
     query.epochs = settings.epochs;
     query.backend = settings.backend.toStdString();
-    query.precision = settings.usesGpu() ? settings.precision.toStdString() : "fp32";
+    query.precision = settings.precision.toStdString();
     query.threads = threadsOf(settings);
     query.batch = settings.batchSize;
     query.ranks = settings.ranksPerNode() * settings.nodeCount;
@@ -128,7 +128,7 @@ bool RunTimeProbe::start(const NetworkSpec& spec, const RunSettings& settings) {
         emit failed(QString::fromStdString(error.what()));
         return true;
     }
-    const QString precision = settings.usesGpu() ? settings.precision : QStringLiteral("fp32");
+    const QString& precision = settings.precision;
     const QStringList arguments{"--probe", "--model", specFile, "--config",
                                 QStringLiteral("%1 %2 threads=%3 batch=%4")
                                     .arg(settings.backend, precision)

@@ -19,8 +19,8 @@ std::vector<std::string> knownBackends();
 // need the CUDA 13 runtime, cuDNN 9 and NCCL: libcudart.so.13: cannot open shared object file…").
 std::string backendUnavailableReason(const std::string& name);
 std::vector<std::string> availableBackends();
-// The precisions `name` trains in: "fp32" everywhere, "bf16" on the GPU backends (cuda, cudnn),
-// "tf32" on cudnn only.
+// The precisions `name` trains in here: "fp32" everywhere, "bf16" on the GPU backends (cuda,
+// cudnn) and on cpu where the CPU has bf16 instructions, "tf32" on cudnn only.
 std::vector<std::string> backendPrecisions(const std::string& name);
 bool backendTrainsIn(const std::string& name, const std::string& precision);
 // Throws Error naming the backend and the precisions it has when it does not train in `precision`,

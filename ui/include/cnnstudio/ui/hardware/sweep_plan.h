@@ -1,8 +1,8 @@
 // SweepPlan: which configurations a sweep of the Hardware page runs, no widgets. The user ticks
 // backends, CPU thread counts, precisions and GPU counts and sets the node count (with a
 // hostfile), the network and the batch; the plan expands them into configurations the way a
-// person would (cpu-ref on one thread only, thread counts for the oneDNN backend, precisions and
-// GPU counts for the GPU backends), says what is wrong with a choice, and gives each
+// person would (cpu-ref on one thread only, thread counts and the precisions it trains in for the
+// oneDNN backend, precisions and GPU counts for the GPU backends), says what is wrong with a choice, and gives each
 // configuration the `cnnstudio-bench` argument list that measures it.
 #pragma once
 
@@ -23,9 +23,10 @@ struct SweepConfiguration {
     int nodes = 1;
     bool isGpu() const { return gpus > 0; }
     // As cnnstudio-bench labels it in its report: "cpu-ref 1 thread", "cpu 4 threads",
-    // "cudnn bf16", "cudnn fp32, 2 GPUs", "cudnn bf16, 4 GPUs, 2 nodes" (GPUs per node).
+    // "cpu bf16 4 threads", "cudnn bf16", "cudnn fp32, 2 GPUs", "cudnn bf16, 4 GPUs, 2 nodes"
+    // (GPUs per node).
     QString label() const;
-    // As `cnnstudio-bench --config` takes it: "cpu threads=4 batch=64", "cudnn bf16 gpus=2 nodes=2 batch=256".
+    // As `cnnstudio-bench --config` takes it: "cpu threads=4 batch=64", "cpu bf16 threads=4 batch=64", "cudnn bf16 gpus=2 nodes=2 batch=256".
     QString configText(int batch) const;
     bool operator==(const SweepConfiguration&) const = default;
 };
@@ -50,6 +51,9 @@ struct SweepPlan {
     QStringList benchArguments(const QString& reportFile, const QString& hostfile) const;
 };
 
+// Whether any of `backends` trains in more than fp32 here (the GPU backends; cpu on a CPU with bf16
+// instructions), so that ticking precisions means something.
+bool precisionsOffered(const QStringList& backends);
 // The thread counts worth offering on `cores` cores: 1, 2, 4, ... and the core count itself.
 QList<int> offeredThreadCounts(int cores);
 // The GPU counts worth offering: 1, 2, 4, ... and the GPU count itself (none without GPUs).
