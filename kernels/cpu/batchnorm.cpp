@@ -16,9 +16,11 @@
 // variance takes two passes, as cpu-ref, so a large mean costs no precision. The backward runs
 // in double throughout: dx is a difference of O(1) terms that nearly cancel when a channel has
 // few values (exactly, up to eps, when M = 2), and double costs it only ~18% on one core.
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <utility>
+#include <vector>
 
 #include "cpu/cpu_backend.h"
 
@@ -47,10 +49,152 @@ float sliceSquaredDeviation(const float* x, float mean, int count) {
     return sum;
 }
 
-// y = (x - mean) scale + shift over one slice.
+// y = (x - mean) scale + shift over one slice; with Rectify, max(that, 0) (the ReLU after it).
+template <bool Rectify = false>
 void normaliseSlice(const float* x, float mean, float scale, float shift, float* y, int count) {
 #pragma omp simd
-    for (int i = 0; i < count; ++i) y[i] = (x[i] - mean) * scale + shift;
+    for (int i = 0; i < count; ++i) {
+        const float z = (x[i] - mean) * scale + shift;
+        y[i] = Rectify ? std::max(z, 0.0f) : z;
+    }
+}
+
+// The ReLU's output at one value, as normaliseSlice<true> computes it.
+inline float rectified(float x, float mean, float scale, float shift) {
+    return std::max((x - mean) * scale + shift, 0.0f);
+}
+
+// Whether `pool` takes 2x2 windows of stride 2 that tile its input: every value lies in one window.
+bool poolsWholeTwoByTwoWindows(const PoolGeometry& pool) {
+    return pool.kernelHeight == 2 && pool.kernelWidth == 2 && pool.strideHeight == 2 &&
+           pool.strideWidth == 2 && pool.padHeight == 0 && pool.padWidth == 0 &&
+           pool.inHeight == 2 * pool.outHeight && pool.inWidth == 2 * pool.outWidth;
+}
+
+// y (H/2, W/2) = the maxima of the 2x2 windows of relu((x - mean) scale + shift) over one
+// (H, W) slice of x.
+void normaliseReluPoolSlice(const float* x, float mean, float scale, float shift, int height,
+                            int width, float* y) {
+    const int outWidth = width / 2;
+    for (int p = 0; p < height / 2; ++p) {
+        const float* top = x + std::int64_t(2 * p) * width;
+        const float* bottom = top + width;
+        float* out = y + std::int64_t(p) * outWidth;
+#pragma omp simd
+        for (int q = 0; q < outWidth; ++q) {
+            const float a = rectified(top[2 * q], mean, scale, shift);
+            const float b = rectified(top[2 * q + 1], mean, scale, shift);
+            const float c = rectified(bottom[2 * q], mean, scale, shift);
+            const float d = rectified(bottom[2 * q + 1], mean, scale, shift);
+            out[q] = std::max(std::max(a, b), std::max(c, d));
+        }
+    }
+}
+
+// The gradient of z (the batch norm's output) over one (H, W) slice of a batch norm -> ReLU ->
+// 2x2 max pool chain, from dy (H/2, W/2): each window's dy goes to its first maximum of the
+// ReLU's output (order a b / c d, as maxPoolBackward2x2Loop) where that maximum is positive,
+// 0 elsewhere: the unfused ops' rules. The ReLU's output is formed again from x, bit for bit as
+// the forward pass formed it.
+void pooledReluGradientSlice(const float* x, const float* dy, float mean, float scale, float shift,
+                             int height, int width, float* dz) {
+    const int outWidth = width / 2;
+    for (int p = 0; p < height / 2; ++p) {
+        const float* top = x + std::int64_t(2 * p) * width;
+        const float* bottom = top + width;
+        float* dzTop = dz + std::int64_t(2 * p) * width;
+        float* dzBottom = dzTop + width;
+        const float* gradient = dy + std::int64_t(p) * outWidth;
+#pragma omp simd
+        for (int q = 0; q < outWidth; ++q) {
+            const float a = rectified(top[2 * q], mean, scale, shift);
+            const float b = rectified(top[2 * q + 1], mean, scale, shift);
+            const float c = rectified(bottom[2 * q], mean, scale, shift);
+            const float d = rectified(bottom[2 * q + 1], mean, scale, shift);
+            // Selects, not branches, as in maxPoolBackward2x2Loop (pool.cpp).
+            const bool bWins = b > a;
+            const float abMax = bWins ? b : a;
+            const bool cWins = c > abMax;
+            const float abcMax = cWins ? c : abMax;
+            const bool dWins = d > abcMax;
+            const float best = dWins ? d : abcMax;
+            const float routed = best > 0.0f ? gradient[q] : 0.0f;
+            dzBottom[2 * q + 1] = dWins ? routed : 0.0f;
+            dzBottom[2 * q] = (!dWins && cWins) ? routed : 0.0f;
+            dzTop[2 * q + 1] = (!dWins && !cWins && bWins) ? routed : 0.0f;
+            dzTop[2 * q] = (!dWins && !cWins && !bWins) ? routed : 0.0f;
+        }
+    }
+}
+
+struct ChannelStatistics {
+    float mean, invStd;
+};
+
+// The batch's mean and 1/sqrt(var + eps) of channel c, saved for backward and folded into the
+// running statistics.
+ChannelStatistics channelStatistics(const BatchNormGeometry& g, const float* x, int c,
+                                    float* runningMean, float* runningVar, float* savedMean,
+                                    float* savedInvStd) {
+    const double valuesPerChannel = double(g.batch) * g.spatial;
+    double sum = 0.0;
+    for (int n = 0; n < g.batch; ++n) sum += sliceSum(x + sliceOffset(g, n, c), g.spatial);
+    const float mean = float(sum / valuesPerChannel);
+    double squares = 0.0;
+    for (int n = 0; n < g.batch; ++n)
+        squares += sliceSquaredDeviation(x + sliceOffset(g, n, c), mean, g.spatial);
+    const double biasedVariance = squares / valuesPerChannel;
+    const float invStd = float(1.0 / std::sqrt(biasedVariance + double(g.epsilon)));
+    savedMean[c] = mean;
+    savedInvStd[c] = invStd;
+    const float unbiasedVariance = float(squares / (valuesPerChannel - 1.0));
+    runningMean[c] = (1.0f - g.momentum) * runningMean[c] + g.momentum * mean;
+    runningVar[c] = (1.0f - g.momentum) * runningVar[c] + g.momentum * unbiasedVariance;
+    return {mean, invStd};
+}
+
+// The backward pass of every channel from the gradient of z (the batch norm's output), which
+// sliceGradient(n, c, room) gives for the slice (n, c): a pointer to it, dy itself or `room`
+// (g.spatial floats, L1-sized) filled with it. Each of the two passes asks for it again, so a
+// chain's gradient of z never reaches memory.
+template <class SliceGradient>
+void batchNormBackwardChannels(const BatchNormGeometry& g, const float* x, const float* gamma,
+                               const float* savedMean, const float* savedInvStd, float* dx,
+                               float* dgamma, float* dbeta, SliceGradient sliceGradient) {
+    const double valuesPerChannel = double(g.batch) * g.spatial;
+#pragma omp parallel
+    {
+        std::vector<float> room(std::size_t(g.spatial));
+#pragma omp for schedule(static)
+        for (int c = 0; c < g.channels; ++c) {
+            const double mean = savedMean[c], invStd = savedInvStd[c];
+            double sumDy = 0.0, sumDyCentred = 0.0;  // sum dz, sum dz (x - mean)
+            for (int n = 0; n < g.batch; ++n) {
+                const float* xSlice = x + sliceOffset(g, n, c);
+                const float* dzSlice = sliceGradient(n, c, room.data());
+#pragma omp simd reduction(+ : sumDy, sumDyCentred)
+                for (int i = 0; i < g.spatial; ++i) {
+                    sumDy += dzSlice[i];
+                    sumDyCentred += dzSlice[i] * (xSlice[i] - mean);
+                }
+            }
+            dgamma[c] = float(sumDyCentred * invStd);
+            dbeta[c] = float(sumDy);
+            // dx = gamma invStd (dz - dbeta / M - (x - mean) invStd dgamma / M)
+            const double outerScale = gamma[c] * invStd;
+            const double meanDy = sumDy / valuesPerChannel;
+            const double centredScale = sumDyCentred * invStd * invStd / valuesPerChannel;
+            for (int n = 0; n < g.batch; ++n) {
+                const float* xSlice = x + sliceOffset(g, n, c);
+                const float* dzSlice = sliceGradient(n, c, room.data());
+                float* dxSlice = dx + sliceOffset(g, n, c);
+#pragma omp simd
+                for (int i = 0; i < g.spatial; ++i)
+                    dxSlice[i] = float(outerScale *
+                                       (dzSlice[i] - meanDy - (xSlice[i] - mean) * centredScale));
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -59,28 +203,53 @@ void CpuBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const fl
                                             const float* gamma, const float* beta, float* y,
                                             float* runningMean, float* runningVar, float* savedMean,
                                             float* savedInvStd) {
-    const double valuesPerChannel = double(g.batch) * g.spatial;
-    const float momentum = g.momentum;
     OmpThreadScope threads(threads_);
 #pragma omp parallel for schedule(static)
     for (int c = 0; c < g.channels; ++c) {
-        double sum = 0.0;
-        for (int n = 0; n < g.batch; ++n) sum += sliceSum(x + sliceOffset(g, n, c), g.spatial);
-        const float mean = float(sum / valuesPerChannel);
-        double squares = 0.0;
+        const auto [mean, invStd] =
+            channelStatistics(g, x, c, runningMean, runningVar, savedMean, savedInvStd);
         for (int n = 0; n < g.batch; ++n)
-            squares += sliceSquaredDeviation(x + sliceOffset(g, n, c), mean, g.spatial);
-        const double biasedVariance = squares / valuesPerChannel;
-        const float invStd = float(1.0 / std::sqrt(biasedVariance + double(g.epsilon)));
-        const float scale = gamma[c] * invStd;
+            normaliseSlice(x + sliceOffset(g, n, c), mean, gamma[c] * invStd, beta[c],
+                           y + sliceOffset(g, n, c), g.spatial);
+    }
+}
+
+void CpuBackend::doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
+                                                const float* gamma, const float* beta, float*,
+                                                float* y, float* runningMean, float* runningVar,
+                                                float* savedMean, float* savedInvStd) {
+    OmpThreadScope threads(threads_);
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < g.channels; ++c) {
+        const auto [mean, invStd] =
+            channelStatistics(g, x, c, runningMean, runningVar, savedMean, savedInvStd);
         for (int n = 0; n < g.batch; ++n)
-            normaliseSlice(x + sliceOffset(g, n, c), mean, scale, beta[c], y + sliceOffset(g, n, c),
-                           g.spatial);
-        savedMean[c] = mean;
-        savedInvStd[c] = invStd;
-        const float unbiasedVariance = float(squares / (valuesPerChannel - 1.0));
-        runningMean[c] = (1.0f - momentum) * runningMean[c] + momentum * mean;
-        runningVar[c] = (1.0f - momentum) * runningVar[c] + momentum * unbiasedVariance;
+            normaliseSlice<true>(x + sliceOffset(g, n, c), mean, gamma[c] * invStd, beta[c],
+                                 y + sliceOffset(g, n, c), g.spatial);
+    }
+}
+
+void CpuBackend::doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,
+                                                       const PoolGeometry& pool, const float* x,
+                                                       const float* gamma, const float* beta,
+                                                       float* z, float* r, float* y,
+                                                       float* runningMean, float* runningVar,
+                                                       float* savedMean, float* savedInvStd) {
+    if (!poolsWholeTwoByTwoWindows(pool)) {
+        Backend::doBatchNormReluMaxPoolForwardTraining(g, pool, x, gamma, beta, z, r, y, runningMean,
+                                                       runningVar, savedMean, savedInvStd);
+        return;
+    }
+    OmpThreadScope threads(threads_);
+    const std::int64_t pooledSlice = std::int64_t(pool.outHeight) * pool.outWidth;
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < g.channels; ++c) {
+        const auto [mean, invStd] =
+            channelStatistics(g, x, c, runningMean, runningVar, savedMean, savedInvStd);
+        for (int n = 0; n < g.batch; ++n)
+            normaliseReluPoolSlice(x + sliceOffset(g, n, c), mean, gamma[c] * invStd, beta[c],
+                                   pool.inHeight, pool.inWidth,
+                                   y + (std::int64_t(n) * g.channels + c) * pooledSlice);
     }
 }
 
@@ -105,37 +274,50 @@ void CpuBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x,
                                      const float* gamma, const float* savedMean,
                                      const float* savedInvStd, float* dx, float* dgamma,
                                      float* dbeta) {
-    const double valuesPerChannel = double(g.batch) * g.spatial;
     OmpThreadScope threads(threads_);
-#pragma omp parallel for schedule(static)
-    for (int c = 0; c < g.channels; ++c) {
-        const double mean = savedMean[c], invStd = savedInvStd[c];
-        double sumDy = 0.0, sumDyCentred = 0.0;  // sum dy, sum dy (x - mean)
-        for (int n = 0; n < g.batch; ++n) {
-            const float* xSlice = x + sliceOffset(g, n, c);
-            const float* dySlice = dy + sliceOffset(g, n, c);
-#pragma omp simd reduction(+ : sumDy, sumDyCentred)
-            for (int i = 0; i < g.spatial; ++i) {
-                sumDy += dySlice[i];
-                sumDyCentred += dySlice[i] * (xSlice[i] - mean);
-            }
-        }
-        dgamma[c] = float(sumDyCentred * invStd);
-        dbeta[c] = float(sumDy);
-        // dx = gamma invStd (dy - dbeta / M - (x - mean) invStd dgamma / M)
-        const double outerScale = gamma[c] * invStd;
-        const double meanDy = sumDy / valuesPerChannel;
-        const double centredScale = sumDyCentred * invStd * invStd / valuesPerChannel;
-        for (int n = 0; n < g.batch; ++n) {
-            const float* xSlice = x + sliceOffset(g, n, c);
-            const float* dySlice = dy + sliceOffset(g, n, c);
-            float* dxSlice = dx + sliceOffset(g, n, c);
+    batchNormBackwardChannels(g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta,
+                              [&](int n, int c, float*) { return dy + sliceOffset(g, n, c); });
+}
+
+void CpuBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
+                                         const float* dy, const float* gamma, const float*,
+                                         const float* savedMean, const float* savedInvStd, float*,
+                                         float* dx, float* dgamma, float* dbeta) {
+    OmpThreadScope threads(threads_);
+    // dz = dy where the ReLU passed its input (y > 0), else 0.
+    batchNormBackwardChannels(g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta,
+                              [&](int n, int c, float* room) {
+                                  const float* ySlice = y + sliceOffset(g, n, c);
+                                  const float* dySlice = dy + sliceOffset(g, n, c);
 #pragma omp simd
-            for (int i = 0; i < g.spatial; ++i)
-                dxSlice[i] = float(outerScale *
-                                   (dySlice[i] - meanDy - (xSlice[i] - mean) * centredScale));
-        }
+                                  for (int i = 0; i < g.spatial; ++i)
+                                      room[i] = ySlice[i] > 0.0f ? dySlice[i] : 0.0f;
+                                  return static_cast<const float*>(room);
+                              });
+}
+
+void CpuBackend::doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                                const float* x, const float* r, const float* y,
+                                                const float* dy, const float* gamma,
+                                                const float* beta, const float* savedMean,
+                                                const float* savedInvStd, float* dr, float* dz,
+                                                float* dx, float* dgamma, float* dbeta) {
+    if (!poolsWholeTwoByTwoWindows(pool)) {
+        Backend::doBatchNormReluMaxPoolBackward(g, pool, x, r, y, dy, gamma, beta, savedMean,
+                                                savedInvStd, dr, dz, dx, dgamma, dbeta);
+        return;
     }
+    OmpThreadScope threads(threads_);
+    const std::int64_t pooledSlice = std::int64_t(pool.outHeight) * pool.outWidth;
+    batchNormBackwardChannels(g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta,
+                              [&](int n, int c, float* room) {
+                                  pooledReluGradientSlice(
+                                      x + sliceOffset(g, n, c),
+                                      dy + (std::int64_t(n) * g.channels + c) * pooledSlice,
+                                      savedMean[c], gamma[c] * savedInvStd[c], beta[c],
+                                      pool.inHeight, pool.inWidth, room);
+                                  return static_cast<const float*>(room);
+                              });
 }
 
 }  // namespace cnnstudio::cpu

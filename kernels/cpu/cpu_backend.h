@@ -136,6 +136,25 @@ protected:
     void doBatchNormBackward(const BatchNormGeometry& g, const float* x, const float* dy,
                              const float* gamma, const float* savedMean, const float* savedInvStd,
                              float* dx, float* dgamma, float* dbeta) override;
+    // The chains in one pass each way (z, dz, r and dr left unwritten); pooling only for 2x2
+    // windows of stride 2 that tile the image, else Backend's default.
+    void doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x, const float* gamma,
+                                        const float* beta, float* z, float* y, float* runningMean,
+                                        float* runningVar, float* savedMean, float* savedInvStd) override;
+    void doBatchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
+                                 const float* dy, const float* gamma, const float* beta,
+                                 const float* savedMean, const float* savedInvStd, float* dz, float* dx,
+                                 float* dgamma, float* dbeta) override;
+    void doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                               const float* x, const float* gamma, const float* beta,
+                                               float* z, float* r, float* y, float* runningMean,
+                                               float* runningVar, float* savedMean,
+                                               float* savedInvStd) override;
+    void doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g, const PoolGeometry& pool,
+                                        const float* x, const float* r, const float* y, const float* dy,
+                                        const float* gamma, const float* beta, const float* savedMean,
+                                        const float* savedInvStd, float* dr, float* dz, float* dx,
+                                        float* dgamma, float* dbeta) override;
 
     void doActivationForward(Activation kind, float alpha, const float* x, float* y,
                              std::size_t count) override;
