@@ -55,13 +55,24 @@ void normaliseSlice(const float* x, float mean, float scale, float shift, float*
 #pragma omp simd
     for (int i = 0; i < count; ++i) {
         const float z = (x[i] - mean) * scale + shift;
-        y[i] = Rectify ? std::max(z, 0.0f) : z;
+        y[i] = Rectify ? (z < 0.0f ? 0.0f : z) : z;
     }
 }
 
-// The ReLU's output at one value, as normaliseSlice<true> computes it.
+// The ReLU's output at one value, as normaliseSlice<true> computes it (NaN stays NaN). Written
+// as a select: through std::max's references GCC 12 does not vectorise the pooled backward.
 inline float rectified(float x, float mean, float scale, float shift) {
-    return std::max((x - mean) * scale + shift, 0.0f);
+    const float z = (x - mean) * scale + shift;
+    return z < 0.0f ? 0.0f : z;
+}
+
+// dz = dy where the ReLU passed its input (y > 0), else 0, over one slice.
+void gatedSlice(const float* y, const float* dy, float* dz, int count) {
+#pragma omp simd
+    for (int i = 0; i < count; ++i) {
+        const float gradient = dy[i];  // loaded unconditionally, as in pooledReluGradientSlice
+        dz[i] = y[i] > 0.0f ? gradient : 0.0f;
+    }
 }
 
 // Whether `pool` takes 2x2 windows of stride 2 that tile its input: every value lies in one window.
@@ -95,8 +106,9 @@ void normaliseReluPoolSlice(const float* x, float mean, float scale, float shift
 // 2x2 max pool chain, from dy (H/2, W/2): each window's dy goes to its first maximum of the
 // ReLU's output (order a b / c d, as maxPoolBackward2x2Loop) where that maximum is positive,
 // 0 elsewhere: the unfused ops' rules. The ReLU's output is formed again from x, bit for bit as
-// the forward pass formed it.
-void pooledReluGradientSlice(const float* x, const float* dy, float mean, float scale, float shift,
+// the forward pass formed it. Not inlined: inlined into batchNormBackwardChannels' parallel
+// region, GCC 12 no longer vectorises its loop (and the slice is long enough for a call).
+[[gnu::noinline]] void pooledReluGradientSlice(const float* x, const float* dy, float mean, float scale, float shift,
                              int height, int width, float* dz) {
     const int outWidth = width / 2;
     for (int p = 0; p < height / 2; ++p) {
@@ -111,18 +123,20 @@ void pooledReluGradientSlice(const float* x, const float* dy, float mean, float 
             const float b = rectified(top[2 * q + 1], mean, scale, shift);
             const float c = rectified(bottom[2 * q], mean, scale, shift);
             const float d = rectified(bottom[2 * q + 1], mean, scale, shift);
-            // Selects, not branches, as in maxPoolBackward2x2Loop (pool.cpp).
+            // Selects, not branches, in maxPoolBackward2x2Loop's form (pool.cpp), which GCC 12
+            // vectorises. The ReLU's output is never negative, so b, c or d wins only when
+            // positive and only a, which wins ties (a window of zeros too), needs the gate.
             const bool bWins = b > a;
             const float abMax = bWins ? b : a;
             const bool cWins = c > abMax;
             const float abcMax = cWins ? c : abMax;
             const bool dWins = d > abcMax;
-            const float best = dWins ? d : abcMax;
-            const float routed = best > 0.0f ? gradient[q] : 0.0f;
-            dzBottom[2 * q + 1] = dWins ? routed : 0.0f;
-            dzBottom[2 * q] = (!dWins && cWins) ? routed : 0.0f;
-            dzTop[2 * q + 1] = (!dWins && !cWins && bWins) ? routed : 0.0f;
-            dzTop[2 * q] = (!dWins && !cWins && !bWins) ? routed : 0.0f;
+            const float dyValue = gradient[q];
+            const float aGradient = a > 0.0f ? dyValue : 0.0f;
+            dzBottom[2 * q + 1] = dWins ? dyValue : 0.0f;
+            dzBottom[2 * q] = (!dWins && cWins) ? dyValue : 0.0f;
+            dzTop[2 * q + 1] = (!dWins && !cWins && bWins) ? dyValue : 0.0f;
+            dzTop[2 * q] = (!dWins && !cWins && !bWins) ? aGradient : 0.0f;
         }
     }
 }
@@ -284,14 +298,10 @@ void CpuBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const float
                                          const float* savedMean, const float* savedInvStd, float*,
                                          float* dx, float* dgamma, float* dbeta) {
     OmpThreadScope threads(threads_);
-    // dz = dy where the ReLU passed its input (y > 0), else 0.
     batchNormBackwardChannels(g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta,
                               [&](int n, int c, float* room) {
-                                  const float* ySlice = y + sliceOffset(g, n, c);
-                                  const float* dySlice = dy + sliceOffset(g, n, c);
-#pragma omp simd
-                                  for (int i = 0; i < g.spatial; ++i)
-                                      room[i] = ySlice[i] > 0.0f ? dySlice[i] : 0.0f;
+                                  gatedSlice(y + sliceOffset(g, n, c), dy + sliceOffset(g, n, c),
+                                             room, g.spatial);
                                   return static_cast<const float*>(room);
                               });
 }
