@@ -9,11 +9,12 @@ both in one command on one machine.
 
   python3 bench/pytorch_reference.py --batch 256                        # fp32, tf32, bf16 (+ -cl)
   python3 bench/pytorch_reference.py --batch 256 --modes bf16-cl --compile max-autotune
-  python3 bench/pytorch_reference.py --device cpu --threads 16 --batch 64
+  python3 bench/pytorch_reference.py --device cpu --threads 16 --batch 64  # fp32, bf16 (+ -cl)
   torchrun --nproc-per-node 2 bench/pytorch_reference.py --ddp --batch 256   # batch per GPU
 
 Modes: fp32 (strict: TF32 off), tf32, bf16 (autocast); a `-cl` suffix keeps activations
-channels-last. --compile MODE wraps the model in torch.compile (default, reduce-overhead,
+channels-last. On the CPU: fp32 and bf16 (autocast on the CPU: oneDNN's AMX or AVX512-BF16
+kernels where the CPU has them), each also `-cl`; tf32 is a GPU mode. --compile MODE wraps the model in torch.compile (default, reduce-overhead,
 max-autotune, max-autotune-no-cudagraphs): PyTorch at its fastest, not only eager.
 
 The module's parameter and buffer names are those of CNN Studio's model.safetensors
@@ -208,7 +209,7 @@ def measure(spec, device, batch, mode, steps, warmup, ddp=False, compile_mode=No
 
     def step():
         optimiser.zero_grad(set_to_none=True)
-        with torch.autocast('cuda', dtype=torch.bfloat16, enabled=mode.startswith('bf16')):
+        with torch.autocast(device.split(':')[0], dtype=torch.bfloat16, enabled=mode.startswith('bf16')):
             loss = F.cross_entropy(model(x), y)
         loss.backward()
         optimiser.step()
@@ -233,7 +234,8 @@ def main():
     parser.add_argument('--model', default='fer-cnn', help='a preset name or a spec file')
     parser.add_argument('--device', default='cuda')
     parser.add_argument('--batch', type=int, nargs='*', default=[64, 256, 1024])
-    parser.add_argument('--modes', nargs='*', default=['fp32', 'tf32', 'tf32-cl', 'bf16', 'bf16-cl'])
+    parser.add_argument('--modes', nargs='*',
+                        help='default: fp32 tf32 tf32-cl bf16 bf16-cl on a GPU, fp32 fp32-cl bf16 bf16-cl on the CPU')
     parser.add_argument('--steps', type=int, default=40)
     parser.add_argument('--threads', type=int, default=0)
     parser.add_argument('--ddp', action='store_true', help='one process per GPU, under torchrun')
@@ -251,7 +253,10 @@ def main():
         device = 'cuda'
     on_gpu = device.startswith('cuda')
     spec = load_spec(args.model)
-    modes = args.modes if on_gpu else ['fp32']
+    modes = args.modes or (['fp32', 'tf32', 'tf32-cl', 'bf16', 'bf16-cl'] if on_gpu
+                           else ['fp32', 'fp32-cl', 'bf16', 'bf16-cl'])
+    if not on_gpu and any(mode.startswith('tf32') for mode in modes):
+        parser.error('tf32 is a GPU mode: on the CPU use fp32 or bf16 (each also -cl)')
     steps = args.steps if on_gpu else max(2, args.steps // 10)
     warmup = (20 if args.compile else 5) if on_gpu else 1
     for mode in modes:

@@ -17,6 +17,11 @@ KIND is one of:
                 backend and mode its rounds and their mean, with the change against the first
                 build (or base=BUILD). OPTIONS labels=BUILD:LABEL,... names the builds (underscores
                 read as spaces), builds=BUILD,... keeps those rows in that order.
+  threads-side-by-side  SOURCE: JSON lines of cnnstudio-bench (tagged "build", "round") and
+                bench/pytorch_reference.py (tagged "round") from one command, at several thread
+                counts; a row per build and mode of ours, then per PyTorch mode, a column per thread
+                count: the median over the rounds and the ratio to PyTorch's fastest mode at that
+                count. OPTIONS labels=BUILD:LABEL,... names our builds (underscores read as spaces).
   conv-before-after  SOURCE: a log of `tools/device-session.sh conv-before-after` ("--- BUILD build,
                 round N" lines, each followed by conv_bench's JSON lines); a row per layer and op:
                 milliseconds of each build (the mean of the rounds), the speedup and TFLOP/s after.
@@ -177,6 +182,42 @@ def builds_table(path, options):
             mean = statistics.fmean(values)
             change = "" if build == base else f" ({mean / statistics.fmean(runs[base][key]) - 1:+.1%})"
             row += [" / ".join(map(thousands, values)), thousands(mean) + change]
+        rows.append(row)
+    return markdown(header, rows)
+
+
+def threads_side_by_side_table(path, options):
+    labels = dict(label.split(":", 1) for label in options["labels"].split(",")) if "labels" in options else {}
+    runs = {}  # row label -> threads -> images/s over the rounds; rows as first measured, ours first
+    for row in read_json_lines(path):
+        if row.get("impl") == "pytorch":
+            label = "PyTorch " + PYTORCH_MODE_NAMES.get(row["mode"], row["mode"]).replace(", eager", "")
+        else:
+            build = row.get("build", "current")
+            label = f"ours `{row['backend']}` {row['mode']}, " + labels.get(build, build).replace("_", " ")
+        runs.setdefault((row.get("impl") == "pytorch", label), {}).setdefault(row["threads"], []).append(
+            row["images_per_s"])
+    threads = sorted({count for counts in runs.values() for count in counts})
+    fastest = {}  # threads -> PyTorch's fastest median
+    for (pytorch, _), counts in runs.items():
+        for count, values in counts.items():
+            if pytorch:
+                fastest[count] = max(fastest.get(count, 0.0), statistics.median(values))
+    missing = [count for count in threads if count not in fastest]
+    if missing:
+        raise TableError(f"{path}: no PyTorch line at {missing[0]} threads")
+    header = ["implementation, mode"]
+    for count in threads:
+        header += [f"{count} thread{'s' if count > 1 else ''}, img/s", "vs PyTorch's fastest"]
+    rows = []
+    for (_, label), counts in sorted(runs.items(), key=lambda item: item[0][0]):
+        row = [label]
+        for count in threads:
+            if count not in counts:
+                row += ["", ""]
+                continue
+            median = statistics.median(counts[count])
+            row += [thousands(median), f"{median / fastest[count]:.2f}×"]
         rows.append(row)
     return markdown(header, rows)
 
@@ -422,7 +463,8 @@ def throughput_table(path, options):
                      "cnnstudio-bench img/s", "trainer / bench"], rows)
 
 
-KINDS = {"before-after": before_after_table, "builds": builds_table, "conv-before-after": conv_before_after_table,
+KINDS = {"before-after": before_after_table, "builds": builds_table,
+         "threads-side-by-side": threads_side_by_side_table, "conv-before-after": conv_before_after_table,
          "ours-vs-pytorch": ours_vs_pytorch_table, "scaling": scaling_table,
          "sweep": sweep_table,
          "breakdown": breakdown_table, "layers": layers_table, "live": live_table, "augment": augment_table,

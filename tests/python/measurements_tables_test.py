@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tools/measurements_tables.py on documents and logs of its own: a sweep report's table with its
-speedups and efficiency, ours beside PyTorch, builds measured side by side, convolutions before and after, data-parallel scaling, per-layer times, live-demo, augmentation and trainer-throughput logs, a
+speedups and efficiency, ours beside PyTorch (also over thread counts), builds measured side by side, convolutions before and after, data-parallel scaling, per-layer times, live-demo, augmentation and trainer-throughput logs, a
 stale table caught by --check and rewritten without it, and markers or logs it cannot use named
 with the file and line."""
 import json
@@ -180,6 +180,31 @@ class MeasurementsTables(unittest.TestCase):
         missing = subprocess.run([sys.executable, SCRIPT, "--means", log + ".absent"], capture_output=True, text=True)
         self.assertEqual(missing.returncode, 2)
         self.assertIn("bench.jsonl.absent", missing.stderr)
+
+    def test_threads_side_by_side_medians_and_ratios_to_pytorchs_fastest(self):
+        lines = []
+        for round_ in (1, 2, 3):
+            for threads, scale in ((1, 1.0), (2, 1.8)):
+                lines += [{"build": "before", "round": round_, "impl": "cnnstudio", "backend": "cpu", "mode": "fp32",
+                           "threads": threads, "images_per_s": 90.0 * scale + round_},
+                          {"build": "current", "round": round_, "impl": "cnnstudio", "backend": "cpu", "mode": "bf16",
+                           "threads": threads, "images_per_s": 200.0 * scale + round_},
+                          {"round": round_, "impl": "pytorch", "version": "2.11.0", "mode": "fp32",
+                           "threads": threads, "images_per_s": 40.0 * scale},
+                          {"round": round_, "impl": "pytorch", "version": "2.11.0", "mode": "bf16-cl",
+                           "threads": threads, "images_per_s": 100.0 * scale + round_}]
+        log = self.write("side_by_side.jsonl", "\n".join(map(json.dumps, lines)) + "\n")
+        rows = measurements_tables.threads_side_by_side_table(log, {"labels": "before:start,current:this_build"})
+        self.assertEqual(rows[0], "| implementation, mode | 1 thread, img/s | vs PyTorch's fastest | "
+                                  "2 threads, img/s | vs PyTorch's fastest |")
+        self.assertEqual(rows[2], "| ours `cpu` fp32, start | 92 | 0.90× | 164 | 0.90× |")
+        self.assertEqual(rows[3], "| ours `cpu` bf16, this build | 202 | 1.98× | 362 | 1.99× |")
+        self.assertEqual(rows[4], "| PyTorch fp32 | 40 | 0.39× | 72 | 0.40× |")
+        self.assertEqual(rows[5], "| PyTorch bf16 channels-last | 102 | 1.00× | 182 | 1.00× |")
+        no_pytorch = self.write("ours_only.jsonl", "\n".join(json.dumps(line) for line in lines
+                                                              if line["impl"] == "cnnstudio") + "\n")
+        with self.assertRaisesRegex(measurements_tables.TableError, "no PyTorch line at 1 threads"):
+            measurements_tables.threads_side_by_side_table(no_pytorch, {})
 
     def test_conv_before_after_means_of_the_rounds(self):
         def line(op, ms, tflops):
