@@ -124,8 +124,10 @@ void normaliseReluPoolSlice(const float* x, float mean, float scale, float shift
             const float c = rectified(bottom[2 * q], mean, scale, shift);
             const float d = rectified(bottom[2 * q + 1], mean, scale, shift);
             // Selects, not branches, in maxPoolBackward2x2Loop's form (pool.cpp), which GCC 12
-            // vectorises. The ReLU's output is never negative, so b, c or d wins only when
-            // positive and only a, which wins ties (a window of zeros too), needs the gate.
+            // vectorises; written out here again because it does not when they are shared
+            // through an inline function returning the window. The ReLU's output is never
+            // negative, so b, c or d wins only when positive and only a, which wins ties (a
+            // window of zeros too), needs the gate.
             const bool bWins = b > a;
             const float abMax = bWins ? b : a;
             const bool cWins = c > abMax;
