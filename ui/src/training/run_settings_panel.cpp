@@ -19,6 +19,7 @@
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/hardware_picker.h"
 #include "common/layer_colors.h"
+#include "common/wheel_guard.h"
 
 namespace cnnstudio::ui {
 
@@ -72,6 +73,7 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(pages_, 1);
     layout->addWidget(problems_);
+    letWheelScrollPastUnfocusedFields(this);
 
     auto changed = [this] {
         if (loading_) return;
