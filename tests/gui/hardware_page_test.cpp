@@ -111,6 +111,31 @@ private slots:
         QVERIFY(planner.problems().join(' ').contains("backend"));
     }
 
+    // While a sweep runs its controls are locked, and the planner still shows what it measures
+    // (audit item 5: it showed no configurations, "Tick at least one backend." and "Run 0").
+    void runningSweepKeepsItsPlanOnShow() {
+        SweepPlanner planner;
+        planner.setHardware(machineWith(4, 0));
+        SweepPlan plan;
+        plan.backends = {"cpu-ref", "cpu"};
+        plan.cpuThreads = {1, 2};
+        planner.setPlan(plan);
+        QCOMPARE(planner.configurationList()->count(), 3);
+        const QString runText = planner.runButton()->text();
+
+        planner.setRunning(true);
+        QVERIFY(!planner.backendBox("cpu")->isEnabled());
+        QCOMPARE(planner.plan().backends, plan.backends);
+        QCOMPARE(planner.configurationList()->count(), 3);
+        QVERIFY2(planner.problems().isEmpty(), qPrintable(planner.problems().join(' ')));
+        QCOMPARE(planner.runButton()->text(), runText);
+        QVERIFY(!planner.runButton()->isEnabled());
+
+        planner.setRunning(false);
+        QCOMPARE(planner.configurationList()->count(), 3);
+        QVERIFY(planner.runButton()->isEnabled());
+    }
+
     void planExpandsAndSaysWhatIsWrong() {
         SweepPlan plan;
         plan.backends = {"cpu-ref", "cpu", "cudnn"};

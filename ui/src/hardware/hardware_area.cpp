@@ -334,9 +334,7 @@ void HardwareArea::renameMachine() {
 }
 
 void HardwareArea::runSweep() {
-    // The plan is read before the planner locks its controls for the run (a locked control reads
-    // as not chosen). Running before the start: a benchmark that cannot start at all ends the
-    // sweep within start().
+    // Running before the start: a benchmark that cannot start at all ends the sweep within start().
     const SweepPlan plan = planner_->plan();
     planner_->setRunning(true);
     try {
