@@ -20,6 +20,7 @@
 #include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
 #include "cnnstudio/ui/hardware/bench_results_table.h"
+#include "cnnstudio/ui/hardware/bench_sweep_runner.h"
 #include "cnnstudio/ui/hardware/hardware_area.h"
 #include "cnnstudio/ui/hardware/hardware_comparison.h"
 #include "cnnstudio/ui/hardware/run_throughput.h"
@@ -221,6 +222,36 @@ private slots:
         QCOMPARE(area.speedupChart()->drawnBars().last().label, QString("h200: cudnn bf16, 2 GPUs"));
         area.comparison()->removeReport(0);
         QCOMPARE(area.speedupChart()->drawnBars().first().label, QString("cpu-ref fp32, 1 thread"));
+    }
+
+    // Cancelling a sweep before it measured anything leaves the comparison on show (audit item
+    // 4: it was replaced by an empty report); a cancelled sweep that measured something shows it.
+    void sweepCancelledBeforeAnyMeasurementKeepsTheResultsOnShow() {
+        HardwareArea area;
+        QVERIFY(area.openReport(laptopReport(), true));
+        const QList<SpeedupChart::DrawnBar> barsBefore = area.speedupChart()->drawnBars();
+        QSignalSpy messages(&area, &HardwareArea::message);
+
+        cnnstudio::BenchReport cancelledReport;
+        cancelledReport.machine.label = "this machine";
+        for (const char* label : {"cpu-ref fp32, 1 thread", "cpu fp32, 1 thread"}) {
+            cnnstudio::BenchConfiguration configuration;
+            configuration.label = label;
+            configuration.status = cnnstudio::BenchStatus::Cancelled;
+            cancelledReport.configurations.push_back(configuration);
+        }
+        emit area.runner()->finished(cancelledReport, true);
+        QCOMPARE(int(area.comparison()->reports().size()), 1);
+        QCOMPARE(area.comparison()->reports().front().report.machine.label, std::string("laptop"));
+        QCOMPARE(area.speedupChart()->drawnBars().size(), barsBefore.size());
+        QCOMPARE(messages.size(), 1);
+        QVERIFY2(messages.first().first().toString().contains("unchanged"), qPrintable(messages.first().first().toString()));
+
+        cancelledReport.configurations.front().status = cnnstudio::BenchStatus::Ok;
+        cancelledReport.configurations.front().trainImagesPerSecond.median = 20;
+        emit area.runner()->finished(cancelledReport, true);
+        QCOMPARE(int(area.comparison()->reports().size()), 1);
+        QCOMPARE(area.comparison()->reports().front().report.machine.label, std::string("this machine"));
     }
 
     void baselineSwitchChangesTheSpeedups() {

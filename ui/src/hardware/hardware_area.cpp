@@ -357,6 +357,14 @@ void HardwareArea::sweepEnded(const BenchReport& report, bool cancelled) {
         ok += configuration.ok();
         failed += configuration.status == BenchStatus::Failed;
     }
+    if (cancelled && ok == 0 && failed == 0) {
+        // A report of nothing but cancelled configurations has nothing to show; the comparison on
+        // show (a finished sweep, an opened report) is worth more.
+        const QString summary = tr("Cancelled before any configuration was measured; the results on show are unchanged.");
+        planner_->showSweepEnded(summary);
+        emit message(summary);
+        return;
+    }
     QString summary = cancelled ? tr("Cancelled: %1 measured.").arg(countOf(ok, tr("configuration"), tr("configurations")))
                                 : tr("Done: %1 measured.").arg(countOf(ok, tr("configuration"), tr("configurations")));
     if (failed > 0) summary += ' ' + tr("%1 failed (see the Numbers tab).").arg(failed);
