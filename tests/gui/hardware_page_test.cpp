@@ -8,12 +8,15 @@
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
+#include <QInputDialog>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
+#include <QToolButton>
 
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/bench_report.h"
@@ -252,6 +255,55 @@ private slots:
         emit area.runner()->finished(cancelledReport, true);
         QCOMPARE(int(area.comparison()->reports().size()), 1);
         QCOMPARE(area.comparison()->reports().front().report.machine.label, std::string("this machine"));
+    }
+
+    // Rename machine… is for a report on show, renames the one chosen even when two share a
+    // label, and the same report file cannot be overlaid twice (audit items 3 and 12).
+    void renameMachineRenamesTheChosenReportAndTheSameFileIsNotOverlaidTwice() {
+        HardwareArea area;
+        auto* rename = area.findChild<QToolButton*>("renameMachine");
+        QVERIFY(rename);
+        QVERIFY(!rename->isEnabled());
+        QVERIFY(area.openReport(serverReport(), true));
+        QVERIFY(rename->isEnabled());
+        QVERIFY(area.overlayReport(laptopReport(), true));
+
+        QVERIFY(!area.overlayReport(serverReport(), true));
+        QCOMPARE(int(area.comparison()->reports().size()), 2);
+        try {
+            area.comparison()->overlayReportFile(laptopReport());
+            QFAIL("overlaying a report on show again should be refused");
+        } catch (const cnnstudio::Error& error) {
+            QVERIFY2(QString(error.what()).contains("already on show"), error.what());
+        }
+
+        // The same machine measured again, in another file: a second "gpu-server".
+        QTemporaryDir folder;
+        const QString secondServer = folder.filePath("gpu-server-again.json");
+        QVERIFY(QFile::copy(serverReport(), secondServer));
+        QVERIFY(area.overlayReport(secondServer, true));
+        QCOMPARE(area.comparison()->machineLabel(0), area.comparison()->machineLabel(2));
+
+        // Answers the report choice with the third entry, then the name with "server-B".
+        QStringList offered;
+        QTimer answerer;
+        connect(&answerer, &QTimer::timeout, this, [&] {
+            auto* dialog = qobject_cast<QInputDialog*>(QApplication::activeModalWidget());
+            if (!dialog || !dialog->isVisible()) return;
+            if (dialog->comboBoxItems().isEmpty()) {
+                dialog->setTextValue("server-B");
+            } else {
+                offered = dialog->comboBoxItems();
+                dialog->setTextValue(offered.at(2));
+            }
+            dialog->accept();
+        });
+        answerer.start(10);
+        rename->click();
+        answerer.stop();
+        QCOMPARE(offered.size(), 3);
+        QCOMPARE(area.comparison()->machineLabel(2), QString("server-B"));
+        QCOMPARE(area.comparison()->machineLabel(0), QString("gpu-server"));
     }
 
     void baselineSwitchChangesTheSpeedups() {
