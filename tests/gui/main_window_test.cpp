@@ -2,8 +2,10 @@
 // Fashion-MNIST chosen on the Train page, the totals in the status bar, the four areas.
 #include <QAction>
 #include <QApplication>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QFileInfo>
@@ -13,7 +15,9 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/spec.h"
+#include "cnnstudio/ui/designer/design_area.h"
 #include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/inspector_panel.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
@@ -51,6 +55,52 @@ private slots:
         if (window.liveArea()) expected << "Live demo";  // in builds with OpenCV (libcnnlive)
         QCOMPARE(titles, expected);
         QCOMPARE(window.historyArea()->panel()->runsRoot(), options.runsRoot);
+    }
+
+    // Ctrl+Z and Ctrl+Shift+Z typed in the inspector undo and redo the design (audit item 10:
+    // the focused field claimed them and nothing happened); a value still being typed is
+    // committed first, so the undo takes it back.
+    void undoKeysInTheInspectorUndoTheDesign() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = cnnstudio::ui::tests::testDataPath("runs");
+        MainWindow window(options);
+        window.show();
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        cnnstudio::ui::DesignDocument* document = window.document();
+        QString conv;
+        for (const cnnstudio::NodeSpec& node : document->spec().nodes)
+            if (node.type == "Conv2D" && conv.isEmpty()) conv = QString::fromStdString(node.name);
+        cnnstudio::ui::InspectorPanel* inspector = window.designArea()->inspector();
+        inspector->setNode(conv);
+
+        QLineEdit* name = inspector->nameEditor();
+        name->setFocus();
+        QVERIFY(name->hasFocus());
+        name->selectAll();
+        QTest::keyClicks(name, "first_conv");
+        QTest::keyClick(name, Qt::Key_Return);
+        QVERIFY(document->hasNode("first_conv"));
+        QTest::keyClick(name, Qt::Key_Z, Qt::ControlModifier);
+        QVERIFY2(document->hasNode(conv), "Ctrl+Z in the name field should undo the rename");
+        QCOMPARE(name->text(), conv);
+        QTest::keyClick(name, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QVERIFY2(document->hasNode("first_conv"), "Ctrl+Shift+Z in the name field should redo the rename");
+
+        auto filtersOf = [&] { return document->spec().find("first_conv")->params.at("filters").get<int>(); };
+        const int filtersBefore = filtersOf();
+        auto* filters = qobject_cast<QSpinBox*>(inspector->editorFor("filters"));
+        QVERIFY(filters);
+        filters->setFocus();
+        filters->selectAll();
+        QTest::keyClicks(filters, QString::number(filtersBefore + 7));
+        QCOMPARE(filtersOf(), filtersBefore);  // typed, not committed yet
+        QTest::keyClick(filters, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(filtersOf(), filtersBefore);
+        QCOMPARE(filters->value(), filtersBefore);
+        QVERIFY(document->hasNode("first_conv"));  // one undo: the typed value, not the rename
+        QVERIFY(document->undoStack()->canRedo());
     }
 
     void presetsMenuListsEveryPreset() {

@@ -183,7 +183,11 @@ void MainWindow::createActions() {
     undoAction_->setShortcut(QKeySequence::Undo);
     redoAction_ = document_->undoStack()->createRedoAction(this, tr("&Redo"));
     redoAction_->setIcon(themedIcon("edit-redo", QStyle::SP_ArrowForward, look));
-    redoAction_->setShortcuts({QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    // Every binding of the platform's Redo (QKeySequence(QKeySequence::Redo) keeps only the first:
+    // Ctrl+Y here, which dropped Ctrl+Shift+Z), and Ctrl+Y on every platform.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    if (!redoKeys.contains(QKeySequence(Qt::CTRL | Qt::Key_Y))) redoKeys << QKeySequence(Qt::CTRL | Qt::Key_Y);
+    redoAction_->setShortcuts(redoKeys);
 
     // Delete and Select all act on the canvas only, so text fields keep their own meaning of them.
     deleteAction_ = new QAction(themedIcon("edit-delete", QStyle::SP_TrashIcon, look), tr("&Delete"), this);
