@@ -116,6 +116,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
         showStatus(tr("The run ended: %1").arg(QString::fromStdString(finished.reason)));
     });
     connect(controller, &TrainingController::runFailed, this, [this] { showStatus(tr("The run failed")); });
+    connect(controller, &TrainingController::runKilled, this,
+            [this] { showStatus(tr("You killed the run; resume it from Run history")); });
     // Run history reads the run again once its record on disk is complete.
     connect(session_, &TrainingSession::runEnded, this, [this](const QString& directory) {
         history_->runChanged(directory, false);
