@@ -39,8 +39,11 @@ InspectorPanel::InspectorPanel(DesignDocument* document, QWidget* parent)
     nameForm->setContentsMargins(0, 0, 0, 0);
     nameEdit_ = new QLineEdit(nameRow_);
     nameEdit_->setObjectName("nodeName");
+    // Empty passes the validator so that clearing the name still finishes the edit, which the
+    // document refuses with a message and the field then shows the name again; a validator
+    // refusing "" would leave the field blank, silently.
     nameEdit_->setValidator(
-        new QRegularExpressionValidator(QRegularExpression("[A-Za-z0-9_.\\-]+"), nameEdit_));
+        new QRegularExpressionValidator(QRegularExpression("[A-Za-z0-9_.\\-]*"), nameEdit_));
     nameEdit_->setToolTip(tr("The node's name, unique in the network: letters, digits, '_', '-', '.'"));
     nameForm->addRow(tr("Name"), nameEdit_);
     giveUndoKeysToTheDocument(nameEdit_);
