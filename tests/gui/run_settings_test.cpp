@@ -4,6 +4,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -15,7 +16,9 @@
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_registry.h"
+#include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/dataset_preview.h"
 #include "cnnstudio/ui/training/run_settings.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "gui_tests.h"
@@ -330,6 +333,34 @@ private slots:
                                     .arg(widest)
                                     .arg(widestWidth)));
         }
+    }
+
+    // The Data set tab counts the training images of the split the run will use: the one the
+    // run's seed holds out (audit item 2: it always showed seed 0's).
+    void dataSetPreviewCountsTheSplitOfTheRunsSeed() {
+        auto trainCountsFor = [](std::uint64_t seed) {
+            cnnstudio::datasets::LoadOptions options;
+            options.seed = seed;
+            return cnnstudio::ui::DatasetSummary::fromSplits(cnnstudio::datasets::loadDataset("fashion-mnist", options), 0)
+                .trainCounts;
+        };
+        const QList<qint64> seed7 = trainCountsFor(7), seed8 = trainCountsFor(8);
+        QVERIFY(seed7 != seed8);
+
+        cnnstudio::ui::RunSettingsPanel panel;
+        RunSettings settings;
+        settings.dataset = "fashion-mnist";
+        settings.seed = 7;
+        panel.setSettings(settings);
+        cnnstudio::ui::DatasetPicker* picker = panel.datasetPicker();
+        QTRY_COMPARE_WITH_TIMEOUT(picker->preview()->summary().trainCounts, seed7, 60000);
+        auto* note = picker->findChild<QLabel*>("datasetSplitNote");
+        QVERIFY(note);
+        QVERIFY2(note->text().contains("seed 7"), qPrintable(note->text()));
+
+        panel.findChild<QSpinBox*>("seed")->setValue(8);
+        QTRY_COMPARE_WITH_TIMEOUT(picker->preview()->summary().trainCounts, seed8, 60000);
+        QVERIFY2(note->text().contains("seed 8"), qPrintable(note->text()));
     }
 
     // Scrolling the Training page with the wheel scrolls the page: a field passing under the
