@@ -7,6 +7,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QFontMetrics>
 #include <QImage>
 #include <QInputDialog>
 #include <QListWidget>
@@ -17,11 +18,13 @@
 #include <QTest>
 #include <QTimer>
 #include <QToolButton>
+#include <qcustomplot.h>
 
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/bench_report.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
+#include "cnnstudio/ui/hardware/bench_chart.h"
 #include "cnnstudio/ui/hardware/bench_results_table.h"
 #include "cnnstudio/ui/hardware/bench_sweep_runner.h"
 #include "cnnstudio/ui/hardware/hardware_area.h"
@@ -304,6 +307,37 @@ private slots:
         QCOMPARE(offered.size(), 3);
         QCOMPARE(area.comparison()->machineLabel(2), QString("server-B"));
         QCOMPARE(area.comparison()->machineLabel(0), QString("gpu-server"));
+    }
+
+    // With ten configurations at the window's default size, the time chart's two-line bar labels
+    // have their own rows and every chart's legend is inside its plot (audit item 14: labels ran
+    // into each other and the legends were cut off at the bottom); the page scrolls instead.
+    void chartsMakeRoomForEveryBarLabelAndTheirLegends() {
+        HardwareArea area;
+        area.resize(1400, 700);  // what the page gets of the window's default 1400x880
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        QVERIFY(area.openReport(serverReport(), true));
+        QVERIFY(area.overlayReport(laptopReport(), true));
+        QCoreApplication::processEvents();
+        QCustomPlot* breakdown = area.timeBreakdownChart()->plot();
+        breakdown->replot();
+        const int bars = 10;
+        const int labelHeight = 2 * QFontMetrics(breakdown->yAxis->tickLabelFont()).lineSpacing();
+        QVERIFY2(breakdown->axisRect()->height() / bars >= labelHeight,
+                 qPrintable(QString("%1 pixels for %2 bars of %3-pixel labels")
+                                .arg(breakdown->axisRect()->height())
+                                .arg(bars)
+                                .arg(labelHeight)));
+        for (BenchChart* chart : QList<BenchChart*>{area.speedupChart(), area.scalingChart(), area.timeBreakdownChart()}) {
+            chart->plot()->replot();
+            const QRect legend = chart->plot()->legend->outerRect();
+            QVERIFY2(legend.bottom() <= chart->plot()->height(),
+                     qPrintable(QString("%1: legend ends at %2, the plot at %3")
+                                    .arg(chart->title())
+                                    .arg(legend.bottom())
+                                    .arg(chart->plot()->height())));
+        }
     }
 
     void baselineSwitchChangesTheSpeedups() {

@@ -98,9 +98,9 @@ HardwareArea::HardwareArea(QWidget* parent)
     charts->addWidget(lower);
     charts->setStretchFactor(0, 1);
     charts->setStretchFactor(1, 1);
-    // Smaller than this, the bars' labels and the breakdown's legend run into each other: in a
-    // smaller window the charts scroll instead. 680 wide fits beside the planner at 1024x700.
-    charts->setMinimumSize(680, 660);
+    // 680 wide fits beside the planner at 1024x700. The height is what the charts ask for (their
+    // bars' labels and legends): in a smaller window the charts scroll.
+    charts->setMinimumWidth(680);
     auto* chartsScroll = new QScrollArea(this);
     chartsScroll->setWidgetResizable(true);
     chartsScroll->setFrameShape(QFrame::NoFrame);
