@@ -160,6 +160,12 @@ TEST(EventReader, FailedParsesIntoItsFields) {
     EXPECT_EQ(failed->where, "trainer");
     EXPECT_EQ(failed->step, 7);
     EXPECT_EQ(failed->epoch, 1);
+    EXPECT_FALSE(failed->killedByUser);
+
+    const Event killed = parsedLine(R"({"schema":1,"event":"failed","epoch":1,"reason":"You killed the worker",)"
+                                    R"("step":7,"where":"cnnstudio","killed_by_user":true})");
+    ASSERT_NE(killed.as<FailedEvent>(), nullptr);
+    EXPECT_TRUE(killed.as<FailedEvent>()->killedByUser);
 }
 
 TEST(EventReader, MistypedFieldsFallBackToTheirDefaults) {

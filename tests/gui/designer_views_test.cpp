@@ -9,6 +9,7 @@
 #include <QKeyEvent>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -195,6 +196,24 @@ private slots:
         QCOMPARE(inspector.node(), QString("first_conv"));
         document.undoStack()->undo();
         QVERIFY(document.hasNode(conv));
+    }
+
+    // A cleared Name is refused with a message and the field shows the name again (audit item
+    // 16: it stayed blank, with no word, while the node kept its name).
+    void clearingTheNameIsRefusedAndTheNameComesBack() {
+        DesignDocument document;
+        document.loadPreset("lenet5");
+        cnnstudio::ui::InspectorPanel inspector(&document);
+        const QString node = QString::fromStdString(document.spec().nodes.back().name);
+        inspector.setNode(node);
+        QSignalSpy refused(&inspector, &cnnstudio::ui::InspectorPanel::editRefused);
+        QLineEdit* name = inspector.nameEditor();
+        name->clear();
+        QTest::keyClick(name, Qt::Key_Return);
+        QCOMPARE(name->text(), node);
+        QVERIFY(document.hasNode(node));
+        QCOMPARE(refused.size(), 1);
+        QVERIFY2(refused.first().first().toString().contains("needs a name"), qPrintable(refused.first().first().toString()));
     }
 
     void paletteListsEveryLayerType() {

@@ -7,19 +7,26 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QFontMetrics>
 #include <QImage>
+#include <QInputDialog>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
+#include <QToolButton>
+#include <qcustomplot.h>
 
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/bench_report.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
+#include "cnnstudio/ui/hardware/bench_chart.h"
 #include "cnnstudio/ui/hardware/bench_results_table.h"
+#include "cnnstudio/ui/hardware/bench_sweep_runner.h"
 #include "cnnstudio/ui/hardware/hardware_area.h"
 #include "cnnstudio/ui/hardware/hardware_comparison.h"
 #include "cnnstudio/ui/hardware/run_throughput.h"
@@ -111,6 +118,31 @@ private slots:
         QVERIFY(planner.problems().join(' ').contains("backend"));
     }
 
+    // While a sweep runs its controls are locked, and the planner still shows what it measures
+    // (audit item 5: it showed no configurations, "Tick at least one backend." and "Run 0").
+    void runningSweepKeepsItsPlanOnShow() {
+        SweepPlanner planner;
+        planner.setHardware(machineWith(4, 0));
+        SweepPlan plan;
+        plan.backends = {"cpu-ref", "cpu"};
+        plan.cpuThreads = {1, 2};
+        planner.setPlan(plan);
+        QCOMPARE(planner.configurationList()->count(), 3);
+        const QString runText = planner.runButton()->text();
+
+        planner.setRunning(true);
+        QVERIFY(!planner.backendBox("cpu")->isEnabled());
+        QCOMPARE(planner.plan().backends, plan.backends);
+        QCOMPARE(planner.configurationList()->count(), 3);
+        QVERIFY2(planner.problems().isEmpty(), qPrintable(planner.problems().join(' ')));
+        QCOMPARE(planner.runButton()->text(), runText);
+        QVERIFY(!planner.runButton()->isEnabled());
+
+        planner.setRunning(false);
+        QCOMPARE(planner.configurationList()->count(), 3);
+        QVERIFY(planner.runButton()->isEnabled());
+    }
+
     void planExpandsAndSaysWhatIsWrong() {
         SweepPlan plan;
         plan.backends = {"cpu-ref", "cpu", "cudnn"};
@@ -196,6 +228,116 @@ private slots:
         QCOMPARE(area.speedupChart()->drawnBars().last().label, QString("h200: cudnn bf16, 2 GPUs"));
         area.comparison()->removeReport(0);
         QCOMPARE(area.speedupChart()->drawnBars().first().label, QString("cpu-ref fp32, 1 thread"));
+    }
+
+    // Cancelling a sweep before it measured anything leaves the comparison on show (audit item
+    // 4: it was replaced by an empty report); a cancelled sweep that measured something shows it.
+    void sweepCancelledBeforeAnyMeasurementKeepsTheResultsOnShow() {
+        HardwareArea area;
+        QVERIFY(area.openReport(laptopReport(), true));
+        const QList<SpeedupChart::DrawnBar> barsBefore = area.speedupChart()->drawnBars();
+        QSignalSpy messages(&area, &HardwareArea::message);
+
+        cnnstudio::BenchReport cancelledReport;
+        cancelledReport.machine.label = "this machine";
+        for (const char* label : {"cpu-ref fp32, 1 thread", "cpu fp32, 1 thread"}) {
+            cnnstudio::BenchConfiguration configuration;
+            configuration.label = label;
+            configuration.status = cnnstudio::BenchStatus::Cancelled;
+            cancelledReport.configurations.push_back(configuration);
+        }
+        emit area.runner()->finished(cancelledReport, true);
+        QCOMPARE(int(area.comparison()->reports().size()), 1);
+        QCOMPARE(area.comparison()->reports().front().report.machine.label, std::string("laptop"));
+        QCOMPARE(area.speedupChart()->drawnBars().size(), barsBefore.size());
+        QCOMPARE(messages.size(), 1);
+        QVERIFY2(messages.first().first().toString().contains("unchanged"), qPrintable(messages.first().first().toString()));
+
+        cancelledReport.configurations.front().status = cnnstudio::BenchStatus::Ok;
+        cancelledReport.configurations.front().trainImagesPerSecond.median = 20;
+        emit area.runner()->finished(cancelledReport, true);
+        QCOMPARE(int(area.comparison()->reports().size()), 1);
+        QCOMPARE(area.comparison()->reports().front().report.machine.label, std::string("this machine"));
+    }
+
+    // Rename machine… is for a report on show, renames the one chosen even when two share a
+    // label, and the same report file cannot be overlaid twice (audit items 3 and 12).
+    void renameMachineRenamesTheChosenReportAndTheSameFileIsNotOverlaidTwice() {
+        HardwareArea area;
+        auto* rename = area.findChild<QToolButton*>("renameMachine");
+        QVERIFY(rename);
+        QVERIFY(!rename->isEnabled());
+        QVERIFY(area.openReport(serverReport(), true));
+        QVERIFY(rename->isEnabled());
+        QVERIFY(area.overlayReport(laptopReport(), true));
+
+        QVERIFY(!area.overlayReport(serverReport(), true));
+        QCOMPARE(int(area.comparison()->reports().size()), 2);
+        try {
+            area.comparison()->overlayReportFile(laptopReport());
+            QFAIL("overlaying a report on show again should be refused");
+        } catch (const cnnstudio::Error& error) {
+            QVERIFY2(QString(error.what()).contains("already on show"), error.what());
+        }
+
+        // The same machine measured again, in another file: a second "gpu-server".
+        QTemporaryDir folder;
+        const QString secondServer = folder.filePath("gpu-server-again.json");
+        QVERIFY(QFile::copy(serverReport(), secondServer));
+        QVERIFY(area.overlayReport(secondServer, true));
+        QCOMPARE(area.comparison()->machineLabel(0), area.comparison()->machineLabel(2));
+
+        // Answers the report choice with the third entry, then the name with "server-B".
+        QStringList offered;
+        QTimer answerer;
+        connect(&answerer, &QTimer::timeout, this, [&] {
+            auto* dialog = qobject_cast<QInputDialog*>(QApplication::activeModalWidget());
+            if (!dialog || !dialog->isVisible()) return;
+            if (dialog->comboBoxItems().isEmpty()) {
+                dialog->setTextValue("server-B");
+            } else {
+                offered = dialog->comboBoxItems();
+                dialog->setTextValue(offered.at(2));
+            }
+            dialog->accept();
+        });
+        answerer.start(10);
+        rename->click();
+        answerer.stop();
+        QCOMPARE(offered.size(), 3);
+        QCOMPARE(area.comparison()->machineLabel(2), QString("server-B"));
+        QCOMPARE(area.comparison()->machineLabel(0), QString("gpu-server"));
+    }
+
+    // With ten configurations at the window's default size, the time chart's two-line bar labels
+    // have their own rows and every chart's legend is inside its plot (audit item 14: labels ran
+    // into each other and the legends were cut off at the bottom); the page scrolls instead.
+    void chartsMakeRoomForEveryBarLabelAndTheirLegends() {
+        HardwareArea area;
+        area.resize(1400, 700);  // what the page gets of the window's default 1400x880
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        QVERIFY(area.openReport(serverReport(), true));
+        QVERIFY(area.overlayReport(laptopReport(), true));
+        QCoreApplication::processEvents();
+        QCustomPlot* breakdown = area.timeBreakdownChart()->plot();
+        breakdown->replot();
+        const int bars = 10;
+        const int labelHeight = 2 * QFontMetrics(breakdown->yAxis->tickLabelFont()).lineSpacing();
+        QVERIFY2(breakdown->axisRect()->height() / bars >= labelHeight,
+                 qPrintable(QString("%1 pixels for %2 bars of %3-pixel labels")
+                                .arg(breakdown->axisRect()->height())
+                                .arg(bars)
+                                .arg(labelHeight)));
+        for (BenchChart* chart : QList<BenchChart*>{area.speedupChart(), area.scalingChart(), area.timeBreakdownChart()}) {
+            chart->plot()->replot();
+            const QRect legend = chart->plot()->legend->outerRect();
+            QVERIFY2(legend.bottom() <= chart->plot()->height(),
+                     qPrintable(QString("%1: legend ends at %2, the plot at %3")
+                                    .arg(chart->title())
+                                    .arg(legend.bottom())
+                                    .arg(chart->plot()->height())));
+        }
     }
 
     void baselineSwitchChangesTheSpeedups() {

@@ -1,10 +1,19 @@
 // The main window as a user first sees it: the fer-cnn preset on the Design page, the built-in
 // Fashion-MNIST chosen on the Train page, the totals in the status bar, the four areas.
+#include <algorithm>
+#include <cmath>
+
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
+#include <QImage>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QSpinBox>
 #include <QStatusBar>
+#include <QStyle>
+#include <QStyleOptionButton>
 #include <QTabWidget>
 #include <QFileInfo>
 #include <QSignalSpy>
@@ -13,7 +22,10 @@
 #include <qcustomplot.h>
 
 #include "cnnstudio/spec.h"
+#include "cnnstudio/ui/common/theme.h"
+#include "cnnstudio/ui/designer/design_area.h"
 #include "cnnstudio/ui/designer/design_document.h"
+#include "cnnstudio/ui/designer/inspector_panel.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
@@ -51,6 +63,81 @@ private slots:
         if (window.liveArea()) expected << "Live demo";  // in builds with OpenCV (libcnnlive)
         QCOMPARE(titles, expected);
         QCOMPARE(window.historyArea()->panel()->runsRoot(), options.runsRoot);
+    }
+
+    // Ctrl+Z and Ctrl+Shift+Z typed in the inspector undo and redo the design (audit item 10:
+    // the focused field claimed them and nothing happened); a value still being typed is
+    // committed first, so the undo takes it back.
+    void undoKeysInTheInspectorUndoTheDesign() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = cnnstudio::ui::tests::testDataPath("runs");
+        MainWindow window(options);
+        window.show();
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        cnnstudio::ui::DesignDocument* document = window.document();
+        QString conv;
+        for (const cnnstudio::NodeSpec& node : document->spec().nodes)
+            if (node.type == "Conv2D" && conv.isEmpty()) conv = QString::fromStdString(node.name);
+        cnnstudio::ui::InspectorPanel* inspector = window.designArea()->inspector();
+        inspector->setNode(conv);
+
+        QLineEdit* name = inspector->nameEditor();
+        name->setFocus();
+        QVERIFY(name->hasFocus());
+        name->selectAll();
+        QTest::keyClicks(name, "first_conv");
+        QTest::keyClick(name, Qt::Key_Return);
+        QVERIFY(document->hasNode("first_conv"));
+        QTest::keyClick(name, Qt::Key_Z, Qt::ControlModifier);
+        QVERIFY2(document->hasNode(conv), "Ctrl+Z in the name field should undo the rename");
+        QCOMPARE(name->text(), conv);
+        QTest::keyClick(name, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QVERIFY2(document->hasNode("first_conv"), "Ctrl+Shift+Z in the name field should redo the rename");
+
+        auto filtersOf = [&] { return document->spec().find("first_conv")->params.at("filters").get<int>(); };
+        const int filtersBefore = filtersOf();
+        auto* filters = qobject_cast<QSpinBox*>(inspector->editorFor("filters"));
+        QVERIFY(filters);
+        filters->setFocus();
+        filters->selectAll();
+        QTest::keyClicks(filters, QString::number(filtersBefore + 7));
+        QCOMPARE(filtersOf(), filtersBefore);  // typed, not committed yet
+        QTest::keyClick(filters, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(filtersOf(), filtersBefore);
+        QCOMPARE(filters->value(), filtersBefore);
+        QVERIFY(document->hasNode("first_conv"));  // one undo: the typed value, not the rename
+        QVERIFY(document->undoStack()->canRedo());
+    }
+
+    // An unticked check box can be seen on the dark theme (audit item 15: its edge was 1.2:1
+    // against the window): its indicator's edge has at least the 3:1 contrast WCAG asks of it.
+    void darkThemeCheckBoxesStandOutFromTheWindow() {
+        auto luminance = [](QRgb pixel) {
+            auto linear = [](int channel) {
+                const double c = channel / 255.0;
+                return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+            };
+            return 0.2126 * linear(qRed(pixel)) + 0.7152 * linear(qGreen(pixel)) + 0.0722 * linear(qBlue(pixel));
+        };
+        auto contrast = [&](QRgb a, QRgb b) {
+            const double la = luminance(a), lb = luminance(b);
+            return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+        };
+        cnnstudio::ui::applyTheme(cnnstudio::ui::Theme::Dark);
+        QCheckBox box("Skip unreadable images and rows");
+        box.resize(box.sizeHint());
+        const QImage image = box.grab().toImage();
+        QStyleOptionButton option;
+        option.initFrom(&box);
+        const QRect indicator = box.style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, &box);
+        const QRgb window = box.palette().color(QPalette::Window).rgb();
+        double edge = 0;
+        for (int x = indicator.left(); x <= indicator.right(); ++x)
+            edge = std::max(edge, contrast(image.pixel(x, indicator.top()), window));
+        cnnstudio::ui::applyTheme(cnnstudio::ui::Theme::Light);
+        QVERIFY2(edge >= 3.0, qPrintable(QString("the indicator's edge is %1:1 against the window").arg(edge, 0, 'f', 2)));
     }
 
     void presetsMenuListsEveryPreset() {

@@ -1,17 +1,24 @@
 // RunSettings and its panel: the worker's argument list carries every setting, problems are
 // named, hostfiles are checked line by line, and the panel round-trips a RunSettings.
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTest>
+#include <QWheelEvent>
 
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_registry.h"
+#include "cnnstudio/datasets/dataset_spec.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
+#include "cnnstudio/ui/training/dataset_preview.h"
 #include "cnnstudio/ui/training/run_settings.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "gui_tests.h"
@@ -326,6 +333,86 @@ private slots:
                                     .arg(widest)
                                     .arg(widestWidth)));
         }
+    }
+
+    // The Data set tab counts the training images of the split the run will use: the one the
+    // run's seed holds out (audit item 2: it always showed seed 0's).
+    void dataSetPreviewCountsTheSplitOfTheRunsSeed() {
+        auto trainCountsFor = [](std::uint64_t seed) {
+            cnnstudio::datasets::LoadOptions options;
+            options.seed = seed;
+            return cnnstudio::ui::DatasetSummary::fromSplits(cnnstudio::datasets::loadDataset("fashion-mnist", options), 0)
+                .trainCounts;
+        };
+        const QList<qint64> seed7 = trainCountsFor(7), seed8 = trainCountsFor(8);
+        QVERIFY(seed7 != seed8);
+
+        cnnstudio::ui::RunSettingsPanel panel;
+        RunSettings settings;
+        settings.dataset = "fashion-mnist";
+        settings.seed = 7;
+        panel.setSettings(settings);
+        cnnstudio::ui::DatasetPicker* picker = panel.datasetPicker();
+        QTRY_COMPARE_WITH_TIMEOUT(picker->preview()->summary().trainCounts, seed7, 60000);
+        auto* note = picker->findChild<QLabel*>("datasetSplitNote");
+        QVERIFY(note);
+        QVERIFY2(note->text().contains("seed 7"), qPrintable(note->text()));
+
+        panel.findChild<QSpinBox*>("seed")->setValue(8);
+        QTRY_COMPARE_WITH_TIMEOUT(picker->preview()->summary().trainCounts, seed8, 60000);
+        QVERIFY2(note->text().contains("seed 8"), qPrintable(note->text()));
+    }
+
+    // Scrolling the Training page with the wheel scrolls the page: a field passing under the
+    // pointer keeps its value (audit item 1) unless the user has clicked into it first.
+    void wheelScrollsThePanelPastFieldsWithoutFocus() {
+        cnnstudio::ui::RunSettingsPanel panel;
+        panel.resize(470, 400);
+        panel.show();
+        panel.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&panel));
+        auto* pages = panel.findChild<QTabWidget*>("settingsPages");
+        QVERIFY(pages);
+        pages->setCurrentIndex(1);
+        auto* scroll = qobject_cast<QScrollArea*>(pages->currentWidget());
+        QVERIFY(scroll);
+        QVERIFY2(scroll->verticalScrollBar()->maximum() > 0, "the Training page should need scrolling at 400 pixels");
+
+        // One notch down over a field, passed up its parents while they ignore it, as Qt passes
+        // on a wheel event from the mouse. (Qt propagates only spontaneous wheel events, and a
+        // test cannot send one in Qt 6.4, so the walk is done here.)
+        auto wheelDownOver = [](QWidget* field) {
+            const QPoint spot = field->mapToGlobal(field->rect().center());
+            for (QWidget* target = field; target; target = target->isWindow() ? nullptr : target->parentWidget()) {
+                QWheelEvent wheel(target->mapFromGlobal(QPointF(spot)), QPointF(spot), QPoint(), QPoint(0, -120),
+                                  Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+                QApplication::sendEvent(target, &wheel);
+                if (wheel.isAccepted()) return;
+            }
+        };
+        auto* crop = panel.findChild<QSpinBox*>("augmentCrop");
+        auto* optimizer = panel.findChild<QComboBox*>("optimizer");
+        auto* augmentation = panel.findChild<QComboBox*>("augmentation");
+        QVERIFY(crop && optimizer && augmentation);
+        crop->setValue(3);
+        const int cropBefore = crop->value();
+        const int optimizerBefore = optimizer->currentIndex();
+        const QString augmentationBefore = augmentation->currentText();
+        const int scrolledBefore = scroll->verticalScrollBar()->value();
+        for (QWidget* field : std::initializer_list<QWidget*>{crop, optimizer, augmentation}) {
+            // Qt's default, WheelFocus, would let the wheel focus the field on the way past.
+            QCOMPARE(field->focusPolicy(), Qt::StrongFocus);
+            wheelDownOver(field);
+        }
+        QCOMPARE(crop->value(), cropBefore);
+        QCOMPARE(optimizer->currentIndex(), optimizerBefore);
+        QCOMPARE(augmentation->currentText(), augmentationBefore);
+        QVERIFY2(scroll->verticalScrollBar()->value() > scrolledBefore, "the wheel should scroll the page instead");
+
+        crop->setFocus();
+        QVERIFY(crop->hasFocus());
+        wheelDownOver(crop);
+        QCOMPARE(crop->value(), cropBefore - 1);
     }
 };
 

@@ -116,6 +116,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
         showStatus(tr("The run ended: %1").arg(QString::fromStdString(finished.reason)));
     });
     connect(controller, &TrainingController::runFailed, this, [this] { showStatus(tr("The run failed")); });
+    connect(controller, &TrainingController::runKilled, this,
+            [this] { showStatus(tr("You killed the run; resume it from Run history")); });
     // Run history reads the run again once its record on disk is complete.
     connect(session_, &TrainingSession::runEnded, this, [this](const QString& directory) {
         history_->runChanged(directory, false);
@@ -183,7 +185,11 @@ void MainWindow::createActions() {
     undoAction_->setShortcut(QKeySequence::Undo);
     redoAction_ = document_->undoStack()->createRedoAction(this, tr("&Redo"));
     redoAction_->setIcon(themedIcon("edit-redo", QStyle::SP_ArrowForward, look));
-    redoAction_->setShortcuts({QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    // Every binding of the platform's Redo (QKeySequence(QKeySequence::Redo) keeps only the first:
+    // Ctrl+Y here, which dropped Ctrl+Shift+Z), and Ctrl+Y on every platform.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    if (!redoKeys.contains(QKeySequence(Qt::CTRL | Qt::Key_Y))) redoKeys << QKeySequence(Qt::CTRL | Qt::Key_Y);
+    redoAction_->setShortcuts(redoKeys);
 
     // Delete and Select all act on the canvas only, so text fields keep their own meaning of them.
     deleteAction_ = new QAction(themedIcon("edit-delete", QStyle::SP_TrashIcon, look), tr("&Delete"), this);

@@ -94,6 +94,7 @@ struct FailedEvent {
     std::string reason, where;
     long long step = 0;
     int epoch = 0;
+    bool killedByUser = false;  // the app's Kill ended the worker: no error; resumable like any failure
 };
 
 struct Event {

@@ -191,6 +191,7 @@ FailedEvent parseFailed(const json& object) {
     event.where = text(object, "where");
     event.step = integer(object, "step");
     event.epoch = int(integer(object, "epoch"));
+    event.killedByUser = flag(object, "killed_by_user");
     return event;
 }
 

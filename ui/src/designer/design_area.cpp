@@ -18,6 +18,7 @@
 #include "cnnstudio/ui/designer/layer_palette.h"
 #include "cnnstudio/ui/designer/node_item.h"
 #include "cnnstudio/ui/designer/problems_panel.h"
+#include "designer/document_undo_keys.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -48,6 +49,7 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     networkName_ = new QLineEdit(this);
     networkName_->setObjectName("networkName");
     networkName_->setToolTip(tr("The network's name: its runs and exported files are named after it"));
+    giveUndoKeysToTheDocument(networkName_);
     auto* nameLabel = new QLabel(tr("&Network:"), this);
     nameLabel->setBuddy(networkName_);
     auto* nameRow = new QHBoxLayout;

@@ -236,6 +236,8 @@ void DesignDocument::setParam(const QString& node, const QString& param, const n
 void DesignDocument::renameNode(const QString& oldName, const QString& newName) {
     nodeOrThrow(oldName);
     if (oldName == newName) return;
+    if (newName.isEmpty())
+        throw Error("a node needs a name", nodeWhere(oldName), "type one: letters, digits, '_', '-' and '.'");
     static const QRegularExpression allowed("^[A-Za-z0-9_.\\-]+$");
     if (!allowed.match(newName).hasMatch())
         throw Error("'" + str(newName) + "' is not a usable node name", nodeWhere(oldName),

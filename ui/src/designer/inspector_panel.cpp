@@ -15,6 +15,7 @@
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/design_document.h"
 #include "common/layer_colors.h"
+#include "designer/document_undo_keys.h"
 #include "designer/param_editors.h"
 
 namespace cnnstudio::ui {
@@ -38,10 +39,14 @@ InspectorPanel::InspectorPanel(DesignDocument* document, QWidget* parent)
     nameForm->setContentsMargins(0, 0, 0, 0);
     nameEdit_ = new QLineEdit(nameRow_);
     nameEdit_->setObjectName("nodeName");
+    // Empty passes the validator so that clearing the name still finishes the edit, which the
+    // document refuses with a message and the field then shows the name again; a validator
+    // refusing "" would leave the field blank, silently.
     nameEdit_->setValidator(
-        new QRegularExpressionValidator(QRegularExpression("[A-Za-z0-9_.\\-]+"), nameEdit_));
+        new QRegularExpressionValidator(QRegularExpression("[A-Za-z0-9_.\\-]*"), nameEdit_));
     nameEdit_->setToolTip(tr("The node's name, unique in the network: letters, digits, '_', '-', '.'"));
     nameForm->addRow(tr("Name"), nameEdit_);
+    giveUndoKeysToTheDocument(nameEdit_);
 
     paramsBox_ = new QWidget(content);
     paramsForm_ = new QFormLayout(paramsBox_);
@@ -147,6 +152,7 @@ void InspectorPanel::addEditor(const ParamInfo& param) {
         refreshValues();
     };
     ParamEditor* editor = createParamEditor(param, paramsBox_, std::move(hooks));
+    giveUndoKeysToTheDocument(editor->widget());
     editor->widget()->setObjectName("param:" + name);
     editor->widget()->setToolTip(describeParam(param));
     auto* label = new QLabel(name, paramsBox_);

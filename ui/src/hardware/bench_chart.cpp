@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/hardware/bench_chart.h"
 
+#include <algorithm>
+
 #include <QEvent>
 #include <QLabel>
 #include <QStackedLayout>
@@ -10,6 +12,12 @@
 #include "cnnstudio/ui/common/plot_legend.h"
 
 namespace cnnstudio::ui {
+namespace {
+
+// The least height of a chart: two rows of them fill the page's 660-pixel minimum.
+constexpr int minimumPlotHeightPx = 300;
+
+}  // namespace
 
 QString formatImagesPerSecond(double imagesPerSecond) {
     if (imagesPerSecond >= 1e6) return QObject::tr("%1 M images/s").arg(imagesPerSecond / 1e6, 0, 'g', 3);
@@ -20,7 +28,7 @@ QString formatImagesPerSecond(double imagesPerSecond) {
 
 BenchChart::BenchChart(QWidget* parent) : QWidget(parent) {
     plot_ = new QCustomPlot(this);
-    plot_->setMinimumSize(260, 180);
+    plot_->setMinimumSize(260, minimumPlotHeightPx);
     plot_->plotLayout()->insertRow(0);
     title_ = new QCPTextElement(plot_, QString());
     plot_->plotLayout()->addElement(0, 0, title_);
@@ -33,6 +41,8 @@ BenchChart::BenchChart(QWidget* parent) : QWidget(parent) {
     plot_->legend->setMargins(QMargins(4, 0, 4, 2));
     plot_->legend->setRowSpacing(0);
     plot_->installEventFilter(this);
+    // Each layout knows the margins its tick labels take and how many rows the legend wraps into.
+    connect(plot_, &QCustomPlot::afterLayout, this, &BenchChart::fitHeightToContents);
 
     note_ = new QLabel(this);
     note_->setObjectName("chartNote");
@@ -93,6 +103,13 @@ void BenchChart::applyPalette() {
     title_->setTextColor(text);
     restyle();
     plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// The plot is at least as tall as its title, axis rect (with the room a chart asks for its bars)
+// and legend need: in a short window the page scrolls instead of cutting the legend off at the
+// bottom or running the bars' labels into each other.
+void BenchChart::fitHeightToContents() {
+    plot_->setMinimumHeight(std::max(minimumPlotHeightPx, plot_->plotLayout()->minimumOuterSizeHint().height()));
 }
 
 bool BenchChart::eventFilter(QObject* watched, QEvent* event) {

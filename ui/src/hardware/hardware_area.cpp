@@ -98,9 +98,9 @@ HardwareArea::HardwareArea(QWidget* parent)
     charts->addWidget(lower);
     charts->setStretchFactor(0, 1);
     charts->setStretchFactor(1, 1);
-    // Smaller than this, the bars' labels and the breakdown's legend run into each other: in a
-    // smaller window the charts scroll instead. 680 wide fits beside the planner at 1024x700.
-    charts->setMinimumSize(680, 660);
+    // 680 wide fits beside the planner at 1024x700. The height is what the charts ask for (their
+    // bars' labels and legends): in a smaller window the charts scroll.
+    charts->setMinimumWidth(680);
     auto* chartsScroll = new QScrollArea(this);
     chartsScroll->setWidgetResizable(true);
     chartsScroll->setFrameShape(QFrame::NoFrame);
@@ -146,9 +146,9 @@ QWidget* HardwareArea::createToolRow() {
     saveButton_ = toolButton(tr("Save report…"), "saveReport", row);
     saveButton_->setToolTip(tr("Save the first report on show as JSON"));
     connect(saveButton_, &QToolButton::clicked, this, &HardwareArea::chooseReportFile);
-    auto* rename = toolButton(tr("Rename machine…"), "renameMachine", row);
-    rename->setToolTip(tr("The short name of a report's machine in legends and bar labels"));
-    connect(rename, &QToolButton::clicked, this, &HardwareArea::renameMachine);
+    renameButton_ = toolButton(tr("Rename machine…"), "renameMachine", row);
+    renameButton_->setToolTip(tr("The short name of a report's machine in legends and bar labels"));
+    connect(renameButton_, &QToolButton::clicked, this, &HardwareArea::renameMachine);
     exportButton_ = toolButton(tr("Export"), "exportHardware", row);
     exportButton_->setPopupMode(QToolButton::InstantPopup);
     auto* exportMenu = new QMenu(exportButton_);
@@ -174,7 +174,7 @@ QWidget* HardwareArea::createToolRow() {
 
     // Two lines, so that the page fits a 1024-pixel window beside the planner.
     auto* files = new QHBoxLayout;
-    for (QWidget* widget : QList<QWidget*>{open, overlay, saveButton_, rename, exportButton_}) files->addWidget(widget);
+    for (QWidget* widget : QList<QWidget*>{open, overlay, saveButton_, renameButton_, exportButton_}) files->addWidget(widget);
     files->addStretch();
     auto* choices = new QHBoxLayout;
     choices->addWidget(new QLabel(tr("Speedup over"), row));
@@ -233,6 +233,7 @@ void HardwareArea::refreshViews() {
     table_->refresh();
     saveButton_->setEnabled(!comparison_->isEmpty());
     exportButton_->setEnabled(!comparison_->isEmpty());
+    renameButton_->setEnabled(!comparison_->isEmpty());
 }
 
 bool HardwareArea::openReport(const QString& path, bool quiet) {
@@ -319,24 +320,28 @@ void HardwareArea::renameMachine() {
     if (comparison_->isEmpty()) return;
     int index = 0;
     if (comparison_->reports().size() > 1) {
-        QStringList labels;
-        for (const ShownReport& shown : comparison_->reports()) labels << QString::fromStdString(shown.report.machine.label);
+        // QInputDialog answers with the text chosen, so each report's entry is made unique by its
+        // place: two reports may carry the same machine label.
+        QStringList entries;
+        for (int i = 0; i < int(comparison_->reports().size()); ++i) {
+            const QString& source = comparison_->reports()[std::size_t(i)].source;
+            entries << tr("%1. %2 (%3)").arg(i + 1).arg(comparison_->machineLabel(i),
+                                                       source.isEmpty() ? tr("not saved") : QFileInfo(source).fileName());
+        }
         bool chosen = false;
-        const QString label = QInputDialog::getItem(this, tr("Rename machine"), tr("Report"), labels, 0, false, &chosen);
+        const QString entry = QInputDialog::getItem(this, tr("Rename machine"), tr("Report"), entries, 0, false, &chosen);
         if (!chosen) return;
-        index = int(labels.indexOf(label));
+        index = int(entries.indexOf(entry));
     }
     bool accepted = false;
-    const QString current = QString::fromStdString(comparison_->reports()[std::size_t(index)].report.machine.label);
+    const QString current = comparison_->machineLabel(index);
     const QString label = QInputDialog::getText(this, tr("Rename machine"), tr("Short name in legends and bar labels"),
                                                 QLineEdit::Normal, current, &accepted);
     if (accepted) comparison_->setMachineLabel(index, label);
 }
 
 void HardwareArea::runSweep() {
-    // The plan is read before the planner locks its controls for the run (a locked control reads
-    // as not chosen). Running before the start: a benchmark that cannot start at all ends the
-    // sweep within start().
+    // Running before the start: a benchmark that cannot start at all ends the sweep within start().
     const SweepPlan plan = planner_->plan();
     planner_->setRunning(true);
     try {
@@ -358,6 +363,14 @@ void HardwareArea::sweepEnded(const BenchReport& report, bool cancelled) {
     for (const BenchConfiguration& configuration : report.configurations) {
         ok += configuration.ok();
         failed += configuration.status == BenchStatus::Failed;
+    }
+    if (cancelled && ok == 0 && failed == 0) {
+        // A report of nothing but cancelled configurations has nothing to show; the comparison on
+        // show (a finished sweep, an opened report) is worth more.
+        const QString summary = tr("Cancelled before any configuration was measured; the results on show are unchanged.");
+        planner_->showSweepEnded(summary);
+        emit message(summary);
+        return;
     }
     QString summary = cancelled ? tr("Cancelled: %1 measured.").arg(countOf(ok, tr("configuration"), tr("configurations")))
                                 : tr("Done: %1 measured.").arg(countOf(ok, tr("configuration"), tr("configurations")));

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include <QFileInfo>
 #include <QRegularExpression>
 
 #include "cnnstudio/atomic_file.h"
@@ -53,6 +54,11 @@ void HardwareComparison::openReportFile(const QString& path) {
 }
 
 void HardwareComparison::overlayReportFile(const QString& path) {
+    const QString file = QFileInfo(path).canonicalFilePath();
+    for (int i = 0; i < int(reports_.size()); ++i)
+        if (!file.isEmpty() && QFileInfo(reports_[std::size_t(i)].source).canonicalFilePath() == file)
+            throw Error(QObject::tr("this report is already on show, as %1").arg(machineLabel(i)).toStdString(),
+                        path.toStdString(), QObject::tr("overlay another machine's report").toStdString());
     overlayReport(loadBenchReport(path.toStdString()), path);
 }
 

@@ -232,8 +232,10 @@ SweepPlan SweepPlanner::plan() const {
     plan.batch = batch_->value();
     plan.steps = steps_->value();
     plan.backends.clear();
+    // A backend box is disabled for two reasons: this build cannot run the backend, or a sweep is
+    // running. Only the first drops the backend from the plan.
     for (QCheckBox* box : backends_)
-        if (box->isChecked() && box->isEnabled()) plan.backends << box->property("value").toString();
+        if (box->isChecked() && box->property("available").toBool()) plan.backends << box->property("value").toString();
     plan.cpuThreads.clear();
     for (QCheckBox* box : threads_)
         if (box->isChecked()) plan.cpuThreads << box->property("value").toInt();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <QFontMetrics>
+
 #include <qcustomplot.h>
 
 #include "common/layer_colors.h"
@@ -47,6 +49,10 @@ void TimeBreakdownChart::setData(const std::vector<ComparedConfiguration>& confi
     std::vector<const ComparedConfiguration*> profiled;
     for (const ComparedConfiguration& configuration : configurations)
         if (configuration.configuration.breakdownMs.totalMs() > 0) profiled.push_back(&configuration);
+    // Each bar's label takes two lines: the bars get rows that tall, and the chart grows (the page
+    // scrolls) rather than run one bar's label into the next.
+    const int rowHeightPx = 2 * QFontMetrics(chart->yAxis->tickLabelFont()).lineSpacing();
+    chart->axisRect()->setMinimumSize(0, int(profiled.size()) * rowHeightPx);
     if (profiled.empty()) {
         showEmptyNote(tr("These reports hold no per-layer times."));
         return;

@@ -92,10 +92,10 @@ RunRecord readRunRecord(const QString& directory) {
             record.damaged = true;
             if (record.problem.isEmpty()) record.problem = QString::fromStdString(error.what());
         }
-        // A run that failed before the worker wrote its configuration (a launch mpirun could not
-        // start) is a failed run with its reason, not a damaged one: nothing in it was lost.
+        // A run that failed (a launch mpirun could not start) or was killed before the worker
+        // wrote its configuration is a run that ended so, not a damaged one: nothing in it was lost.
         if (!QFileInfo::exists(runFile(folder, RunFolder::kConfigFileName)) &&
-            run.state() != TrainingRun::State::Failed) {
+            run.state() != TrainingRun::State::Failed && run.state() != TrainingRun::State::Killed) {
             record.damaged = true;
             if (record.problem.isEmpty())
                 record.problem = QObject::tr("%1 is missing: the run cannot be resumed or evaluated")
@@ -128,6 +128,10 @@ RunRecord readRunRecord(const QString& directory) {
         record.resumable = reason == "stopped";
         break;
     }
+    case TrainingRun::State::Killed:
+        record.status = QObject::tr("killed by you");
+        record.resumable = true;
+        break;
     case TrainingRun::State::Failed:
         record.status = QObject::tr("failed");
         record.failureReason = run.failureReason();

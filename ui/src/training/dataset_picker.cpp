@@ -57,6 +57,11 @@ DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
     sourceHint_->setTextFormat(Qt::RichText);
     preview_ = new DatasetPreview(this);
     preview_->setObjectName("datasetPreview");
+    splitNote_ = new QLabel(this);
+    splitNote_->setObjectName("datasetSplitNote");
+    splitNote_->setWordWrap(true);
+    splitNote_->setForegroundRole(QPalette::PlaceholderText);
+    splitNote_->hide();
 
     auto* pathRow = new QWidget(this);
     auto* pathLayout = new QHBoxLayout(pathRow);
@@ -70,6 +75,7 @@ DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Location"), pathRow);
     form->addRow(sourceHint_);
     form->addRow(preview_);
+    form->addRow(splitNote_);
 
     connect(kind_, &QComboBox::currentIndexChanged, this, [this] {
         updatePathRow();
@@ -81,10 +87,15 @@ DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
     connect(browse_, &QPushButton::clicked, this, &DatasetPicker::browse);
     connect(&loader_, &QFutureWatcher<PreviewResult>::finished, this, [this] {
         const PreviewResult result = loader_.result();
-        if (result.spec == datasetSpec()) {
+        if (result.spec == datasetSpec() && result.validationSeed == validationSeed_) {
             shownSpec_ = result.spec;
+            shownValidationSeed_ = result.validationSeed;
             if (result.error.isEmpty()) preview_->showSummary(result.summary);
             else preview_->showMessage(result.error);
+            splitNote_->setText(tr("Counted for seed %1 (Training tab): where the data set has no validation images "
+                                   "of its own, the seed picks the training images held out for validation.")
+                                    .arg(result.validationSeed));
+            splitNote_->setVisible(result.error.isEmpty());
             emit previewUpdated();
         }
         if (refreshPending_) {
@@ -115,6 +126,12 @@ void DatasetPicker::setDatasetSpec(const QString& spec) {
     refreshPreview();
 }
 
+void DatasetPicker::setValidationSeed(std::uint64_t seed) {
+    if (seed == validationSeed_) return;
+    validationSeed_ = seed;
+    refreshPreview();
+}
+
 void DatasetPicker::updatePathRow() {
     sourceHint_->setText(tr(kinds[kind_->currentIndex()].hint));
     const bool needsPath = kind_->currentData().toString() != "fashion-mnist";
@@ -138,9 +155,10 @@ void DatasetPicker::browse() {
 
 void DatasetPicker::refreshPreview() {
     const QString spec = datasetSpec();
-    if (spec == shownSpec_) return;
+    if (spec == shownSpec_ && validationSeed_ == shownValidationSeed_) return;
     if (spec.endsWith(':')) {
         shownSpec_.clear();
+        splitNote_->hide();
         preview_->showMessage(kinds[kind_->currentIndex()].folder ? tr("Choose the data set's folder above.")
                                                                    : tr("Choose the data set's file above."));
         emit previewUpdated();
@@ -152,13 +170,15 @@ void DatasetPicker::refreshPreview() {
     }
     const QString location = path_->text().trimmed();
     preview_->showMessage(tr("Reading %1…").arg(location.isEmpty() ? kind_->currentText() : QFileInfo(location).fileName()));
-    loader_.setFuture(QtConcurrent::run([spec, location]() -> PreviewResult {
+    loader_.setFuture(QtConcurrent::run([spec, location, seed = validationSeed_]() -> PreviewResult {
+        datasets::LoadOptions options;
+        options.seed = seed;  // as the worker holds out the validation set
         try {
-            return {spec, DatasetSummary::fromSplits(datasets::loadDataset(spec.toStdString())), {}};
+            return {spec, seed, DatasetSummary::fromSplits(datasets::loadDataset(spec.toStdString(), options)), {}};
         } catch (const Error& error) {
-            return {spec, {}, QString::fromStdString(error.what())};
+            return {spec, seed, {}, QString::fromStdString(error.what())};
         } catch (const std::exception& error) {
-            return {spec, {}, tr("Cannot read %1: %2").arg(location, QString::fromLocal8Bit(error.what()))};
+            return {spec, seed, {}, tr("Cannot read %1: %2").arg(location, QString::fromLocal8Bit(error.what()))};
         }
     }));
 }

@@ -9,6 +9,7 @@
 namespace cnnstudio::ui {
 
 // Throws Error naming the file when it cannot be written.
-void appendFailedEvent(const std::filesystem::path& eventsFile, const std::string& reason, long long step, int epoch);
+void appendFailedEvent(const std::filesystem::path& eventsFile, const std::string& reason, long long step, int epoch,
+                       bool killedByUser);
 
 }  // namespace cnnstudio::ui

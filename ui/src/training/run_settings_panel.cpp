@@ -19,6 +19,7 @@
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/hardware_picker.h"
 #include "common/layer_colors.h"
+#include "common/wheel_guard.h"
 
 namespace cnnstudio::ui {
 
@@ -72,6 +73,7 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(pages_, 1);
     layout->addWidget(problems_);
+    letWheelScrollPastUnfocusedFields(this);
 
     auto changed = [this] {
         if (loading_) return;
@@ -90,6 +92,7 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     connect(teachers_, &QLineEdit::textChanged, this, changed);
     connect(teachers_, &QLineEdit::textChanged, this, &RunSettingsPanel::refreshDistillationRows);
     connect(optimizer_, &QComboBox::currentIndexChanged, this, &RunSettingsPanel::refreshOptimiserRows);
+    connect(seed_, &QSpinBox::valueChanged, dataset_, [this](int seed) { dataset_->setValidationSeed(std::uint64_t(seed)); });
     connect(augmentation_, &AugmentationEditor::changed, this, changed);
 
     setSettings(RunSettings{});
@@ -126,6 +129,8 @@ RunSettings RunSettingsPanel::settings() const {
 void RunSettingsPanel::setSettings(const RunSettings& settings) {
     loading_ = true;
     hardware_->load(settings);
+    // The seed first: the data set's preview is then read once, for the split this run will use.
+    dataset_->setValidationSeed(std::uint64_t(settings.seed));
     dataset_->setDatasetSpec(settings.dataset);
     batch_->setValue(settings.batchSize);
     epochs_->setValue(settings.epochs);
@@ -244,7 +249,8 @@ QWidget* RunSettingsPanel::makeTrainingPage() {
     skipBad_->setToolTip(tr("Leave out malformed CSV rows and images that cannot be read, counting them, "
                             "instead of stopping at the first"));
     seed_ = spin("seed", 0, INT_MAX);
-    seed_->setToolTip(tr("Sets the initial weights, the data order, dropout and augmentation"));
+    seed_->setToolTip(tr("Picks the validation images (where the data set has none of its own, as the Data set "
+                         "tab counts them) and sets the initial weights, the data order, dropout and augmentation"));
     logEvery_ = spin("logEvery", 1, 1000000);
     logEvery_->setPrefix(tr("every "));
     logEvery_->setSuffix(tr(" step(s)"));

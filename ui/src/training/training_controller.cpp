@@ -158,7 +158,7 @@ void TrainingController::handleExit(int exitCode, QProcess::ExitStatus status) {
     } else if (sawFailed_) {
         emit runFailed(failedReason_, tail);
     } else if (killRequested_) {
-        emit runFailed(tr("You killed the worker; the run stops at its last checkpoint."), tail);
+        emit runKilled(tail);
     } else if (status == QProcess::CrashExit) {
         emit runFailed(tr("The worker crashed before it finished."), tail);
     } else {

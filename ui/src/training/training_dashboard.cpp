@@ -427,6 +427,12 @@ void TrainingDashboard::refreshStatus() {
         break;
     }
     case TrainingRun::State::Failed: status_->setText(tr("Failed: %1").arg(run.failureReason())); break;
+    case TrainingRun::State::Killed:
+        status_->setText(tr("You killed %1 at step %2; resume it from Run history to continue from its last "
+                            "checkpoint.")
+                             .arg(what)
+                             .arg(run.currentStep()));
+        break;
     case TrainingRun::State::Empty: break;
     }
     const qint64 total = std::max<qint64>(1, run.totalSteps());

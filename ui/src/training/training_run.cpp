@@ -106,16 +106,26 @@ void TrainingRun::finish(const FinishedEvent& event) {
 }
 
 void TrainingRun::fail(const FailedEvent& event) {
-    state_ = State::Failed;
-    failureReason_ = QString::fromStdString(event.reason);
+    state_ = event.killedByUser ? State::Killed : State::Failed;
+    failureReason_ = event.killedByUser ? QString() : QString::fromStdString(event.reason);
     emit ended();
 }
 
 void TrainingRun::endWithoutFinalEvent(const QString& reason) {
-    if (state_ == State::Finished || state_ == State::Failed) return;
+    if (hasEnded()) return;
     state_ = State::Failed;
     failureReason_ = reason;
     emit ended();
+}
+
+void TrainingRun::endKilledByUser() {
+    if (hasEnded()) return;
+    state_ = State::Killed;
+    emit ended();
+}
+
+bool TrainingRun::hasEnded() const {
+    return state_ == State::Finished || state_ == State::Failed || state_ == State::Killed;
 }
 
 int TrainingRun::loadEventsFile(const QString& path) {

@@ -51,6 +51,7 @@ TrainingSession::TrainingSession(QObject* parent)
     : QObject(parent), controller_(new TrainingController(this)), liveRun_(new TrainingRun(this)) {
     connect(controller_, &TrainingController::eventReceived, liveRun_, &TrainingRun::addEvent);
     connect(controller_, &TrainingController::runFailed, this, &TrainingSession::endWithoutFinalEvent);
+    connect(controller_, &TrainingController::runKilled, this, &TrainingSession::endKilledByUser);
     connect(controller_, &TrainingController::runFinished, this,
             [this] { emit runEnded(controller_->runDirectory()); });
 }
@@ -98,18 +99,29 @@ void TrainingSession::endWithoutFinalEvent(const QString& reason, const QString&
     liveRun_->endWithoutFinalEvent(fullReason);
     const QString runDirectory = controller_->runDirectory();
     try {
-        recordEndOfRun(runDirectory, fullReason);
+        recordEndOfRun(runDirectory, fullReason, false);
     } catch (const Error& error) {
         emit message(tr("Could not record the failure in %1: %2").arg(runDirectory, QString::fromStdString(error.what())));
     }
     emit runEnded(runDirectory);
 }
 
+void TrainingSession::endKilledByUser() {
+    liveRun_->endKilledByUser();
+    const QString runDirectory = controller_->runDirectory();
+    try {
+        recordEndOfRun(runDirectory, tr("You killed the worker; the run resumes from its last checkpoint."), true);
+    } catch (const Error& error) {
+        emit message(tr("Could not record the kill in %1: %2").arg(runDirectory, QString::fromStdString(error.what())));
+    }
+    emit runEnded(runDirectory);
+}
+
 // A run the worker left without a final event (killed, crashed, or a launch that failed before
 // the run began) still gets a `failed` event in its folder, so Run history lists it as failed
-// with the reason. A launch that failed early made no folder: it is made here, with the network
-// it was to train.
-void TrainingSession::recordEndOfRun(const QString& runDirectory, const QString& reason) {
+// with the reason, or as killed when the user killed it (the event's killed_by_user). A launch
+// that failed early made no folder: it is made here, with the network it was to train.
+void TrainingSession::recordEndOfRun(const QString& runDirectory, const QString& reason, bool killedByUser) {
     if (runDirectory.isEmpty()) return;
     const QString eventsFile = QDir(runDirectory).filePath(RunFolder::kEventsFileName);
     if (QFileInfo::exists(eventsFile)) {
@@ -119,7 +131,8 @@ void TrainingSession::recordEndOfRun(const QString& runDirectory, const QString&
         if (launchedSpec_.nodes.empty()) return;  // a resume of a folder without events: nothing to add to
         RunFolder::create(runDirectory.toStdString()).writeSpec(launchedSpec_);
     }
-    appendFailedEvent(eventsFile.toStdString(), reason.toStdString(), liveRun_->currentStep(), liveRun_->currentEpoch());
+    appendFailedEvent(eventsFile.toStdString(), reason.toStdString(), liveRun_->currentStep(), liveRun_->currentEpoch(),
+                      killedByUser);
 }
 
 void TrainingSession::stop() { controller_->stop(); }

@@ -46,6 +46,8 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    void fitHeightToContents();
+
     QCustomPlot* plot_;
     QCPTextElement* title_;
     QLabel* note_;

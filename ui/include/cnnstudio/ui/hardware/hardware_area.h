@@ -94,6 +94,7 @@ private:
     QTabWidget* views_;
     QToolButton* saveButton_ = nullptr;
     QToolButton* exportButton_ = nullptr;
+    QToolButton* renameButton_ = nullptr;
     QString reportFolder_;
     QString runsRoot_;
     bool scanningRuns_ = false, rescanWanted_ = false;

@@ -70,13 +70,15 @@ public:
     void showReport(BenchReport report, const QString& source = {});
     void overlayReport(BenchReport report, const QString& source = {});
     // Reads a report file through the engine's library; throws Error naming the file and field.
+    // Overlaying a file already on show throws Error too: its bars and rows would all be doubled.
     void openReportFile(const QString& path);
     void overlayReportFile(const QString& path);
     void removeReport(int reportIndex);
     void clear();
     // Writes report `reportIndex` atomically to `path` and remembers it as its source.
     void saveReport(int reportIndex, const QString& path);
-    // A report's machine label, as the legends and bar labels show it.
+    // A report's machine label, as the legends and bar labels show it (the hostname until set).
+    QString machineLabel(int reportIndex) const;
     void setMachineLabel(int reportIndex, const QString& label);
 
     BaselineChoice baseline() const { return baseline_; }
@@ -102,7 +104,6 @@ signals:
 
 private:
     bool overlaid() const { return reports_.size() > 1; }
-    QString machineLabel(int reportIndex) const;
     QString prefixed(int reportIndex, const QString& text) const;
     std::optional<std::pair<int, const BenchConfiguration*>> findBaseline() const;
 

@@ -5,6 +5,8 @@
 // It loads the chosen data set on a background thread and shows it in a DatasetPreview.
 #pragma once
 
+#include <cstdint>
+
 #include <QFutureWatcher>
 #include <QWidget>
 
@@ -25,6 +27,9 @@ public:
 
     QString datasetSpec() const;
     void setDatasetSpec(const QString& spec);
+    // The run's seed: where a data set has no validation split of its own, it picks the training
+    // images held out for validation, so the preview counts what that run will train on.
+    void setValidationSeed(std::uint64_t seed);
     DatasetPreview* preview() const { return preview_; }
     bool isLoadingPreview() const { return loader_.isRunning(); }
 
@@ -38,6 +43,7 @@ signals:
 private:
     struct PreviewResult {
         QString spec;
+        std::uint64_t validationSeed = 0;
         DatasetSummary summary;
         QString error;
     };
@@ -48,9 +54,11 @@ private:
     QLineEdit* path_;
     QPushButton* browse_;
     QLabel* sourceHint_;
+    QLabel* splitNote_;
     DatasetPreview* preview_;
     QFutureWatcher<PreviewResult> loader_;
     QString shownSpec_;
+    std::uint64_t validationSeed_ = 0, shownValidationSeed_ = 0;
     bool refreshPending_ = false;
 };
 

@@ -61,8 +61,10 @@ signals:
     void eventReceived(const cnnstudio::Event& event);
     void outputLine(const QString& line);  // a line of standard output that is not an event
     void runFinished(const cnnstudio::FinishedEvent& finishedEvent);
-    // A `failed` event, a crash, a kill or an exit without `finished`: why, and standard error's tail.
+    // A `failed` event, a crash or an exit without `finished`: why, and standard error's tail.
     void runFailed(const QString& reason, const QString& stderrTail);
+    // kill() ended the worker before it wrote `finished` or `failed`.
+    void runKilled(const QString& stderrTail);
 
 private:
     void launch(const QStringList& arguments, const QString& runDir, const QString& visibleDevices);

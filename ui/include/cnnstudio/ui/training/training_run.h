@@ -24,20 +24,23 @@ class TrainingRun : public QObject {
     Q_OBJECT
 
 public:
-    enum class State { Empty, Running, Finished, Failed };
+    enum class State { Empty, Running, Finished, Failed, Killed };
 
     explicit TrainingRun(QObject* parent = nullptr);
 
     void clear();
     void addEvent(const cnnstudio::Event& event);
-    // The worker ended without a final event (killed, crashed, or a launch that failed before the
-    // run began): the run ends as failed, for `reason`. Nothing when the run has ended already.
+    // The worker ended without a final event (crashed, or a launch that failed before the run
+    // began): the run ends as failed, for `reason`. Nothing when the run has ended already.
     void endWithoutFinalEvent(const QString& reason);
+    // The user killed the worker before its final event: the run ends as killed (Killed).
+    void endKilledByUser();
     // Replays a run: `path` is a run folder or an events.jsonl file. Throws Error when it cannot
     // be read; returns how many lines held no event (a truncated last line after a crash).
     int loadEventsFile(const QString& path);
 
     State state() const { return state_; }
+    bool hasEnded() const;  // finished, failed or killed
     QString runDirectory() const { return runDirectory_; }
     QString displayName() const;  // the run folder's name, else the model's
     QString modelName() const { return modelName_; }

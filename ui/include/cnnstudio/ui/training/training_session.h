@@ -55,7 +55,8 @@ signals:
 
 private:
     void endWithoutFinalEvent(const QString& reason, const QString& stderrTail);
-    void recordEndOfRun(const QString& runDirectory, const QString& reason);
+    void endKilledByUser();
+    void recordEndOfRun(const QString& runDirectory, const QString& reason, bool killedByUser);
 
     TrainingController* controller_;
     TrainingRun* liveRun_;
