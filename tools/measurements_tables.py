@@ -83,6 +83,7 @@ PYTORCH_MODE_NAMES = {
     "fp32": "fp32",
     "tf32": "tf32",
     "tf32-cl": "tf32 channels-last",
+    "fp32-cl": "fp32 channels-last",
     "bf16": "bf16 autocast",
     "bf16-cl": "bf16 channels-last, eager",
     "bf16-cl+compile:max-autotune": 'bf16 channels-last, `torch.compile(mode="max-autotune")`',
