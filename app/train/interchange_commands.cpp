@@ -15,6 +15,7 @@ void runExport(const ExportCommand& command, std::FILE* out) {
     const LocatedModel located = locateModel(command.target);
     if (command.onnx.empty() && command.modelFolder.empty())
         throw Error("nothing to write", "export", "give --onnx FILE, --model-folder DIR or both");
+    if (!command.modelFolder.empty()) requireReplaceableByModelFolder(command.modelFolder, located.folder);
     if (!command.onnx.empty()) {
         exportOnnx(located.model.spec, located.model.weights, command.onnx);
         std::fprintf(out, "wrote %s (ONNX opset %d, input \"%s\" (N, C, H, W), output \"%s\")\n",
@@ -28,6 +29,7 @@ void runExport(const ExportCommand& command, std::FILE* out) {
 }
 
 void runImport(const ImportCommand& command, std::FILE* out) {
+    requireReplaceableByModelFolder(command.folder, command.onnx);
     const ImportedNetwork imported = importOnnx(command.onnx);
     // Building the network checks the spec and every weight's name and shape; cpu-ref is the
     // backend every build has.

@@ -577,14 +577,18 @@ int main(int argc, char** argv) {
     exportModel->add_option("target", exportCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name")->required();
     exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)");
     exportModel->add_option("--model-folder", exportCommand.modelFolder,
-                            "a model folder to write (model.json, spec.json, model.safetensors)");
+                            "a model folder to write (model.json, spec.json, model.safetensors): a new or empty "
+                            "folder, or an earlier model folder, which it replaces");
     exportModel->add_option("--weights-dtype", exportCommand.weightsDtype, "the model folder's weights: fp32 | bf16 | fp16")
         ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
 
     app::ImportCommand importCommand;
     CLI::App* importModel = app.add_subcommand("import", "read an ONNX model into a model folder");
     importModel->add_option("onnx", importCommand.onnx, "the ONNX file (opset 13 ops CNN Studio has)")->required()->check(CLI::ExistingFile);
-    importModel->add_option("--out", importCommand.folder, "the model folder to write")->required();
+    importModel->add_option("--out", importCommand.folder,
+                            "the model folder to write: a new or empty folder, or an earlier model folder, which it "
+                            "replaces")
+        ->required();
 
     CLI::App* backends = app.add_subcommand("backends", "the backends of this build and whether each can run here");
     CLI::App* recipes = app.add_subcommand("recipes", "the named training recipes (--recipe NAME)");
