@@ -193,6 +193,29 @@ TEST(CnnstudioTrain, BadSpecExitsWithOneAndNamesTheNode) {
     EXPECT_FALSE(std::filesystem::exists(work / "run"));
 }
 
+// Each Dense within its own limits, 4.3 G parameters together: more than one tensor's int sizes
+// hold. Refused by --summary and by training, naming the layer that crosses the limit.
+TEST(CnnstudioTrain, ParameterTotalBeyondTheLimitIsRefusedNamingTheLayer) {
+    const auto work = scratchFolder("huge-parameter-total");
+    std::ofstream(work / "huge.json") << R"({"format": "cnnstudio-network", "version": 1, "name": "huge",
+      "nodes": [
+        {"name": "input", "type": "Input", "params": {"channels": 1, "height": 28, "width": 28}},
+        {"name": "flatten", "type": "Flatten", "inputs": ["input"]},
+        {"name": "fc1", "type": "Dense", "inputs": ["flatten"], "params": {"units": 65536}},
+        {"name": "fc2", "type": "Dense", "inputs": ["fc1"], "params": {"units": 65536}},
+        {"name": "logits", "type": "Dense", "inputs": ["fc2"], "params": {"units": 10}}]})";
+    const ProcessResult summary = train({"--spec", (work / "huge.json").string(), "--summary"}, work);
+    EXPECT_EQ(summary.exitCode, 1);
+    EXPECT_NE(summary.out.find("node 'fc2'"), std::string::npos) << summary.out;
+    EXPECT_NE(summary.out.find("2147483647 (2^31 - 1)"), std::string::npos) << summary.out;
+
+    const ProcessResult trained = train({"--spec", (work / "huge.json").string(), "--epochs", "1", "--threads", "1",
+                                         "--run-dir", (work / "run").string()},
+                                        work);
+    EXPECT_EQ(trained.exitCode, 1);
+    EXPECT_NE(trained.err.find("node 'fc2'"), std::string::npos) << trained.err;
+}
+
 // A run refused before it began (here a data set path with a typo) records its failure in the
 // folder, and the corrected command may then train into the same --run-dir: it trained nothing.
 TEST(CnnstudioTrain, TheRunDirOfARunThatFailedBeforeItBeganCanBeTrainedInto) {

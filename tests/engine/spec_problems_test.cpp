@@ -215,6 +215,23 @@ TEST(SpecProblems, ImageTooLargeForTheBackendsIsRejected) {
     expectOnlyProblem(spec, "input", {"more than 2^31 - 1 values per image"});
 }
 
+// Every Dense is within its own limits; together they pass the int sizes of the one tensor that
+// holds a network's parameters. The node whose parameters cross the limit is the one named.
+TEST(SpecProblems, ParameterTotalBeyondWhatANetworkHoldsNamesTheNodeThatCrossesIt) {
+    NetworkSpec spec = network({input(1, 256, 256), node("flat", "Flatten", {"input"}),
+                                node("fc1", "Dense", {"flat"}, {{"units", 20000}}),
+                                node("fc2", "Dense", {"fc1"}, {{"units", 65536}}),
+                                node("logits", "Dense", {"fc2"}, {{"units", 7}})});
+    expectOnlyProblem(spec, "fc2", {"1310785536 parameters", "total to 2621525536", "2147483647 (2^31 - 1)"});
+    EXPECT_EQ(analyseSpec(spec).totalParameters, 2621984295);
+    try {
+        inferShapes(spec);
+        FAIL() << "expected an Error";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.where(), "node 'fc2'");
+    }
+}
+
 TEST(SpecProblems, SeveralOutputsAreAllNamed) {
     NetworkSpec spec = network({input(1, 8, 8), node("head1", "Flatten", {"input"}), node("head2", "ReLU", {"input"})});
     ShapeReport report = analyseSpec(spec);

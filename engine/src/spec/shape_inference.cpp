@@ -225,13 +225,20 @@ ShapeReport analyseSpec(const NetworkSpec& spec) {
     else if (known[inputNodes[0]]) report.inputShape = infos[inputNodes[0]].outputShape;
 
     for (std::size_t i : order) {
-        if (!infos[i].problem.empty()) report.problems.emplace_back(infos[i].name, infos[i].problem);
         if (known[i]) {
+            const bool underLimit = report.totalParameters <= kMaxNetworkParameters;
             report.totalParameters += infos[i].parameters;
             report.totalForwardFlops += infos[i].forwardFlops;
             report.activationBytesPerImage +=
                 infos[i].outputShape.countPerImage() * std::int64_t(sizeof(float));
+            if (underLimit && report.totalParameters > kMaxNetworkParameters && infos[i].problem.empty())
+                infos[i].problem = "its " + std::to_string(infos[i].parameters) +
+                                   " parameters take the network's total to " +
+                                   std::to_string(report.totalParameters) + ", more than the " +
+                                   std::to_string(kMaxNetworkParameters) +
+                                   " (2^31 - 1) one network can hold; make this layer or the ones before it smaller";
         }
+        if (!infos[i].problem.empty()) report.problems.emplace_back(infos[i].name, infos[i].problem);
         report.nodes.push_back(std::move(infos[i]));
     }
     return report;
