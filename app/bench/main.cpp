@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/sweep.h"
+#include "cnnstudio/backend.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
 #include "common/stop_signals.h"
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
     auto* backends = app.add_option("--backend", request.backends, "backends: cpu-ref cpu cuda cudnn")->capture_default_str();
     auto* modes = app.add_option("--mode", request.precisions, "precisions: fp32 tf32 bf16 (each backend runs those it trains in; cpu bf16 needs bf16 instructions)")->capture_default_str();
     auto* threads = app.add_option("--threads", request.threads, "CPU thread counts (0: every core)")
-                        ->check(CLI::Range(0, 4096));  // libgomp crashed creating 100000 threads
+                        ->check(CLI::Range(0, kMaxCpuThreads));
     app.add_option("--batch", request.batches, "batch sizes per rank")->capture_default_str()->check(CLI::PositiveNumber);
     auto* gpus = app.add_option("--gpus", request.gpus, "GPU counts (ranks through mpirun, one per GPU)")->check(CLI::PositiveNumber);
     auto* nodes = app.add_option("--nodes", request.nodes, "node counts (with --hostfile)")->check(CLI::PositiveNumber);

@@ -171,7 +171,9 @@ int main(int argc, char** argv) {
     // for a team of threads to share, and each layer's thread barrier costs more than it saves
     // (docs/logs/2026-12-01-live/threads.txt: on this 2-core machine under load, inference took
     // 3.3 ms per frame on one thread and 820 ms on two).
-    app.add_option("--threads", options.threads, "CPU threads of the cpu backend (0: every core)")->capture_default_str();
+    app.add_option("--threads", options.threads, "CPU threads of the cpu backend (0: every core)")
+        ->check(CLI::Range(0, cnnstudio::kMaxCpuThreads))
+        ->capture_default_str();
     app.add_option("--smoothing", options.smoothing, "frames each face's prediction is averaged over")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();

@@ -176,7 +176,7 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--log-every", o.logEvery, "a step event every N steps")
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
-        ->check(CLI::Range(0, 4096))->capture_default_str();
+        ->check(CLI::Range(0, kMaxCpuThreads))->capture_default_str();
     app.add_option("--seed", o.seed, "parameter init, data order, dropout and augmentation")
         ->check(kWholeNumberFromZero)->capture_default_str();
     app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")
@@ -569,7 +569,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"test", "validation", "train"}))->capture_default_str();
     evaluate->add_option("--backend", evaluateCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
     evaluate->add_option("--batch", evaluateCommand.batch)->check(CLI::Range(1, 65536))->capture_default_str();
-    evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
+    evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, kMaxCpuThreads))->capture_default_str();
     evaluate->add_flag("--skip-bad", evaluateCommand.skipBad, "skip malformed rows and unreadable images");
 
     app::ExportCommand exportCommand;
@@ -604,7 +604,7 @@ int main(int argc, char** argv) {
     predict->add_option("target", predictCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name (`models`)")->required();
     predict->add_option("images", predictCommand.images, "image files")->required()->check(CLI::ExistingFile);
     predict->add_option("--backend", predictCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
-    predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
+    predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, kMaxCpuThreads))->capture_default_str();
     predict->add_option("--top", predictCommand.top, "classes shown per image")->check(CLI::Range(1, 1000))->capture_default_str();
     predict->add_flag("--logits", predictCommand.logits, "print each image's logits as a JSON line instead");
 

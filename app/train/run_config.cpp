@@ -1,5 +1,6 @@
 #include "train/run_config.h"
 
+#include "cnnstudio/backend.h"
 #include "cnnstudio/error.h"
 
 namespace cnnstudio::app {
@@ -74,6 +75,9 @@ RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& sou
         throw Error(std::string("the configuration is incomplete: ") + error.what(), source,
                     "the run folder is damaged; start a new run");
     }
+    if (config.threads < 0 || config.threads > kMaxCpuThreads)
+        throw Error("threads " + std::to_string(config.threads) + " is out of range 0.." + std::to_string(kMaxCpuThreads),
+                    source, "the run folder is damaged; start a new run");
     if (config.distributed.ranksPerNode < 1 || config.distributed.nodes < 1)
         throw Error("the distributed layout asks for " + std::to_string(config.distributed.ranksPerNode) +
                         " ranks per node on " + std::to_string(config.distributed.nodes) + " nodes",

@@ -157,6 +157,25 @@ TEST(CnnstudioTrain, SigtermStopsAfterTheCurrentStepAndResumeFinishesTheRun) {
     EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
 }
 
+// A damaged config.json asking for 100000 threads crashed libgomp (SIGSEGV) on --resume.
+TEST(CnnstudioTrain, ResumeRefusesAThreadCountBeyondTheMaximum) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-threads");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    config["threads"] = 100000;
+    std::ofstream(runDir / "config.json") << config.dump();
+
+    const ProcessResult resumed = train({"--resume", runDir.string()}, work);
+    EXPECT_EQ(resumed.exitCode, 1) << resumed.err;
+    EXPECT_NE(resumed.err.find("config.json: threads 100000 is out of range 0..4096"), std::string::npos)
+        << resumed.err;
+}
+
 // The stop signals reach one thread of a training process, the one that waits for them (a
 // thread in sigwait shows them unblocked); every other thread blocks them, so none is delivered
 // to a thread computing in oneDNN, whose JIT GEMM points its stack pointer into the heap (oneDNN

@@ -344,6 +344,17 @@ TEST_F(LiveProgramTest, StopSignalEndsTheStreamWithTheRecordingFinished) {
     EXPECT_EQ(int(annotated.get(cv::CAP_PROP_FRAME_COUNT)), frames);
 }
 
+// libgomp crashed creating 100000 threads: the option is bounded as cnnstudio-train bounds it.
+TEST_F(LiveProgramTest, ThreadCountBeyondTheMaximumIsRefused) {
+    const e2e::ProcessResult run = e2e::runProcess(
+        {CNNSTUDIO_LIVE_BINARY, "--source", "folder:" + folder_.string(), "--model", model_.string(), "--threads",
+         "100000"},
+        folder_.string());
+    EXPECT_GT(run.exitCode, 0) << run.err;
+    EXPECT_LT(run.exitCode, 128) << "killed by a signal: " << run.err;
+    EXPECT_NE(run.err.find("--threads"), std::string::npos) << run.err;
+}
+
 TEST_F(LiveProgramTest, NoCameraExitsNonZeroWithAClearMessage) {
     if (!listCameras().empty()) GTEST_SKIP() << "this machine has a camera; the no-camera path needs one without";
     const e2e::ProcessResult run =
