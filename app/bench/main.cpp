@@ -44,6 +44,7 @@ std::string commandLine(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ignoreClosedOutput();
     bench::SweepRequest request;
     bench::SweepSettings settings;
     bool probe = false;
@@ -51,6 +52,8 @@ int main(int argc, char** argv) {
                  "for a sweep of configurations (the product of the lists, plus each --config)"};
     app.footer("Exit status: 0 every configuration ran, 1 one or more failed (the report says why) or an error, "
                "2 bad usage, 3 cancelled (SIGINT/SIGTERM; the report keeps what was measured).\n"
+               "A closed standard output (| head) does not stop the sweep: its JSON lines are lost, the report is "
+               "still written.\n"
                "Each sweep is also saved to $XDG_DATA_HOME/cnnstudio/hardware (~/.local/share/cnnstudio/hardware), "
                "where the Train page predicts run times from.");
     auto* backends = app.add_option("--backend", request.backends, "backends: cpu-ref cpu cuda cudnn")->capture_default_str();

@@ -157,8 +157,10 @@ int run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    cnnstudio::ignoreClosedOutput();
     CLI::App app{"cnnstudio-live: live emotion recognition on a camera, a video or a folder of images.\n"
-                 "Exit codes: 0 done, 1 an error (no camera, unreadable model or source), 2 bad usage."};
+                 "Exit codes: 0 done, 1 an error (no camera, unreadable model or source), 2 bad usage.\n"
+                 "A closed standard output (| head) does not stop the stream: --output and --log are still written."};
     Options options;
     app.add_option("--source", options.source, "camera:N | video:FILE | folder:DIR")->required();
     app.add_option("--model", options.model,

@@ -11,7 +11,8 @@
 // usage, 3 stopped before the end (checkpointed: --resume continues it), so that a script can
 // tell a stopped run from a finished one. SIGINT/SIGTERM stop gracefully after the current step
 // with the latest checkpoint written; a second one ends the process at once. SIGUSR1 (what the
-// launcher sends through mpirun, which forwards it to every rank) stops gracefully too.
+// launcher sends through mpirun, which forwards it to every rank) stops gracefully too. SIGPIPE
+// is ignored: a closed stdout (`| head`) loses the progress display, never the run.
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -54,7 +55,9 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitStopped = 3;
 constexpr const char* kExitCodesHelp =
-    "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).";
+    "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).\n"
+    "A closed standard output (| head) does not stop training: the run goes on into its run folder (events.jsonl, "
+    "checkpoints, model); stop it with Ctrl-C and --resume it later.";
 
 // A number in [minimum, maximum]; unlike CLI::Range, text that is no number is called that.
 CLI::Validator numberFrom(double minimum, double maximum) {
@@ -545,6 +548,7 @@ void printError(const std::exception& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ignoreClosedOutput();
     CLI::App app{"cnnstudio-train: train, resume, evaluate and use CNN Studio networks without the GUI"};
     app.require_subcommand(0, 1);
     app.footer(kExitCodesHelp);

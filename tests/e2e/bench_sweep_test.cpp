@@ -149,6 +149,17 @@ TEST(BenchSweep, ProgressEventsForTheAppReplaceTheOldLines) {
     for (const auto& event : events) EXPECT_EQ(event["schema"], 1);
 }
 
+// The app that read the progress events quit (or `| head` did): SIGPIPE used to end the sweep
+// with no report. The sweep goes on and writes it.
+TEST(BenchSweep, AClosedStdoutLosesTheLinesButNotTheReport) {
+    const auto work = scratchFolder("closed-stdout");
+    std::vector<std::string> arguments = cheapSweep(work, {"cpu threads=1"});
+    arguments.push_back("--progress-events");
+    const ProcessResult result = runProcessWithStdoutClosed(arguments, work.string(), environmentFor(work));
+    EXPECT_EQ(result.exitCode, 0) << result.err;
+    EXPECT_TRUE(std::filesystem::exists(work / "report.json"));
+}
+
 // The app's Cancel: SIGTERM lets the configuration in progress finish, records the rest as
 // cancelled, writes the report and exits 3.
 TEST(BenchSweep, TerminationCancelsTheRestAndKeepsTheReport) {

@@ -157,6 +157,21 @@ TEST(CnnstudioTrain, SigtermStopsAfterTheCurrentStepAndResumeFinishesTheRun) {
     EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
 }
 
+// `cnnstudio-train ... | head -3`: SIGPIPE used to kill the run with no checkpoint and no end
+// event. The progress display and `--events -` are lost; the run trains on into its folder.
+TEST(CnnstudioTrain, AClosedStdoutDoesNotStopTheRun) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("closed-stdout");
+    const auto runDir = work / "run";
+    const ProcessResult trained = runProcessWithStdoutClosed(
+        {kTrainProgram, "--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1", "--log-every", "1",
+         "--events", "-", "--run-dir", runDir.string()},
+        work.string(), kQuietOpenMp);
+    EXPECT_EQ(trained.exitCode, 0) << trained.err;
+    EXPECT_EQ(lastEventNamed(runDir, "finished")["reason"], "completed");
+    EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
+}
+
 // A damaged config.json asking for 100000 threads crashed libgomp (SIGSEGV) on --resume.
 TEST(CnnstudioTrain, ResumeRefusesAThreadCountBeyondTheMaximum) {
     if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
