@@ -7,7 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include <unistd.h>
@@ -50,6 +54,54 @@ void writePgm(const std::filesystem::path& file, int width, int height) {
     for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) stream.put(char(x > width / 3 && x < 2 * width / 3 ? 200 : 10));
 }
+
+// An image folder data set of 48x48 grey faces (not real ones: the scores do not matter) with
+// `count(k)` test images in the k-th of `classes`, one image per class in train/ and val/.
+void writeImageFolderDataset(const std::filesystem::path& root, const std::vector<std::string>& classes,
+                             const std::function<int(std::size_t)>& count) {
+    for (std::size_t k = 0; k < classes.size(); ++k)
+        for (const auto& [split, images] : {std::pair{"train", 1}, {"val", 1}, {"test", count(k)}}) {
+            const auto folder = root / split / classes[k];
+            std::filesystem::create_directories(folder);
+            for (int i = 0; i < images; ++i) writePgm(folder / (std::to_string(i) + ".pgm"), 48, 48);
+        }
+}
+
+// The support column of `className`'s row in evaluate's per-class table; -1 when there is none.
+int supportInTable(const std::string& table, const std::string& className) {
+    std::istringstream lines(table);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind(className + " ", 0) == 0) return std::stoi(line.substr(line.find_last_of(' ') + 1));
+    return -1;
+}
+
+// The shipped FER model names its classes in the FER2013 CSV's order (..., Sad, Surprise,
+// Neutral); an image folder of the same classes sorts them by name (..., Neutral, Sad, Surprise).
+// Evaluate scores each image against the model's output of its class's name, and refuses a data
+// set with a class the model does not have.
+TEST(CnnstudioTrain, EvaluateMatchesClassesByNameAndRefusesOthers) {
+    const auto work = scratchFolder("class-order");
+    const std::vector<std::string> sortedFerClasses = {"Angry", "Disgust", "Fear", "Happy", "Neutral", "Sad",
+                                                       "Surprise"};
+    writeImageFolderDataset(work / "faces", sortedFerClasses, [](std::size_t k) { return int(k) + 1; });
+    const ProcessResult evaluated = train({"evaluate", "fer-mini-xception", "--dataset",
+                                           "folder:" + (work / "faces").string(), "--threads", "1"},
+                                          work);
+    ASSERT_EQ(evaluated.exitCode, 0) << evaluated.err;
+    for (std::size_t k = 0; k < sortedFerClasses.size(); ++k)
+        EXPECT_EQ(supportInTable(evaluated.out, sortedFerClasses[k]), int(k) + 1)
+            << sortedFerClasses[k] << " in:\n" << evaluated.out;
+
+    std::vector<std::string> otherClasses = sortedFerClasses;
+    otherClasses[3] = "Joy";
+    writeImageFolderDataset(work / "other", otherClasses, [](std::size_t) { return 1; });
+    const ProcessResult refused = train({"evaluate", "fer-mini-xception", "--dataset",
+                                         "folder:" + (work / "other").string(), "--threads", "1"},
+                                        work);
+    EXPECT_EQ(refused.exitCode, 1);
+    EXPECT_NE(refused.err.find("class 'Joy' is not one of the model's classes"), std::string::npos) << refused.err;
+}
+
 #endif
 
 // One training run checked three ways (ctest runs every test in its own process, so a shared
