@@ -16,6 +16,11 @@ void runExport(const ExportCommand& command, std::FILE* out) {
     if (command.onnx.empty() && command.modelFolder.empty())
         throw Error("nothing to write", "export", "give --onnx FILE, --model-folder DIR or both");
     if (!command.modelFolder.empty()) requireReplaceableByModelFolder(command.modelFolder, located.folder);
+    // Weights that do not fit the spec would be written as they are, into a file no reader can
+    // use: they are checked as predict and evaluate check them, by building the network (on
+    // cpu-ref, which every build has).
+    const std::unique_ptr<Backend> backend = createBackend("cpu-ref");
+    buildModel(located, *backend, 1);
     if (!command.onnx.empty()) {
         exportOnnx(located.model.spec, located.model.weights, command.onnx);
         std::fprintf(out, "wrote %s (ONNX opset %d, input \"%s\" (N, C, H, W), output \"%s\")\n",

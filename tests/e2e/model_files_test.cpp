@@ -1,5 +1,6 @@
 // cnnstudio-train's commands that write model files the user names (export, import) as a user
-// runs them: they never destroy a folder or file that is not theirs to replace.
+// runs them: they never destroy a folder or file that is not theirs to replace, and never write
+// a model whose weights do not fit its network.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "run_process.h"
 #include "train_worker.h"
@@ -131,6 +133,28 @@ TEST(ModelFolderOutput, ExportRefusesTheModelsOwnFolderAndARunFolder) {
     EXPECT_NE(intoRun.err.find(run.string()), std::string::npos) << intoRun.err;
     EXPECT_TRUE(std::filesystem::exists(run / "config.json"));
     EXPECT_TRUE(std::filesystem::exists(run / "model" / "model.safetensors"));
+}
+
+// A model folder whose spec was edited after training (a colour input) holds weights of another
+// network: predict and evaluate refuse it, and export must not write it out as if it were whole.
+TEST(ModelExport, WeightsThatDoNotFitTheSpecAreRefused) {
+    const auto work = scratchFolder("mismatched-weights");
+    const auto model = work / "model";
+    ASSERT_EQ(train({"export", kInstalledModel, "--model-folder", model.string()}, work).exitCode, 0);
+    nlohmann::json spec = nlohmann::json::parse(std::ifstream(model / "spec.json"));
+    for (nlohmann::json& node : spec["nodes"])
+        if (node["type"] == "Input") node["params"]["channels"] = 3;
+    std::ofstream(model / "spec.json") << spec.dump();
+
+    const ProcessResult onnx = train({"export", model.string(), "--onnx", (work / "model.onnx").string()}, work);
+    EXPECT_EQ(onnx.exitCode, 1);
+    EXPECT_NE(onnx.err.find("model.safetensors"), std::string::npos) << onnx.err;
+    EXPECT_NE(onnx.err.find("has shape"), std::string::npos) << onnx.err;
+    EXPECT_FALSE(std::filesystem::exists(work / "model.onnx"));
+
+    const ProcessResult folder = train({"export", model.string(), "--model-folder", (work / "copy").string()}, work);
+    EXPECT_EQ(folder.exitCode, 1);
+    EXPECT_FALSE(std::filesystem::exists(work / "copy"));
 }
 
 }  // namespace
