@@ -21,6 +21,7 @@
 #include "cnnstudio/live/frame_source.h"
 #include "cnnstudio/live/live_output.h"
 #include "cnnstudio/live/live_pipeline.h"
+#include "common/output_paths.h"
 #include "common/stop_signals.h"
 
 namespace {
@@ -100,6 +101,8 @@ void printBenchmark(const Options& options, const BenchmarkTotals& totals, doubl
 
 int run(const Options& options) {
     const SourceSpec sourceSpec = parseSourceSpec(options.source);
+    requireOutputIsNotInput(options.output, "--output", sourceSpec.path, "--source");
+    requireOutputIsNotInput(options.log, "--log", sourceSpec.path, "--source");
     std::unique_ptr<FrameSource> source = openFrameSource(sourceSpec);
     BackendOptions backendOptions;
     backendOptions.threads = options.threads;

@@ -7,6 +7,7 @@
 #include "cnnstudio/network.h"
 #include "cnnstudio/onnx_export.h"
 #include "cnnstudio/onnx_import.h"
+#include "common/output_paths.h"
 #include "train/model_commands.h"
 
 namespace cnnstudio::app {
@@ -21,6 +22,8 @@ void runExport(const ExportCommand& command, std::FILE* out) {
     // cpu-ref, which every build has).
     const std::unique_ptr<Backend> backend = createBackend("cpu-ref");
     buildModel(located, *backend, 1);
+    for (const char* modelFile : {"model.safetensors", "spec.json", "model.json"})
+        requireOutputIsNotInput(command.onnx, "--onnx", located.folder / modelFile, "model file");
     if (!command.onnx.empty()) {
         exportOnnx(located.model.spec, located.model.weights, command.onnx);
         std::fprintf(out, "wrote %s (ONNX opset %d, input \"%s\" (N, C, H, W), output \"%s\")\n",

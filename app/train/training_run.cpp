@@ -21,6 +21,7 @@
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/trainer.h"
+#include "common/output_paths.h"
 #include "train/loader_batch_source.h"
 #include "train/progress_display.h"
 
@@ -74,6 +75,15 @@ DatasetDescription describe(const std::string& name, const datasets::DatasetSpli
 
 // Runs recorded before data-set paths were stored absolute may hold a relative one, which would
 // read whatever the current folder holds by that name.
+// --events appends to its file: onto the data set or the spec it would damage what the run reads.
+void requireEventsAreNoInput(const TrainCommand& command) {
+    if (command.events == "-") return;
+    requireOutputIsNotInput(command.events, "--events", datasets::parseDatasetSpec(command.config.dataset).path,
+                            "--dataset");
+    const std::string& spec = command.config.spec;
+    if (spec.starts_with("file:")) requireOutputIsNotInput(command.events, "--events", spec.substr(5), "--spec");
+}
+
 void rejectRelativeDatasetPath(const std::string& dataset, const std::filesystem::path& configFile) {
     const datasets::DatasetSpec spec = datasets::parseDatasetSpec(dataset);
     if (!spec.path.empty() && std::filesystem::path(spec.path).is_relative())
@@ -177,7 +187,10 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     const bool rankZero = world.rank == 0;
     // A fresh run's network is checked before its folder is made: a spec that cannot train
     // leaves no empty run folder behind.
-    if (!resuming) inferShapes(loadSpecSource(command.config.spec));
+    if (!resuming) {
+        inferShapes(loadSpecSource(command.config.spec));
+        requireEventsAreNoInput(command);
+    }
     const std::optional<RunFolder> folder = openRunFolder(command, world);
     // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
     // the events file is opened, so that a refused trainer writes nothing into another's run.

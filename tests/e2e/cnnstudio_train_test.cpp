@@ -224,6 +224,23 @@ TEST(CnnstudioTrain, AClosedStdoutDoesNotStopTheRun) {
     EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
 }
 
+// --events appends its lines to the file it names: onto the data set, the next run read JSON as
+// CSV rows. Refused before the run folder is made, naming both options.
+TEST(CnnstudioTrain, EventsOntoTheDataSetAreRefused) {
+    const auto work = scratchFolder("events-onto-dataset");
+    const auto csv = work / "faces.csv";
+    std::ofstream(csv) << "emotion,pixels,Usage\n";
+    const ProcessResult refused = train({"--preset", "lenet5", "--dataset", "fer2013:" + csv.string(), "--events",
+                                         (work / "." / "faces.csv").string(), "--run-dir", (work / "run").string()},
+                                        work);
+    EXPECT_EQ(refused.exitCode, 1);
+    EXPECT_NE(refused.err.find("--events"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("is the same file as --dataset"), std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(work / "run"));
+    std::ifstream stream(csv);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(stream), {}), "emotion,pixels,Usage\n");
+}
+
 // A damaged config.json asking for 100000 threads crashed libgomp (SIGSEGV) on --resume.
 TEST(CnnstudioTrain, ResumeRefusesAThreadCountBeyondTheMaximum) {
     if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";

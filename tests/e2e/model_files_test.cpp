@@ -157,5 +157,18 @@ TEST(ModelExport, WeightsThatDoNotFitTheSpecAreRefused) {
     EXPECT_FALSE(std::filesystem::exists(work / "copy"));
 }
 
+TEST(ModelExport, OnnxOntoTheModelsOwnFilesIsRefused) {
+    const auto work = scratchFolder("onnx-onto-model");
+    const auto model = work / "model";
+    ASSERT_EQ(train({"export", kInstalledModel, "--model-folder", model.string()}, work).exitCode, 0);
+    const std::string weights = fileText(model / "model.safetensors");
+    const ProcessResult exported = train(
+        {"export", model.string(), "--onnx", (work / "." / "model" / "model.safetensors").string()}, work);
+    EXPECT_EQ(exported.exitCode, 1);
+    EXPECT_NE(exported.err.find("--onnx"), std::string::npos) << exported.err;
+    EXPECT_NE(exported.err.find("is the same file as model file"), std::string::npos) << exported.err;
+    EXPECT_EQ(fileText(model / "model.safetensors"), weights);
+}
+
 }  // namespace
 }  // namespace cnnstudio::e2e

@@ -344,6 +344,21 @@ TEST_F(LiveProgramTest, StopSignalEndsTheStreamWithTheRecordingFinished) {
     EXPECT_EQ(int(annotated.get(cv::CAP_PROP_FRAME_COUNT)), frames);
 }
 
+// The annotated video or the log written over the video being read: refused before any frame.
+TEST_F(LiveProgramTest, OutputsOntoTheSourceAreRefused) {
+    const std::filesystem::path video = makeFaceVideo(folder_ / "face.avi", 2);
+    const auto bytes = std::filesystem::file_size(video);
+    for (const char* option : {"--output", "--log"}) {
+        const e2e::ProcessResult run = e2e::runProcess({CNNSTUDIO_LIVE_BINARY, "--source", "video:" + video.string(),
+                                                        "--model", model_.string(), option, video.string()},
+                                                       folder_.string());
+        EXPECT_EQ(run.exitCode, 1) << option;
+        EXPECT_NE(run.err.find(std::string(option) + " " + video.string()), std::string::npos) << run.err;
+        EXPECT_NE(run.err.find("is the same file as --source"), std::string::npos) << run.err;
+        EXPECT_EQ(std::filesystem::file_size(video), bytes) << option;
+    }
+}
+
 // libgomp crashed creating 100000 threads: the option is bounded as cnnstudio-train bounds it.
 TEST_F(LiveProgramTest, ThreadCountBeyondTheMaximumIsRefused) {
     const e2e::ProcessResult run = e2e::runProcess(
