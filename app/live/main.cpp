@@ -21,6 +21,7 @@
 #include "cnnstudio/live/frame_source.h"
 #include "cnnstudio/live/live_output.h"
 #include "cnnstudio/live/live_pipeline.h"
+#include "common/command_line.h"
 #include "common/output_paths.h"
 #include "common/stop_signals.h"
 
@@ -190,10 +191,10 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--cascade", options.cascade, "the Haar cascade of the face detector")->capture_default_str();
     app.add_option("--frames", options.maxFrames, "stop after N frames (0: at the end of the source)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(atLeast(0));
     app.add_flag("--gradcam", options.gradCam, "overlay Grad-CAM: the face regions that drive each prediction");
     app.add_flag("--benchmark", options.benchmark, "print frames per second and the latency of each stage (JSON line)");
-    CLI11_PARSE(app, argc, argv);
+    if (const std::optional<int> exitCode = parseCommandLine(app, argc, argv)) return *exitCode;
 
     cnnstudio::watchStopSignals({SIGINT, SIGTERM}, stopRequested);
     try {

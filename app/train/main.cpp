@@ -38,6 +38,7 @@
 #include "cnnstudio/model_library.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
+#include "common/command_line.h"
 #include "common/stop_signals.h"
 #include "train/launcher.h"
 #include "train/interchange_commands.h"
@@ -52,7 +53,6 @@ using namespace cnnstudio;
 using app::DistributedLayout;
 
 constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 constexpr int kExitStopped = 3;
 constexpr const char* kExitCodesHelp =
     "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).\n"
@@ -612,12 +612,7 @@ int main(int argc, char** argv) {
     predict->add_option("--top", predictCommand.top, "classes shown per image")->check(CLI::Range(1, 1000))->capture_default_str();
     predict->add_flag("--logits", predictCommand.logits, "print each image's logits as a JSON line instead");
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& error) {
-        const int code = app.exit(error);  // prints help or the message
-        return code == 0 ? 0 : kExitUsage;
-    }
+    if (const std::optional<int> exitCode = parseCommandLine(app, argc, argv)) return *exitCode;
 
     // Once, from the process the user started: ranks under mpirun would repeat it.
     if (!launchedByMpi())

@@ -149,6 +149,17 @@ TEST(BenchSweep, ProgressEventsForTheAppReplaceTheOldLines) {
     for (const auto& event : events) EXPECT_EQ(event["schema"], 1);
 }
 
+// Bad usage exits 2, as the help says (CLI11's own codes were 105 to 114), and says the bound.
+TEST(BenchSweep, BadUsageExitsWithTwoAndSaysWhy) {
+    const auto work = scratchFolder("usage");
+    const ProcessResult zeroBatch = runProcess({kBenchProgram, "--batch", "0"}, work.string(), environmentFor(work));
+    EXPECT_EQ(zeroBatch.exitCode, 2);
+    EXPECT_NE(zeroBatch.err.find("--batch: must be at least 1, not 0"), std::string::npos) << zeroBatch.err;
+    const ProcessResult twice =
+        runProcess({kBenchProgram, "--steps", "0", "--steps", "1"}, work.string(), environmentFor(work));
+    EXPECT_EQ(twice.exitCode, 2) << twice.err;
+}
+
 // The app that read the progress events quit (or `| head` did): SIGPIPE used to end the sweep
 // with no report. The sweep goes on and writes it.
 TEST(BenchSweep, AClosedStdoutLosesTheLinesButNotTheReport) {

@@ -360,14 +360,22 @@ TEST_F(LiveProgramTest, OutputsOntoTheSourceAreRefused) {
 }
 
 // libgomp crashed creating 100000 threads: the option is bounded as cnnstudio-train bounds it.
+// Bad usage exits 2, as the help says, not with CLI11's own codes.
 TEST_F(LiveProgramTest, ThreadCountBeyondTheMaximumIsRefused) {
     const e2e::ProcessResult run = e2e::runProcess(
         {CNNSTUDIO_LIVE_BINARY, "--source", "folder:" + folder_.string(), "--model", model_.string(), "--threads",
          "100000"},
         folder_.string());
-    EXPECT_GT(run.exitCode, 0) << run.err;
-    EXPECT_LT(run.exitCode, 128) << "killed by a signal: " << run.err;
+    EXPECT_EQ(run.exitCode, 2) << run.err;
     EXPECT_NE(run.err.find("--threads"), std::string::npos) << run.err;
+}
+
+TEST_F(LiveProgramTest, BadUsageExitsWithTwoAndSaysWhy) {
+    const e2e::ProcessResult run = e2e::runProcess(
+        {CNNSTUDIO_LIVE_BINARY, "--source", "folder:" + folder_.string(), "--model", model_.string(), "--frames", "-1"},
+        folder_.string());
+    EXPECT_EQ(run.exitCode, 2) << run.err;
+    EXPECT_NE(run.err.find("--frames: must be at least 0, not -1"), std::string::npos) << run.err;
 }
 
 TEST_F(LiveProgramTest, NoCameraExitsNonZeroWithAClearMessage) {
