@@ -260,6 +260,34 @@ TEST(CnnstudioTrain, ResumeRefusesAThreadCountBeyondTheMaximum) {
         << resumed.err;
 }
 
+// A config.json limit of -1 wrapped round to all the data; a zero stddev trained on infinities
+// and ended in 'loss became NaN'. Both are refused naming config.json.
+TEST(CnnstudioTrain, ResumeRefusesANegativeLimitOrAZeroStddev) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-damaged-config");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    const nlohmann::json original = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    auto resumeWith = [&](const std::function<void(nlohmann::json&)>& damage) {
+        nlohmann::json config = original;
+        damage(config);
+        std::ofstream(runDir / "config.json") << config.dump();
+        return train({"--resume", runDir.string()}, work);
+    };
+    const ProcessResult negativeLimit = resumeWith([](nlohmann::json& config) { config["limit"] = -1; });
+    EXPECT_EQ(negativeLimit.exitCode, 1);
+    EXPECT_NE(negativeLimit.err.find("config.json: limit -1 is not a count of images"), std::string::npos)
+        << negativeLimit.err;
+    const ProcessResult zeroStddev =
+        resumeWith([](nlohmann::json& config) { config["normalization"] = {{"mean", {0.5}}, {"stddev", {0.0}}}; });
+    EXPECT_EQ(zeroStddev.exitCode, 1);
+    EXPECT_NE(zeroStddev.err.find("config.json: a normalization stddev is not positive"), std::string::npos)
+        << zeroStddev.err;
+}
+
 // The stop signals reach one thread of a training process, the one that waits for them (a
 // thread in sigwait shows them unblocked); every other thread blocks them, so none is delivered
 // to a thread computing in oneDNN, whose JIT GEMM points its stack pointer into the heap (oneDNN
