@@ -20,6 +20,7 @@
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
 #include "common/command_line.h"
+#include "common/output_paths.h"
 #include "common/stop_signals.h"
 
 namespace {
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
     watchStopSignals({SIGINT, SIGTERM}, bench::cancelRequested);
     try {
         const WorldInfo world = initialiseWorld();
+        if (world.rank == 0) requireWritableOutput(settings.reportFile, "--report");
         std::vector<bench::SweepConfiguration> configurations = bench::expandSweep(request);
         if (probe) {
             configurations.resize(1);

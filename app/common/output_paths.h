@@ -15,4 +15,9 @@ namespace cnnstudio {
 void requireOutputIsNotInput(const std::filesystem::path& output, const std::string& outputOption,
                              const std::filesystem::path& input, const std::string& inputOption);
 
+// Throws Error naming `option` and the path when a file cannot be written at `output` (its folder
+// is missing, not a folder or not writable, or `output` is a folder): checked before the work, so
+// that hours of it are not lost to a typo found at the end. Empty: nothing to check.
+void requireWritableOutput(const std::filesystem::path& output, const std::string& option);
+
 }  // namespace cnnstudio

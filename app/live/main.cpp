@@ -104,6 +104,8 @@ int run(const Options& options) {
     const SourceSpec sourceSpec = parseSourceSpec(options.source);
     requireOutputIsNotInput(options.output, "--output", sourceSpec.path, "--source");
     requireOutputIsNotInput(options.log, "--log", sourceSpec.path, "--source");
+    requireWritableOutput(options.output, "--output");
+    requireWritableOutput(options.log, "--log");
     std::unique_ptr<FrameSource> source = openFrameSource(sourceSpec);
     BackendOptions backendOptions;
     backendOptions.threads = options.threads;

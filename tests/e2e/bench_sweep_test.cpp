@@ -160,6 +160,19 @@ TEST(BenchSweep, BadUsageExitsWithTwoAndSaysWhy) {
     EXPECT_EQ(twice.exitCode, 2) << twice.err;
 }
 
+// A --report that cannot be written is found before the sweep, not after all of it was measured.
+TEST(BenchSweep, AReportThatCannotBeWrittenIsRefusedBeforeMeasuring) {
+    const auto work = scratchFolder("report-folder-missing");
+    const auto report = work / "no-such-folder" / "report.json";
+    const ProcessResult result = runProcess({kBenchProgram, "--model", "lenet5", "--batch", "4", "--steps", "3",
+                                             "--config", "cpu threads=1", "--report", report.string()},
+                                            work.string(), environmentFor(work));
+    EXPECT_EQ(result.exitCode, 1);
+    EXPECT_NE(result.err.find("--report " + report.string() + ": its folder"), std::string::npos) << result.err;
+    EXPECT_EQ(result.out.find("bench_result"), std::string::npos) << "it measured first: " << result.out;
+    EXPECT_EQ(result.out.find("cpu 1 thread"), std::string::npos) << "it measured first: " << result.out;
+}
+
 // The app that read the progress events quit (or `| head` did): SIGPIPE used to end the sweep
 // with no report. The sweep goes on and writes it.
 TEST(BenchSweep, AClosedStdoutLosesTheLinesButNotTheReport) {

@@ -359,6 +359,19 @@ TEST_F(LiveProgramTest, OutputsOntoTheSourceAreRefused) {
     }
 }
 
+// A --log that names a folder was found only after every frame, which were lost.
+TEST_F(LiveProgramTest, ALogThatCannotBeWrittenIsRefusedBeforeAnyFrame) {
+    const std::filesystem::path video = makeFaceVideo(folder_ / "face.avi", 2);
+    std::filesystem::create_directories(folder_ / "logs");
+    const e2e::ProcessResult run =
+        e2e::runProcess({CNNSTUDIO_LIVE_BINARY, "--source", "video:" + video.string(), "--model", model_.string(),
+                         "--log", (folder_ / "logs").string(), "--benchmark"},
+                        folder_.string());
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_NE(run.err.find("--log " + (folder_ / "logs").string() + ": is a folder"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out.find("fps"), std::string::npos) << "it processed the frames first: " << run.out;
+}
+
 // libgomp crashed creating 100000 threads: the option is bounded as cnnstudio-train bounds it.
 // Bad usage exits 2, as the help says, not with CLI11's own codes.
 TEST_F(LiveProgramTest, ThreadCountBeyondTheMaximumIsRefused) {
