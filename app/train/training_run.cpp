@@ -146,6 +146,24 @@ NetworkSpec loadSpecSource(const std::string& source) {
     throw Error("unknown network source '" + source + "'", "spec", "use preset:NAME or file:PATH");
 }
 
+namespace {
+
+// Throws inferShapes' Error for the spec at `source`, with the file named where it is one.
+void requireSpecSourceBuilds(const std::string& source) {
+    try {
+        inferShapes(loadSpecSource(source));
+    } catch (const Error& error) {
+        // inferShapes names the node; the file it is in is said here ("cycle.json: node 'conv1'").
+        // Errors of reading the file name it already.
+        if (!source.starts_with("file:")) throw;
+        const std::string file = source.substr(5);
+        if (error.where().starts_with(file)) throw;
+        throw Error(error.reason(), error.where().empty() ? file : file + ": " + error.where(), error.hint());
+    }
+}
+
+}  // namespace
+
 datasets::DatasetSplits loadDataFor(const std::string& dataset, const NetworkSpec& spec, std::size_t limit,
                                     bool skipBad, std::uint64_t seed, std::FILE* log) {
     const TensorShape input = inputShapeOf(spec);
@@ -188,7 +206,7 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     // A fresh run's network is checked before its folder is made: a spec that cannot train
     // leaves no empty run folder behind.
     if (!resuming) {
-        inferShapes(loadSpecSource(command.config.spec));
+        requireSpecSourceBuilds(command.config.spec);
         requireEventsAreNoInput(command);
     }
     const std::optional<RunFolder> folder = openRunFolder(command, world);

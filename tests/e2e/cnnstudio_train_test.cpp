@@ -347,6 +347,24 @@ TEST(CnnstudioTrain, ParameterTotalBeyondTheLimitIsRefusedNamingTheLayer) {
     EXPECT_NE(trained.err.find("node 'fc2'"), std::string::npos) << trained.err;
 }
 
+// A cycle is the error given (not the second output it makes of the cut-off Input), with the
+// spec file named.
+TEST(CnnstudioTrain, CycleInASpecFileNamesTheFileAndTheCycle) {
+    const auto work = scratchFolder("cycle");
+    std::ofstream(work / "cycle.json") << R"({"format": "cnnstudio-network", "version": 1, "name": "cycle",
+      "nodes": [
+        {"name": "input", "type": "Input", "params": {"channels": 1, "height": 28, "width": 28}},
+        {"name": "conv", "type": "Conv2D", "inputs": ["relu"], "params": {"filters": 4, "kernel": 3}},
+        {"name": "relu", "type": "ReLU", "inputs": ["conv"]},
+        {"name": "flatten", "type": "Flatten", "inputs": ["relu"]},
+        {"name": "logits", "type": "Dense", "inputs": ["flatten"], "params": {"units": 10}}]})";
+    const ProcessResult result =
+        train({"--spec", (work / "cycle.json").string(), "--run-dir", (work / "run").string()}, work);
+    EXPECT_EQ(result.exitCode, 1);
+    EXPECT_NE(result.err.find("cycle.json: node '"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("part of a cycle"), std::string::npos) << result.err;
+}
+
 // A run refused before it began (here a data set path with a typo) records its failure in the
 // folder, and the corrected command may then train into the same --run-dir: it trained nothing.
 TEST(CnnstudioTrain, TheRunDirOfARunThatFailedBeforeItBeganCanBeTrainedInto) {

@@ -151,6 +151,21 @@ TEST(SpecProblems, CycleNamesItsNodes) {
     EXPECT_EQ(report.nodes.front().name, "input");
 }
 
+// conv's input moved from the Input to relu: the Input now feeds nothing and seems a second
+// output, but the cycle is the cause, and it is what inferShapes reports first.
+TEST(SpecProblems, ACycleIsReportedBeforeTheOutputsItCutsOff) {
+    NetworkSpec spec = network({input(1, 8, 8), node("conv", "Conv2D", {"relu"}, {{"filters", 2}, {"kernel", 3}}),
+                                node("relu", "ReLU", {"conv"}), node("flat", "Flatten", {"relu"}),
+                                node("logits", "Dense", {"flat"}, {{"units", 3}})});
+    try {
+        inferShapes(spec);
+        FAIL() << "expected an Error";
+    } catch (const Error& error) {
+        EXPECT_NE(error.reason().find("part of a cycle"), std::string::npos) << error.what();
+    }
+    EXPECT_NE(problemOf(analyseSpec(spec), "input").find("more than one output"), std::string::npos);
+}
+
 TEST(SpecProblems, NodeFeedingItselfIsACycle) {
     NetworkSpec spec = network({input(1, 8, 8), node("sum", "Add", {"input", "sum"}), node("out", "Flatten", {"sum"})});
     expectOnlyProblem(spec, "sum", {"cycle", "sum -> sum"});
