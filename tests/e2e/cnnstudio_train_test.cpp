@@ -288,6 +288,26 @@ TEST(CnnstudioTrain, ResumeRefusesANegativeLimitOrAZeroStddev) {
         << zeroStddev.err;
 }
 
+// progress.json saying epoch 1000 of a 1-epoch run was finalised: 'finished after 1000 epochs'
+// with the checkpoint's weights saved as the model.
+TEST(CnnstudioTrain, ResumeRefusesACheckpointBeyondTheRunsEpochs) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-beyond-epochs");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    const auto progressFile = runDir / "checkpoints/latest/progress.json";
+    nlohmann::json progress = nlohmann::json::parse(std::ifstream(progressFile));
+    progress["epoch"] = 1000;
+    std::ofstream(progressFile) << progress.dump();
+
+    const ProcessResult resumed = train({"--resume", runDir.string()}, work);
+    EXPECT_EQ(resumed.exitCode, 1) << resumed.err;
+    EXPECT_NE(resumed.err.find("of epoch 1001 but the run has 1 epoch(s)"), std::string::npos) << resumed.err;
+}
+
 // The stop signals reach one thread of a training process, the one that waits for them (a
 // thread in sigwait shows them unblocked); every other thread blocks them, so none is delivered
 // to a thread computing in oneDNN, whose JIT GEMM points its stack pointer into the heap (oneDNN
