@@ -258,8 +258,7 @@ void saveCheckpoint(const std::filesystem::path& folder, Network& network, Optim
     } catch (const Error& error) {
         // A full disk (or a file-size limit) mid-write: the new checkpoint is dropped and the
         // one in place stays whole, so the run can still be resumed from it.
-        std::error_code ignored;
-        std::filesystem::remove_all(staged, ignored);
+        removeStagingFolder(staged);
         const bool previousKept = checkpointExists(folder);
         throw Error(error.reason(), error.where(),
                     previousKept ? "the previous checkpoint in " + folder.string() +
@@ -279,8 +278,7 @@ void copyCheckpoint(const std::filesystem::path& from, const std::filesystem::pa
             if (notLinked) writeFileAtomically(staged / name, readWholeFile(source / name));
         }
     } catch (const Error&) {
-        std::error_code ignored;
-        std::filesystem::remove_all(staged, ignored);
+        removeStagingFolder(staged);
         throw;
     }
     replaceFolder(staged, to);
@@ -366,19 +364,29 @@ void saveModel(const std::filesystem::path& folder, Network& network, const Mode
         throw Error(std::to_string(info.classNames.size()) + " class names for a network with " +
                     std::to_string(network.classes()) + " outputs", folder.string());
     const std::filesystem::path staged = createStagingFolder(folder);
-    writeSafetensors(staged / kModelWeightsFile, networkTensors(network),
-                     {{"format", "cnnstudio-model"}, {"network", network.spec().name}});
-    network.spec().save(staged / kModelSpecFile);
-    writeJsonFile(staged / kModelInfoFile, info.toJson());
+    try {
+        writeSafetensors(staged / kModelWeightsFile, networkTensors(network),
+                         {{"format", "cnnstudio-model"}, {"network", network.spec().name}});
+        network.spec().save(staged / kModelSpecFile);
+        writeJsonFile(staged / kModelInfoFile, info.toJson());
+    } catch (const Error&) {
+        removeStagingFolder(staged);
+        throw;
+    }
     replaceFolder(staged, folder);
 }
 
 void writeModelFolder(const std::filesystem::path& folder, const ModelFolder& model, WeightsDtype dtype) {
     const std::filesystem::path staged = createStagingFolder(folder);
-    writeSafetensors(staged / kModelWeightsFile, model.weights,
-                     {{"format", "cnnstudio-model"}, {"network", model.spec.name}}, dtype);
-    model.spec.save(staged / kModelSpecFile);
-    writeJsonFile(staged / kModelInfoFile, model.info.toJson());
+    try {
+        writeSafetensors(staged / kModelWeightsFile, model.weights,
+                         {{"format", "cnnstudio-model"}, {"network", model.spec.name}}, dtype);
+        model.spec.save(staged / kModelSpecFile);
+        writeJsonFile(staged / kModelInfoFile, model.info.toJson());
+    } catch (const Error&) {
+        removeStagingFolder(staged);
+        throw;
+    }
     replaceFolder(staged, folder);
 }
 
