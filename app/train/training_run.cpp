@@ -75,13 +75,13 @@ DatasetDescription describe(const std::string& name, const datasets::DatasetSpli
 
 // Runs recorded before data-set paths were stored absolute may hold a relative one, which would
 // read whatever the current folder holds by that name.
-// --events appends to its file: onto the data set or the spec it would damage what the run reads.
-void requireEventsAreNoInput(const TrainCommand& command) {
-    if (command.events == "-") return;
-    requireOutputIsNotInput(command.events, "--events", datasets::parseDatasetSpec(command.config.dataset).path,
-                            "--dataset");
-    const std::string& spec = command.config.spec;
-    if (spec.starts_with("file:")) requireOutputIsNotInput(command.events, "--events", spec.substr(5), "--spec");
+// --events appends to its file: onto the data set or the spec it would damage what the run reads
+// (`config`: the new run's, or the resumed run's own).
+void requireEventsAreNoInput(const std::string& events, const RunConfig& config) {
+    if (events == "-") return;
+    requireOutputIsNotInput(events, "--events", datasets::parseDatasetSpec(config.dataset).path, "--dataset");
+    if (config.spec.starts_with("file:"))
+        requireOutputIsNotInput(events, "--events", config.spec.substr(5), "--spec");
 }
 
 void rejectRelativeDatasetPath(const std::string& dataset, const std::filesystem::path& configFile) {
@@ -207,7 +207,7 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     // leaves no empty run folder behind.
     if (!resuming) {
         requireSpecSourceBuilds(command.config.spec);
-        requireEventsAreNoInput(command);
+        requireEventsAreNoInput(command.events, command.config);
     }
     const std::optional<RunFolder> folder = openRunFolder(command, world);
     // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
@@ -216,6 +216,9 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     if (rankZero) {
         folderLock.emplace(folder->lockFile());
         if (!resuming) folder->discardRunThatNeverBegan();
+        if (resuming && !command.events.empty())
+            requireEventsAreNoInput(command.events,
+                                    RunConfig::fromJson(folder->readConfig(), folder->configFile().string()));
     }
     EventWriter events(rankZero);
     if (rankZero) {

@@ -241,6 +241,29 @@ TEST(CnnstudioTrain, EventsOntoTheDataSetAreRefused) {
     EXPECT_EQ(std::string(std::istreambuf_iterator<char>(stream), {}), "emotion,pixels,Usage\n");
 }
 
+// On --resume the data set is the run's own, from its config.json.
+TEST(CnnstudioTrain, ResumedEventsOntoTheRunsDataSetAreRefused) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-events-onto-dataset");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    // The run's data set, as its config.json records it, made a file of this test's.
+    const auto csv = work / "faces.csv";
+    std::ofstream(csv) << "emotion,pixels,Usage\n";
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    config["dataset"] = "fer2013:" + csv.string();
+    std::ofstream(runDir / "config.json") << config.dump();
+
+    const ProcessResult resumed = train({"--resume", runDir.string(), "--events", csv.string()}, work);
+    EXPECT_EQ(resumed.exitCode, 1);
+    EXPECT_NE(resumed.err.find("is the same file as --dataset"), std::string::npos) << resumed.err;
+    std::ifstream stream(csv);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(stream), {}), "emotion,pixels,Usage\n");
+}
+
 // A damaged config.json asking for 100000 threads crashed libgomp (SIGSEGV) on --resume.
 TEST(CnnstudioTrain, ResumeRefusesAThreadCountBeyondTheMaximum) {
     if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
