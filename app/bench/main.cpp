@@ -16,8 +16,11 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/sweep.h"
+#include "cnnstudio/backend.h"
 #include "cnnstudio/distributed.h"
 #include "cnnstudio/error.h"
+#include "common/command_line.h"
+#include "common/output_paths.h"
 #include "common/stop_signals.h"
 
 namespace {
@@ -43,6 +46,7 @@ std::string commandLine(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ignoreClosedOutput();
     bench::SweepRequest request;
     bench::SweepSettings settings;
     bool probe = false;
@@ -50,24 +54,26 @@ int main(int argc, char** argv) {
                  "for a sweep of configurations (the product of the lists, plus each --config)"};
     app.footer("Exit status: 0 every configuration ran, 1 one or more failed (the report says why) or an error, "
                "2 bad usage, 3 cancelled (SIGINT/SIGTERM; the report keeps what was measured).\n"
+               "A closed standard output (| head) does not stop the sweep: its JSON lines are lost, the report is "
+               "still written.\n"
                "Each sweep is also saved to $XDG_DATA_HOME/cnnstudio/hardware (~/.local/share/cnnstudio/hardware), "
                "where the Train page predicts run times from.");
     auto* backends = app.add_option("--backend", request.backends, "backends: cpu-ref cpu cuda cudnn")->capture_default_str();
     auto* modes = app.add_option("--mode", request.precisions, "precisions: fp32 tf32 bf16 (each backend runs those it trains in; cpu bf16 needs bf16 instructions)")->capture_default_str();
     auto* threads = app.add_option("--threads", request.threads, "CPU thread counts (0: every core)")
-                        ->check(CLI::Range(0, 4096));  // libgomp crashed creating 100000 threads
-    app.add_option("--batch", request.batches, "batch sizes per rank")->capture_default_str()->check(CLI::PositiveNumber);
-    auto* gpus = app.add_option("--gpus", request.gpus, "GPU counts (ranks through mpirun, one per GPU)")->check(CLI::PositiveNumber);
-    auto* nodes = app.add_option("--nodes", request.nodes, "node counts (with --hostfile)")->check(CLI::PositiveNumber);
+                        ->check(CLI::Range(0, kMaxCpuThreads));
+    app.add_option("--batch", request.batches, "batch sizes per rank")->capture_default_str()->check(atLeast(1));
+    auto* gpus = app.add_option("--gpus", request.gpus, "GPU counts (ranks through mpirun, one per GPU)")->check(atLeast(1));
+    auto* nodes = app.add_option("--nodes", request.nodes, "node counts (with --hostfile)")->check(atLeast(1));
     app.add_option("--hostfile", settings.hostfile, "OpenMPI hostfile for --nodes")->check(CLI::ExistingFile);
     app.add_option("--config", request.configs,
                    "one configuration, e.g. \"cudnn bf16 gpus=2 batch=256\" (repeatable; without the "
                    "lists only these run)");
     app.add_option("--model", settings.model, "a preset name or a spec file")->capture_default_str();
     app.add_option("--report", settings.reportFile, "write the sweep's JSON report here (atomically)");
-    app.add_option("--steps", settings.steps, "timed steps per repeat (default 40 GPU, 4 CPU)")->check(CLI::NonNegativeNumber);
-    app.add_option("--warmup", settings.warmup, "warm-up steps (default 5 GPU, 1 CPU)")->check(CLI::NonNegativeNumber);
-    app.add_option("--repeats", settings.repeats, "timed repeats (the median is reported)")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--steps", settings.steps, "timed steps per repeat (default 40 GPU, 4 CPU)")->check(atLeast(0));
+    app.add_option("--warmup", settings.warmup, "warm-up steps (default 5 GPU, 1 CPU)")->check(atLeast(0));
+    app.add_option("--repeats", settings.repeats, "timed repeats (the median is reported)")->capture_default_str()->check(atLeast(1));
     app.add_option("--budget-s", settings.budgetSeconds,
                    "seconds a configuration may take before it runs fewer steps (said in the report)")
         ->capture_default_str()->check(CLI::PositiveNumber);
@@ -84,7 +90,7 @@ int main(int argc, char** argv) {
                  "saved to the hardware folder");
     app.add_option("--rank-report", settings.rankReport, "internal: where rank 0 of a launched configuration writes")
         ->group("");
-    CLI11_PARSE(app, argc, argv);
+    if (const std::optional<int> exitCode = parseCommandLine(app, argc, argv)) return *exitCode;
     warnAboutThreadsBeyondCores(request.threads);
     request.listsGiven = request.configs.empty() || backends->count() || modes->count() || threads->count() ||
                          gpus->count() || nodes->count();
@@ -96,6 +102,7 @@ int main(int argc, char** argv) {
     watchStopSignals({SIGINT, SIGTERM}, bench::cancelRequested);
     try {
         const WorldInfo world = initialiseWorld();
+        if (world.rank == 0) requireWritableOutput(settings.reportFile, "--report");
         std::vector<bench::SweepConfiguration> configurations = bench::expandSweep(request);
         if (probe) {
             configurations.resize(1);

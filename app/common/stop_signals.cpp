@@ -27,6 +27,8 @@ std::function<void(int)> redirectedAction;  // guarded by redirectMutex
 
 }  // namespace
 
+void ignoreClosedOutput() { std::signal(SIGPIPE, SIG_IGN); }
+
 void watchStopSignals(std::initializer_list<int> signals, std::atomic<bool>& stopRequested) {
     sigset_t watched;
     sigemptyset(&watched);

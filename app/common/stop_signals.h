@@ -28,6 +28,12 @@ public:
     StopSignalsRedirected& operator=(const StopSignalsRedirected&) = delete;
 };
 
+// Ignores SIGPIPE, so that a reader of standard output that goes away (`| head -3`, an app that
+// quit while reading `--events -`) makes the program's writes fail with EPIPE instead of killing
+// it mid-run with no checkpoint, no `failed` event and no report. What it would have printed is
+// lost; the work, and its record in files, goes on. Call it first thing in main.
+void ignoreClosedOutput();
+
 // For a forked child before exec: no signal blocked, as a program expects to start. Only
 // async-signal-safe calls.
 void unblockAllSignals();

@@ -21,6 +21,8 @@
 #include "cnnstudio/live/frame_source.h"
 #include "cnnstudio/live/live_output.h"
 #include "cnnstudio/live/live_pipeline.h"
+#include "common/command_line.h"
+#include "common/output_paths.h"
 #include "common/stop_signals.h"
 
 namespace {
@@ -100,6 +102,10 @@ void printBenchmark(const Options& options, const BenchmarkTotals& totals, doubl
 
 int run(const Options& options) {
     const SourceSpec sourceSpec = parseSourceSpec(options.source);
+    requireOutputIsNotInput(options.output, "--output", sourceSpec.path, "--source");
+    requireOutputIsNotInput(options.log, "--log", sourceSpec.path, "--source");
+    requireWritableOutput(options.output, "--output");
+    requireWritableOutput(options.log, "--log");
     std::unique_ptr<FrameSource> source = openFrameSource(sourceSpec);
     BackendOptions backendOptions;
     backendOptions.threads = options.threads;
@@ -157,8 +163,10 @@ int run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    cnnstudio::ignoreClosedOutput();
     CLI::App app{"cnnstudio-live: live emotion recognition on a camera, a video or a folder of images.\n"
-                 "Exit codes: 0 done, 1 an error (no camera, unreadable model or source), 2 bad usage."};
+                 "Exit codes: 0 done, 1 an error (no camera, unreadable model or source), 2 bad usage.\n"
+                 "A closed standard output (| head) does not stop the stream: --output and --log are still written."};
     Options options;
     app.add_option("--source", options.source, "camera:N | video:FILE | folder:DIR")->required();
     app.add_option("--model", options.model,
@@ -171,7 +179,9 @@ int main(int argc, char** argv) {
     // for a team of threads to share, and each layer's thread barrier costs more than it saves
     // (docs/logs/2026-12-01-live/threads.txt: on this 2-core machine under load, inference took
     // 3.3 ms per frame on one thread and 820 ms on two).
-    app.add_option("--threads", options.threads, "CPU threads of the cpu backend (0: every core)")->capture_default_str();
+    app.add_option("--threads", options.threads, "CPU threads of the cpu backend (0: every core)")
+        ->check(CLI::Range(0, cnnstudio::kMaxCpuThreads))
+        ->capture_default_str();
     app.add_option("--smoothing", options.smoothing, "frames each face's prediction is averaged over")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
@@ -183,10 +193,10 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--cascade", options.cascade, "the Haar cascade of the face detector")->capture_default_str();
     app.add_option("--frames", options.maxFrames, "stop after N frames (0: at the end of the source)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(atLeast(0));
     app.add_flag("--gradcam", options.gradCam, "overlay Grad-CAM: the face regions that drive each prediction");
     app.add_flag("--benchmark", options.benchmark, "print frames per second and the latency of each stage (JSON line)");
-    CLI11_PARSE(app, argc, argv);
+    if (const std::optional<int> exitCode = parseCommandLine(app, argc, argv)) return *exitCode;
 
     cnnstudio::watchStopSignals({SIGINT, SIGTERM}, stopRequested);
     try {

@@ -7,6 +7,7 @@
 #include "cnnstudio/network.h"
 #include "cnnstudio/onnx_export.h"
 #include "cnnstudio/onnx_import.h"
+#include "common/output_paths.h"
 #include "train/model_commands.h"
 
 namespace cnnstudio::app {
@@ -15,6 +16,14 @@ void runExport(const ExportCommand& command, std::FILE* out) {
     const LocatedModel located = locateModel(command.target);
     if (command.onnx.empty() && command.modelFolder.empty())
         throw Error("nothing to write", "export", "give --onnx FILE, --model-folder DIR or both");
+    if (!command.modelFolder.empty()) requireReplaceableByModelFolder(command.modelFolder, located.folder);
+    // Weights that do not fit the spec would be written as they are, into a file no reader can
+    // use: they are checked as predict and evaluate check them, by building the network (on
+    // cpu-ref, which every build has).
+    const std::unique_ptr<Backend> backend = createBackend("cpu-ref");
+    buildModel(located, *backend, 1);
+    for (const char* modelFile : {"model.safetensors", "spec.json", "model.json"})
+        requireOutputIsNotInput(command.onnx, "--onnx", located.folder / modelFile, "model file");
     if (!command.onnx.empty()) {
         exportOnnx(located.model.spec, located.model.weights, command.onnx);
         std::fprintf(out, "wrote %s (ONNX opset %d, input \"%s\" (N, C, H, W), output \"%s\")\n",
@@ -28,6 +37,7 @@ void runExport(const ExportCommand& command, std::FILE* out) {
 }
 
 void runImport(const ImportCommand& command, std::FILE* out) {
+    requireReplaceableByModelFolder(command.folder, command.onnx);
     const ImportedNetwork imported = importOnnx(command.onnx);
     // Building the network checks the spec and every weight's name and shape; cpu-ref is the
     // backend every build has.

@@ -11,7 +11,8 @@
 // usage, 3 stopped before the end (checkpointed: --resume continues it), so that a script can
 // tell a stopped run from a finished one. SIGINT/SIGTERM stop gracefully after the current step
 // with the latest checkpoint written; a second one ends the process at once. SIGUSR1 (what the
-// launcher sends through mpirun, which forwards it to every rank) stops gracefully too.
+// launcher sends through mpirun, which forwards it to every rank) stops gracefully too. SIGPIPE
+// is ignored: a closed stdout (`| head`) loses the progress display, never the run.
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -37,6 +38,7 @@
 #include "cnnstudio/model_library.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/run_folder.h"
+#include "common/command_line.h"
 #include "common/stop_signals.h"
 #include "train/launcher.h"
 #include "train/interchange_commands.h"
@@ -51,10 +53,11 @@ using namespace cnnstudio;
 using app::DistributedLayout;
 
 constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 constexpr int kExitStopped = 3;
 constexpr const char* kExitCodesHelp =
-    "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).";
+    "Exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by a signal before the end (continue with --resume).\n"
+    "A closed standard output (| head) does not stop training: the run goes on into its run folder (events.jsonl, "
+    "checkpoints, model); stop it with Ctrl-C and --resume it later.";
 
 // A number in [minimum, maximum]; unlike CLI::Range, text that is no number is called that.
 CLI::Validator numberFrom(double minimum, double maximum) {
@@ -176,7 +179,7 @@ void addTrainingOptions(CLI::App& app, TrainingOptions& o) {
     app.add_option("--log-every", o.logEvery, "a step event every N steps")
         ->check(CLI::Range(1, 1000000))->capture_default_str();
     app.add_option("--threads", o.threads, "CPU threads (0: every core)")
-        ->check(CLI::Range(0, 4096))->capture_default_str();
+        ->check(CLI::Range(0, kMaxCpuThreads))->capture_default_str();
     app.add_option("--seed", o.seed, "parameter init, data order, dropout and augmentation")
         ->check(kWholeNumberFromZero)->capture_default_str();
     app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")
@@ -545,6 +548,7 @@ void printError(const std::exception& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ignoreClosedOutput();
     CLI::App app{"cnnstudio-train: train, resume, evaluate and use CNN Studio networks without the GUI"};
     app.require_subcommand(0, 1);
     app.footer(kExitCodesHelp);
@@ -569,7 +573,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"test", "validation", "train"}))->capture_default_str();
     evaluate->add_option("--backend", evaluateCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
     evaluate->add_option("--batch", evaluateCommand.batch)->check(CLI::Range(1, 65536))->capture_default_str();
-    evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
+    evaluate->add_option("--threads", evaluateCommand.threads)->check(CLI::Range(0, kMaxCpuThreads))->capture_default_str();
     evaluate->add_flag("--skip-bad", evaluateCommand.skipBad, "skip malformed rows and unreadable images");
 
     app::ExportCommand exportCommand;
@@ -577,14 +581,18 @@ int main(int argc, char** argv) {
     exportModel->add_option("target", exportCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name")->required();
     exportModel->add_option("--onnx", exportCommand.onnx, "the ONNX file to write (opset 13)");
     exportModel->add_option("--model-folder", exportCommand.modelFolder,
-                            "a model folder to write (model.json, spec.json, model.safetensors)");
+                            "a model folder to write (model.json, spec.json, model.safetensors): a new or empty "
+                            "folder, or an earlier model folder, which it replaces");
     exportModel->add_option("--weights-dtype", exportCommand.weightsDtype, "the model folder's weights: fp32 | bf16 | fp16")
         ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
 
     app::ImportCommand importCommand;
     CLI::App* importModel = app.add_subcommand("import", "read an ONNX model into a model folder");
     importModel->add_option("onnx", importCommand.onnx, "the ONNX file (opset 13 ops CNN Studio has)")->required()->check(CLI::ExistingFile);
-    importModel->add_option("--out", importCommand.folder, "the model folder to write")->required();
+    importModel->add_option("--out", importCommand.folder,
+                            "the model folder to write: a new or empty folder, or an earlier model folder, which it "
+                            "replaces")
+        ->required();
 
     CLI::App* backends = app.add_subcommand("backends", "the backends of this build and whether each can run here");
     CLI::App* recipes = app.add_subcommand("recipes", "the named training recipes (--recipe NAME)");
@@ -600,16 +608,11 @@ int main(int argc, char** argv) {
     predict->add_option("target", predictCommand.target, "MODEL_DIR, RUN_DIR or an installed model's name (`models`)")->required();
     predict->add_option("images", predictCommand.images, "image files")->required()->check(CLI::ExistingFile);
     predict->add_option("--backend", predictCommand.backend)->check(CLI::IsMember(knownBackends()))->capture_default_str();
-    predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, 4096))->capture_default_str();
+    predict->add_option("--threads", predictCommand.threads)->check(CLI::Range(0, kMaxCpuThreads))->capture_default_str();
     predict->add_option("--top", predictCommand.top, "classes shown per image")->check(CLI::Range(1, 1000))->capture_default_str();
     predict->add_flag("--logits", predictCommand.logits, "print each image's logits as a JSON line instead");
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& error) {
-        const int code = app.exit(error);  // prints help or the message
-        return code == 0 ? 0 : kExitUsage;
-    }
+    if (const std::optional<int> exitCode = parseCommandLine(app, argc, argv)) return *exitCode;
 
     // Once, from the process the user started: ranks under mpirun would repeat it.
     if (!launchedByMpi())

@@ -1,5 +1,7 @@
 #include "train/model_commands.h"
 
+#include <algorithm>
+
 #include "cnnstudio/backend.h"
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/checkpoint.h"
@@ -97,6 +99,36 @@ void requireModelsFit(const std::vector<LocatedModel>& models, const datasets::D
     }
 }
 
+// "a, b, c"
+std::string commaSeparated(const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text;
+}
+
+// The data set's labels as the model's output indices. The same classes may come in another order
+// (an image folder sorts them by name, the FER2013 CSV lists them by label): they are matched by
+// name. Classes of other names would be scored against whichever output has their position, so
+// they are refused.
+void relabelAsTheModelNamesClasses(datasets::Dataset& split, const std::vector<std::string>& datasetClasses,
+                                   const LocatedModel& model, const std::string& dataset) {
+    const std::vector<std::string>& modelClasses = model.model.info.classNames;
+    if (datasetClasses == modelClasses) return;
+    std::vector<std::int32_t> modelIndexOf(datasetClasses.size(), -1);
+    for (std::size_t d = 0; d < datasetClasses.size(); ++d) {
+        const auto found = std::find(modelClasses.begin(), modelClasses.end(), datasetClasses[d]);
+        if (found == modelClasses.end())
+            throw Error("the data set's class '" + datasetClasses[d] + "' is not one of the model's classes (" +
+                            commaSeparated(modelClasses) + ")",
+                        dataset,
+                        "evaluate on a data set of the model's classes; where they are the same classes under other "
+                        "names, write the data set's names into " +
+                            (model.folder / RunFolder::kModelInfoFileName).string() + " (\"classes\", in output order)");
+        modelIndexOf[d] = std::int32_t(found - modelClasses.begin());
+    }
+    for (std::int32_t& label : split.labels) label = modelIndexOf[std::size_t(label)];
+}
+
 }  // namespace
 
 void runEvaluate(const EvaluateCommand& command, std::FILE* out) {
@@ -109,17 +141,15 @@ void runEvaluate(const EvaluateCommand& command, std::FILE* out) {
     if (dataset.empty())
         throw Error("the model does not say which data set it was trained on", located.folder.string(),
                     "name one with --dataset");
-    const datasets::DatasetSplits splits =
-        loadDataFor(dataset, located.model.spec, 0, command.skipBad, located.seed, out);
-    const datasets::Dataset& split = command.split == "train"        ? splits.train
-                                     : command.split == "validation" ? splits.validation
-                                                                     : splits.test;
+    datasets::DatasetSplits splits = loadDataFor(dataset, located.model.spec, 0, command.skipBad, located.seed, out);
+    datasets::Dataset& split = command.split == "train"        ? splits.train
+                               : command.split == "validation" ? splits.validation
+                                                               : splits.test;
     if (split.empty())
         throw Error("the " + command.split + " split of the data set is empty", dataset,
                     "evaluate another split with --split");
     requireModelsFit(models, split, int(splits.classNames.size()), dataset, out);
-    if (splits.classNames != located.model.info.classNames)
-        std::fprintf(out, "note: the data set's class names differ from the model's; the model's are shown\n");
+    relabelAsTheModelNamesClasses(split, splits.classNames, located, dataset);
 
     std::unique_ptr<Backend> backend = makeBackend(command.backend, command.threads);
     std::vector<std::unique_ptr<Network>> networks;

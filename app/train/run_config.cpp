@@ -1,5 +1,6 @@
 #include "train/run_config.h"
 
+#include "cnnstudio/backend.h"
 #include "cnnstudio/error.h"
 
 namespace cnnstudio::app {
@@ -54,6 +55,10 @@ RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& sou
         config.batch = json.at("batch").get<int>();
         config.augment = json.at("augment").get<std::string>();
         config.classWeights = json.at("class_weights_mode").get<std::string>();
+        // get<std::size_t>() would wrap a negative limit round to about 2^64: all the data.
+        if (!json.at("limit").is_number_unsigned())
+            throw Error("limit " + json.at("limit").dump() + " is not a count of images", source,
+                        "the run folder is damaged; start a new run");
         config.limit = json.at("limit").get<std::size_t>();
         config.skipBad = json.at("skip_bad").get<bool>();
         config.normalization.mean = json.at("normalization").at("mean").get<std::vector<float>>();
@@ -74,6 +79,18 @@ RunConfig RunConfig::fromJson(const nlohmann::json& json, const std::string& sou
         throw Error(std::string("the configuration is incomplete: ") + error.what(), source,
                     "the run folder is damaged; start a new run");
     }
+    // As model.json's are checked (ModelInfo::fromJson): a zero stddev trained on infinities.
+    if (config.normalization.mean.size() != config.normalization.stddev.size())
+        throw Error("normalization has " + std::to_string(config.normalization.mean.size()) + " means and " +
+                        std::to_string(config.normalization.stddev.size()) + " standard deviations",
+                    source, "the run folder is damaged; start a new run");
+    for (float stddev : config.normalization.stddev)
+        if (!(stddev > 0))
+            throw Error("a normalization stddev is not positive (" + std::to_string(stddev) + ")", source,
+                        "the run folder is damaged; start a new run");
+    if (config.threads < 0 || config.threads > kMaxCpuThreads)
+        throw Error("threads " + std::to_string(config.threads) + " is out of range 0.." + std::to_string(kMaxCpuThreads),
+                    source, "the run folder is damaged; start a new run");
     if (config.distributed.ranksPerNode < 1 || config.distributed.nodes < 1)
         throw Error("the distributed layout asks for " + std::to_string(config.distributed.ranksPerNode) +
                         " ranks per node on " + std::to_string(config.distributed.nodes) + " nodes",

@@ -21,6 +21,7 @@
 #include "cnnstudio/run_folder.h"
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/trainer.h"
+#include "common/output_paths.h"
 #include "train/loader_batch_source.h"
 #include "train/progress_display.h"
 
@@ -74,6 +75,15 @@ DatasetDescription describe(const std::string& name, const datasets::DatasetSpli
 
 // Runs recorded before data-set paths were stored absolute may hold a relative one, which would
 // read whatever the current folder holds by that name.
+// --events appends to its file: onto the data set or the spec it would damage what the run reads
+// (`config`: the new run's, or the resumed run's own).
+void requireEventsAreNoInput(const std::string& events, const RunConfig& config) {
+    if (events == "-") return;
+    requireOutputIsNotInput(events, "--events", datasets::parseDatasetSpec(config.dataset).path, "--dataset");
+    if (config.spec.starts_with("file:"))
+        requireOutputIsNotInput(events, "--events", config.spec.substr(5), "--spec");
+}
+
 void rejectRelativeDatasetPath(const std::string& dataset, const std::filesystem::path& configFile) {
     const datasets::DatasetSpec spec = datasets::parseDatasetSpec(dataset);
     if (!spec.path.empty() && std::filesystem::path(spec.path).is_relative())
@@ -136,6 +146,24 @@ NetworkSpec loadSpecSource(const std::string& source) {
     throw Error("unknown network source '" + source + "'", "spec", "use preset:NAME or file:PATH");
 }
 
+namespace {
+
+// Throws inferShapes' Error for the spec at `source`, with the file named where it is one.
+void requireSpecSourceBuilds(const std::string& source) {
+    try {
+        inferShapes(loadSpecSource(source));
+    } catch (const Error& error) {
+        // inferShapes names the node; the file it is in is said here ("cycle.json: node 'conv1'").
+        // Errors of reading the file name it already.
+        if (!source.starts_with("file:")) throw;
+        const std::string file = source.substr(5);
+        if (error.where().starts_with(file)) throw;
+        throw Error(error.reason(), error.where().empty() ? file : file + ": " + error.where(), error.hint());
+    }
+}
+
+}  // namespace
+
 datasets::DatasetSplits loadDataFor(const std::string& dataset, const NetworkSpec& spec, std::size_t limit,
                                     bool skipBad, std::uint64_t seed, std::FILE* log) {
     const TensorShape input = inputShapeOf(spec);
@@ -177,7 +205,10 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     const bool rankZero = world.rank == 0;
     // A fresh run's network is checked before its folder is made: a spec that cannot train
     // leaves no empty run folder behind.
-    if (!resuming) inferShapes(loadSpecSource(command.config.spec));
+    if (!resuming) {
+        requireSpecSourceBuilds(command.config.spec);
+        requireEventsAreNoInput(command.events, command.config);
+    }
     const std::optional<RunFolder> folder = openRunFolder(command, world);
     // Rank 0 writes the run folder, so it holds the folder's lock for the whole run; taken before
     // the events file is opened, so that a refused trainer writes nothing into another's run.
@@ -185,6 +216,9 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
     if (rankZero) {
         folderLock.emplace(folder->lockFile());
         if (!resuming) folder->discardRunThatNeverBegan();
+        if (resuming && !command.events.empty())
+            requireEventsAreNoInput(command.events,
+                                    RunConfig::fromJson(folder->readConfig(), folder->configFile().string()));
     }
     EventWriter events(rankZero);
     if (rankZero) {

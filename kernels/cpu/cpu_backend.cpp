@@ -16,9 +16,10 @@ namespace cpu {
 namespace {
 
 int resolveThreads(int requested) {
-    if (requested < 0)
-        throw Error("thread count " + std::to_string(requested) + " is negative",
-                    "cpu backend", "use 0 for every core or a positive count");
+    if (requested < 0 || requested > kMaxCpuThreads)
+        throw Error("thread count " + std::to_string(requested) + " is out of range 0.." +
+                        std::to_string(kMaxCpuThreads),
+                    "cpu backend", "use 0 for every core or a positive count up to " + std::to_string(kMaxCpuThreads));
     return requested == 0 ? omp_get_num_procs() : requested;
 }
 

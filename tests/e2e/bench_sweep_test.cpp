@@ -149,6 +149,41 @@ TEST(BenchSweep, ProgressEventsForTheAppReplaceTheOldLines) {
     for (const auto& event : events) EXPECT_EQ(event["schema"], 1);
 }
 
+// Bad usage exits 2, as the help says (CLI11's own codes were 105 to 114), and says the bound.
+TEST(BenchSweep, BadUsageExitsWithTwoAndSaysWhy) {
+    const auto work = scratchFolder("usage");
+    const ProcessResult zeroBatch = runProcess({kBenchProgram, "--batch", "0"}, work.string(), environmentFor(work));
+    EXPECT_EQ(zeroBatch.exitCode, 2);
+    EXPECT_NE(zeroBatch.err.find("--batch: must be at least 1, not 0"), std::string::npos) << zeroBatch.err;
+    const ProcessResult twice =
+        runProcess({kBenchProgram, "--steps", "0", "--steps", "1"}, work.string(), environmentFor(work));
+    EXPECT_EQ(twice.exitCode, 2) << twice.err;
+}
+
+// A --report that cannot be written is found before the sweep, not after all of it was measured.
+TEST(BenchSweep, AReportThatCannotBeWrittenIsRefusedBeforeMeasuring) {
+    const auto work = scratchFolder("report-folder-missing");
+    const auto report = work / "no-such-folder" / "report.json";
+    const ProcessResult result = runProcess({kBenchProgram, "--model", "lenet5", "--batch", "4", "--steps", "3",
+                                             "--config", "cpu threads=1", "--report", report.string()},
+                                            work.string(), environmentFor(work));
+    EXPECT_EQ(result.exitCode, 1);
+    EXPECT_NE(result.err.find("--report " + report.string() + ": its folder"), std::string::npos) << result.err;
+    EXPECT_EQ(result.out.find("bench_result"), std::string::npos) << "it measured first: " << result.out;
+    EXPECT_EQ(result.out.find("cpu 1 thread"), std::string::npos) << "it measured first: " << result.out;
+}
+
+// The app that read the progress events quit (or `| head` did): SIGPIPE used to end the sweep
+// with no report. The sweep goes on and writes it.
+TEST(BenchSweep, AClosedStdoutLosesTheLinesButNotTheReport) {
+    const auto work = scratchFolder("closed-stdout");
+    std::vector<std::string> arguments = cheapSweep(work, {"cpu threads=1"});
+    arguments.push_back("--progress-events");
+    const ProcessResult result = runProcessWithStdoutClosed(arguments, work.string(), environmentFor(work));
+    EXPECT_EQ(result.exitCode, 0) << result.err;
+    EXPECT_TRUE(std::filesystem::exists(work / "report.json"));
+}
+
 // The app's Cancel: SIGTERM lets the configuration in progress finish, records the rest as
 // cancelled, writes the report and exits 3.
 TEST(BenchSweep, TerminationCancelsTheRestAndKeepsTheReport) {

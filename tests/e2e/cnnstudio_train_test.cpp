@@ -7,7 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include <unistd.h>
@@ -50,6 +54,54 @@ void writePgm(const std::filesystem::path& file, int width, int height) {
     for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) stream.put(char(x > width / 3 && x < 2 * width / 3 ? 200 : 10));
 }
+
+// An image folder data set of 48x48 grey faces (not real ones: the scores do not matter) with
+// `count(k)` test images in the k-th of `classes`, one image per class in train/ and val/.
+void writeImageFolderDataset(const std::filesystem::path& root, const std::vector<std::string>& classes,
+                             const std::function<int(std::size_t)>& count) {
+    for (std::size_t k = 0; k < classes.size(); ++k)
+        for (const auto& [split, images] : {std::pair{"train", 1}, {"val", 1}, {"test", count(k)}}) {
+            const auto folder = root / split / classes[k];
+            std::filesystem::create_directories(folder);
+            for (int i = 0; i < images; ++i) writePgm(folder / (std::to_string(i) + ".pgm"), 48, 48);
+        }
+}
+
+// The support column of `className`'s row in evaluate's per-class table; -1 when there is none.
+int supportInTable(const std::string& table, const std::string& className) {
+    std::istringstream lines(table);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind(className + " ", 0) == 0) return std::stoi(line.substr(line.find_last_of(' ') + 1));
+    return -1;
+}
+
+// The shipped FER model names its classes in the FER2013 CSV's order (..., Sad, Surprise,
+// Neutral); an image folder of the same classes sorts them by name (..., Neutral, Sad, Surprise).
+// Evaluate scores each image against the model's output of its class's name, and refuses a data
+// set with a class the model does not have.
+TEST(CnnstudioTrain, EvaluateMatchesClassesByNameAndRefusesOthers) {
+    const auto work = scratchFolder("class-order");
+    const std::vector<std::string> sortedFerClasses = {"Angry", "Disgust", "Fear", "Happy", "Neutral", "Sad",
+                                                       "Surprise"};
+    writeImageFolderDataset(work / "faces", sortedFerClasses, [](std::size_t k) { return int(k) + 1; });
+    const ProcessResult evaluated = train({"evaluate", "fer-mini-xception", "--dataset",
+                                           "folder:" + (work / "faces").string(), "--threads", "1"},
+                                          work);
+    ASSERT_EQ(evaluated.exitCode, 0) << evaluated.err;
+    for (std::size_t k = 0; k < sortedFerClasses.size(); ++k)
+        EXPECT_EQ(supportInTable(evaluated.out, sortedFerClasses[k]), int(k) + 1)
+            << sortedFerClasses[k] << " in:\n" << evaluated.out;
+
+    std::vector<std::string> otherClasses = sortedFerClasses;
+    otherClasses[3] = "Joy";
+    writeImageFolderDataset(work / "other", otherClasses, [](std::size_t) { return 1; });
+    const ProcessResult refused = train({"evaluate", "fer-mini-xception", "--dataset",
+                                         "folder:" + (work / "other").string(), "--threads", "1"},
+                                        work);
+    EXPECT_EQ(refused.exitCode, 1);
+    EXPECT_NE(refused.err.find("class 'Joy' is not one of the model's classes"), std::string::npos) << refused.err;
+}
+
 #endif
 
 // One training run checked three ways (ctest runs every test in its own process, so a shared
@@ -157,6 +209,128 @@ TEST(CnnstudioTrain, SigtermStopsAfterTheCurrentStepAndResumeFinishesTheRun) {
     EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
 }
 
+// `cnnstudio-train ... | head -3`: SIGPIPE used to kill the run with no checkpoint and no end
+// event. The progress display and `--events -` are lost; the run trains on into its folder.
+TEST(CnnstudioTrain, AClosedStdoutDoesNotStopTheRun) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("closed-stdout");
+    const auto runDir = work / "run";
+    const ProcessResult trained = runProcessWithStdoutClosed(
+        {kTrainProgram, "--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1", "--log-every", "1",
+         "--events", "-", "--run-dir", runDir.string()},
+        work.string(), kQuietOpenMp);
+    EXPECT_EQ(trained.exitCode, 0) << trained.err;
+    EXPECT_EQ(lastEventNamed(runDir, "finished")["reason"], "completed");
+    EXPECT_TRUE(std::filesystem::exists(runDir / "model/model.safetensors"));
+}
+
+// --events appends its lines to the file it names: onto the data set, the next run read JSON as
+// CSV rows. Refused before the run folder is made, naming both options.
+TEST(CnnstudioTrain, EventsOntoTheDataSetAreRefused) {
+    const auto work = scratchFolder("events-onto-dataset");
+    const auto csv = work / "faces.csv";
+    std::ofstream(csv) << "emotion,pixels,Usage\n";
+    const ProcessResult refused = train({"--preset", "lenet5", "--dataset", "fer2013:" + csv.string(), "--events",
+                                         (work / "." / "faces.csv").string(), "--run-dir", (work / "run").string()},
+                                        work);
+    EXPECT_EQ(refused.exitCode, 1);
+    EXPECT_NE(refused.err.find("--events"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("is the same file as --dataset"), std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(work / "run"));
+    std::ifstream stream(csv);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(stream), {}), "emotion,pixels,Usage\n");
+}
+
+// On --resume the data set is the run's own, from its config.json.
+TEST(CnnstudioTrain, ResumedEventsOntoTheRunsDataSetAreRefused) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-events-onto-dataset");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    // The run's data set, as its config.json records it, made a file of this test's.
+    const auto csv = work / "faces.csv";
+    std::ofstream(csv) << "emotion,pixels,Usage\n";
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    config["dataset"] = "fer2013:" + csv.string();
+    std::ofstream(runDir / "config.json") << config.dump();
+
+    const ProcessResult resumed = train({"--resume", runDir.string(), "--events", csv.string()}, work);
+    EXPECT_EQ(resumed.exitCode, 1);
+    EXPECT_NE(resumed.err.find("is the same file as --dataset"), std::string::npos) << resumed.err;
+    std::ifstream stream(csv);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(stream), {}), "emotion,pixels,Usage\n");
+}
+
+// A damaged config.json asking for 100000 threads crashed libgomp (SIGSEGV) on --resume.
+TEST(CnnstudioTrain, ResumeRefusesAThreadCountBeyondTheMaximum) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-threads");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    config["threads"] = 100000;
+    std::ofstream(runDir / "config.json") << config.dump();
+
+    const ProcessResult resumed = train({"--resume", runDir.string()}, work);
+    EXPECT_EQ(resumed.exitCode, 1) << resumed.err;
+    EXPECT_NE(resumed.err.find("config.json: threads 100000 is out of range 0..4096"), std::string::npos)
+        << resumed.err;
+}
+
+// A config.json limit of -1 wrapped round to all the data; a zero stddev trained on infinities
+// and ended in 'loss became NaN'. Both are refused naming config.json.
+TEST(CnnstudioTrain, ResumeRefusesANegativeLimitOrAZeroStddev) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-damaged-config");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    const nlohmann::json original = nlohmann::json::parse(std::ifstream(runDir / "config.json"));
+    auto resumeWith = [&](const std::function<void(nlohmann::json&)>& damage) {
+        nlohmann::json config = original;
+        damage(config);
+        std::ofstream(runDir / "config.json") << config.dump();
+        return train({"--resume", runDir.string()}, work);
+    };
+    const ProcessResult negativeLimit = resumeWith([](nlohmann::json& config) { config["limit"] = -1; });
+    EXPECT_EQ(negativeLimit.exitCode, 1);
+    EXPECT_NE(negativeLimit.err.find("config.json: limit -1 is not a count of images"), std::string::npos)
+        << negativeLimit.err;
+    const ProcessResult zeroStddev =
+        resumeWith([](nlohmann::json& config) { config["normalization"] = {{"mean", {0.5}}, {"stddev", {0.0}}}; });
+    EXPECT_EQ(zeroStddev.exitCode, 1);
+    EXPECT_NE(zeroStddev.err.find("config.json: a normalization stddev is not positive"), std::string::npos)
+        << zeroStddev.err;
+}
+
+// progress.json saying epoch 1000 of a 1-epoch run was finalised: 'finished after 1000 epochs'
+// with the checkpoint's weights saved as the model.
+TEST(CnnstudioTrain, ResumeRefusesACheckpointBeyondTheRunsEpochs) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("resume-beyond-epochs");
+    const auto runDir = work / "run";
+    const ProcessResult trained = train({"--preset", "lenet5", "--limit", "256", "--epochs", "1", "--threads", "1",
+                                         "--run-dir", runDir.string()},
+                                        work);
+    ASSERT_EQ(trained.exitCode, 0) << trained.err;
+    const auto progressFile = runDir / "checkpoints/latest/progress.json";
+    nlohmann::json progress = nlohmann::json::parse(std::ifstream(progressFile));
+    progress["epoch"] = 1000;
+    std::ofstream(progressFile) << progress.dump();
+
+    const ProcessResult resumed = train({"--resume", runDir.string()}, work);
+    EXPECT_EQ(resumed.exitCode, 1) << resumed.err;
+    EXPECT_NE(resumed.err.find("of epoch 1001 but the run has 1 epoch(s)"), std::string::npos) << resumed.err;
+}
+
 // The stop signals reach one thread of a training process, the one that waits for them (a
 // thread in sigwait shows them unblocked); every other thread blocks them, so none is delivered
 // to a thread computing in oneDNN, whose JIT GEMM points its stack pointer into the heap (oneDNN
@@ -191,6 +365,47 @@ TEST(CnnstudioTrain, BadSpecExitsWithOneAndNamesTheNode) {
     EXPECT_NE(result.err.find("node 'huge_kernel'"), std::string::npos) << result.err;
     // Checked before the run folder is made (issue 16): no empty run folder, no failed event.
     EXPECT_FALSE(std::filesystem::exists(work / "run"));
+}
+
+// Each Dense within its own limits, 4.3 G parameters together: more than one tensor's int sizes
+// hold. Refused by --summary and by training, naming the layer that crosses the limit.
+TEST(CnnstudioTrain, ParameterTotalBeyondTheLimitIsRefusedNamingTheLayer) {
+    const auto work = scratchFolder("huge-parameter-total");
+    std::ofstream(work / "huge.json") << R"({"format": "cnnstudio-network", "version": 1, "name": "huge",
+      "nodes": [
+        {"name": "input", "type": "Input", "params": {"channels": 1, "height": 28, "width": 28}},
+        {"name": "flatten", "type": "Flatten", "inputs": ["input"]},
+        {"name": "fc1", "type": "Dense", "inputs": ["flatten"], "params": {"units": 65536}},
+        {"name": "fc2", "type": "Dense", "inputs": ["fc1"], "params": {"units": 65536}},
+        {"name": "logits", "type": "Dense", "inputs": ["fc2"], "params": {"units": 10}}]})";
+    const ProcessResult summary = train({"--spec", (work / "huge.json").string(), "--summary"}, work);
+    EXPECT_EQ(summary.exitCode, 1);
+    EXPECT_NE(summary.out.find("node 'fc2'"), std::string::npos) << summary.out;
+    EXPECT_NE(summary.out.find("2147483647 (2^31 - 1)"), std::string::npos) << summary.out;
+
+    const ProcessResult trained = train({"--spec", (work / "huge.json").string(), "--epochs", "1", "--threads", "1",
+                                         "--run-dir", (work / "run").string()},
+                                        work);
+    EXPECT_EQ(trained.exitCode, 1);
+    EXPECT_NE(trained.err.find("node 'fc2'"), std::string::npos) << trained.err;
+}
+
+// A cycle is the error given (not the second output it makes of the cut-off Input), with the
+// spec file named.
+TEST(CnnstudioTrain, CycleInASpecFileNamesTheFileAndTheCycle) {
+    const auto work = scratchFolder("cycle");
+    std::ofstream(work / "cycle.json") << R"({"format": "cnnstudio-network", "version": 1, "name": "cycle",
+      "nodes": [
+        {"name": "input", "type": "Input", "params": {"channels": 1, "height": 28, "width": 28}},
+        {"name": "conv", "type": "Conv2D", "inputs": ["relu"], "params": {"filters": 4, "kernel": 3}},
+        {"name": "relu", "type": "ReLU", "inputs": ["conv"]},
+        {"name": "flatten", "type": "Flatten", "inputs": ["relu"]},
+        {"name": "logits", "type": "Dense", "inputs": ["flatten"], "params": {"units": 10}}]})";
+    const ProcessResult result =
+        train({"--spec", (work / "cycle.json").string(), "--run-dir", (work / "run").string()}, work);
+    EXPECT_EQ(result.exitCode, 1);
+    EXPECT_NE(result.err.find("cycle.json: node '"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("part of a cycle"), std::string::npos) << result.err;
 }
 
 // A run refused before it began (here a data set path with a typo) records its failure in the

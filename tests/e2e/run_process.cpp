@@ -25,10 +25,9 @@ std::string readFile(const std::string& path) {
     return text.str();
 }
 
-}  // namespace
-
-pid_t startProcess(const std::vector<std::string>& argv, const std::string& workFolder,
-                   const std::vector<std::string>& environment, bool ownProcessGroup) {
+// startProcess, with the program's stdout on `stdoutDescriptor` where it is not -1.
+pid_t spawnProcess(const std::vector<std::string>& argv, const std::string& workFolder,
+                   const std::vector<std::string>& environment, bool ownProcessGroup, int stdoutDescriptor) {
     std::vector<char*> arguments;
     for (const auto& argument : argv) arguments.push_back(const_cast<char*>(argument.c_str()));
     arguments.push_back(nullptr);
@@ -50,7 +49,8 @@ pid_t startProcess(const std::vector<std::string>& argv, const std::string& work
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     const std::string out = workFolder + "/stdout.txt", err = workFolder + "/stderr.txt";
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (stdoutDescriptor >= 0) posix_spawn_file_actions_adddup2(&actions, stdoutDescriptor, 1);
+    else posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
@@ -65,6 +65,13 @@ pid_t startProcess(const std::vector<std::string>& argv, const std::string& work
     posix_spawn_file_actions_destroy(&actions);
     if (failed) throw std::runtime_error("cannot start " + argv[0]);
     return pid;
+}
+
+}  // namespace
+
+pid_t startProcess(const std::vector<std::string>& argv, const std::string& workFolder,
+                   const std::vector<std::string>& environment, bool ownProcessGroup) {
+    return spawnProcess(argv, workFolder, environment, ownProcessGroup, -1);
 }
 
 ProcessResult waitProcess(pid_t pid, const std::string& workFolder) {
@@ -84,6 +91,23 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
     ProcessResult result = waitProcess(startProcess(argv, workFolder, environment), workFolder);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
+}
+
+ProcessResult runProcessWithStdoutClosed(const std::vector<std::string>& argv, const std::string& workFolder,
+                                        const std::vector<std::string>& environment) {
+    std::filesystem::remove(workFolder + "/stdout.txt");  // nothing of an earlier run is read back as its output
+    int pipeEnds[2];
+    if (::pipe2(pipeEnds, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe");
+    ::close(pipeEnds[0]);  // no reader: every write to the pipe fails with EPIPE (or SIGPIPE)
+    pid_t pid = 0;
+    try {
+        pid = spawnProcess(argv, workFolder, environment, false, pipeEnds[1]);
+    } catch (...) {
+        ::close(pipeEnds[1]);
+        throw;
+    }
+    ::close(pipeEnds[1]);
+    return waitProcess(pid, workFolder);
 }
 
 SignalTakers threadsTakingSignals(pid_t pid, std::initializer_list<int> signals) {

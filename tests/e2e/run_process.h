@@ -25,6 +25,10 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
 pid_t startProcess(const std::vector<std::string>& argv, const std::string& workFolder,
                    const std::vector<std::string>& environment = {}, bool ownProcessGroup = false);
 ProcessResult waitProcess(pid_t pid, const std::string& workFolder);
+// runProcess with the program's stdout a pipe that nobody reads, as after `program | head -3`
+// has printed its lines and exited; `out` stays empty.
+ProcessResult runProcessWithStdoutClosed(const std::vector<std::string>& argv, const std::string& workFolder,
+                                        const std::vector<std::string>& environment = {});
 
 // How many threads of process `pid` there are, and how many of them take (do not block) at least
 // one of `signals`, from each thread's SigBlk in /proc/PID/task/*/status. A thread waiting in

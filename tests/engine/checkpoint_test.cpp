@@ -237,6 +237,20 @@ TEST(ModelFolder, NanWeightIsRefusedNamingTheFileAndTensor) {
     }
 }
 
+// fp16 holds at most 65504: such a weight fails the write, which leaves neither the staged
+// folder (model.partial) nor a model folder behind.
+TEST(ModelFolder, AFailedWriteLeavesNoStagedFolder) {
+    const auto root = testing::freshFolder();
+    Model model(3);
+    ModelInfo info;
+    info.classNames = {"circle", "square", "star"};
+    saveModel(root / "model", model.network, info);
+    ModelFolder read = readModelFolder(root / "model");
+    read.weights.front().values.at(0) = 1e6f;
+    EXPECT_THROW(writeModelFolder(root / "half", read, WeightsDtype::F16), Error);
+    EXPECT_EQ(folderEntries(root), std::vector<std::string>({"model"}));
+}
+
 TEST(ModelFolder, RoundTripsSpecWeightsAndClassNames) {
     const auto folder = testing::freshFolder() / "model";
     Model model(3);

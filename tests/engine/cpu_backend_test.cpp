@@ -15,6 +15,7 @@
 #include "cnnstudio/optimizer.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/tensor.h"
+#include "engine/expect_error.h"
 
 namespace cnnstudio {
 namespace {
@@ -40,6 +41,13 @@ TEST(CpuBackend, ZeroThreadsMeansEveryCore) {
     std::string expected = ", " + std::to_string(omp_get_num_procs()) + " thread";
     EXPECT_NE(backend->description().find(expected), std::string::npos)
         << backend->description();
+}
+
+// Every way into the backend (a resumed config.json, the GUI, cnnstudio-live) meets this check:
+// libgomp crashed creating 100000 threads.
+TEST(CpuBackend, ThreadCountBeyondTheMaximumIsAnError) {
+    testing::expectError([] { cpuBackend(kMaxCpuThreads + 1); }, "cpu backend", {"4097", "out of range 0..4096"});
+    testing::expectError([] { cpuBackend(100000); }, "cpu backend", {"100000"});
 }
 
 TEST(CpuBackend, NegativeThreadsTf32OrBf16WithoutBf16InstructionsAreErrors) {

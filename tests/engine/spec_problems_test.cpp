@@ -151,6 +151,21 @@ TEST(SpecProblems, CycleNamesItsNodes) {
     EXPECT_EQ(report.nodes.front().name, "input");
 }
 
+// conv's input moved from the Input to relu: the Input now feeds nothing and seems a second
+// output, but the cycle is the cause, and it is what inferShapes reports first.
+TEST(SpecProblems, ACycleIsReportedBeforeTheOutputsItCutsOff) {
+    NetworkSpec spec = network({input(1, 8, 8), node("conv", "Conv2D", {"relu"}, {{"filters", 2}, {"kernel", 3}}),
+                                node("relu", "ReLU", {"conv"}), node("flat", "Flatten", {"relu"}),
+                                node("logits", "Dense", {"flat"}, {{"units", 3}})});
+    try {
+        inferShapes(spec);
+        FAIL() << "expected an Error";
+    } catch (const Error& error) {
+        EXPECT_NE(error.reason().find("part of a cycle"), std::string::npos) << error.what();
+    }
+    EXPECT_NE(problemOf(analyseSpec(spec), "input").find("more than one output"), std::string::npos);
+}
+
 TEST(SpecProblems, NodeFeedingItselfIsACycle) {
     NetworkSpec spec = network({input(1, 8, 8), node("sum", "Add", {"input", "sum"}), node("out", "Flatten", {"sum"})});
     expectOnlyProblem(spec, "sum", {"cycle", "sum -> sum"});
@@ -213,6 +228,23 @@ TEST(SpecProblems, SpatialSizeReachingZeroIsExplained) {
 TEST(SpecProblems, ImageTooLargeForTheBackendsIsRejected) {
     NetworkSpec spec = network({input(4096, 65536, 65536), node("out", "Flatten", {"input"})});
     expectOnlyProblem(spec, "input", {"more than 2^31 - 1 values per image"});
+}
+
+// Every Dense is within its own limits; together they pass the int sizes of the one tensor that
+// holds a network's parameters. The node whose parameters cross the limit is the one named.
+TEST(SpecProblems, ParameterTotalBeyondWhatANetworkHoldsNamesTheNodeThatCrossesIt) {
+    NetworkSpec spec = network({input(1, 256, 256), node("flat", "Flatten", {"input"}),
+                                node("fc1", "Dense", {"flat"}, {{"units", 20000}}),
+                                node("fc2", "Dense", {"fc1"}, {{"units", 65536}}),
+                                node("logits", "Dense", {"fc2"}, {{"units", 7}})});
+    expectOnlyProblem(spec, "fc2", {"1310785536 parameters", "total to 2621525536", "2147483647 (2^31 - 1)"});
+    EXPECT_EQ(analyseSpec(spec).totalParameters, 2621984295);
+    try {
+        inferShapes(spec);
+        FAIL() << "expected an Error";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.where(), "node 'fc2'");
+    }
 }
 
 TEST(SpecProblems, SeveralOutputsAreAllNamed) {

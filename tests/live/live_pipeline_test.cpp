@@ -344,6 +344,53 @@ TEST_F(LiveProgramTest, StopSignalEndsTheStreamWithTheRecordingFinished) {
     EXPECT_EQ(int(annotated.get(cv::CAP_PROP_FRAME_COUNT)), frames);
 }
 
+// The annotated video or the log written over the video being read: refused before any frame.
+TEST_F(LiveProgramTest, OutputsOntoTheSourceAreRefused) {
+    const std::filesystem::path video = makeFaceVideo(folder_ / "face.avi", 2);
+    const auto bytes = std::filesystem::file_size(video);
+    for (const char* option : {"--output", "--log"}) {
+        const e2e::ProcessResult run = e2e::runProcess({CNNSTUDIO_LIVE_BINARY, "--source", "video:" + video.string(),
+                                                        "--model", model_.string(), option, video.string()},
+                                                       folder_.string());
+        EXPECT_EQ(run.exitCode, 1) << option;
+        EXPECT_NE(run.err.find(std::string(option) + " " + video.string()), std::string::npos) << run.err;
+        EXPECT_NE(run.err.find("is the same file as --source"), std::string::npos) << run.err;
+        EXPECT_EQ(std::filesystem::file_size(video), bytes) << option;
+    }
+}
+
+// A --log that names a folder was found only after every frame, which were lost.
+TEST_F(LiveProgramTest, ALogThatCannotBeWrittenIsRefusedBeforeAnyFrame) {
+    const std::filesystem::path video = makeFaceVideo(folder_ / "face.avi", 2);
+    std::filesystem::create_directories(folder_ / "logs");
+    const e2e::ProcessResult run =
+        e2e::runProcess({CNNSTUDIO_LIVE_BINARY, "--source", "video:" + video.string(), "--model", model_.string(),
+                         "--log", (folder_ / "logs").string(), "--benchmark"},
+                        folder_.string());
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_NE(run.err.find("--log " + (folder_ / "logs").string() + ": is a folder"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out.find("fps"), std::string::npos) << "it processed the frames first: " << run.out;
+}
+
+// libgomp crashed creating 100000 threads: the option is bounded as cnnstudio-train bounds it.
+// Bad usage exits 2, as the help says, not with CLI11's own codes.
+TEST_F(LiveProgramTest, ThreadCountBeyondTheMaximumIsRefused) {
+    const e2e::ProcessResult run = e2e::runProcess(
+        {CNNSTUDIO_LIVE_BINARY, "--source", "folder:" + folder_.string(), "--model", model_.string(), "--threads",
+         "100000"},
+        folder_.string());
+    EXPECT_EQ(run.exitCode, 2) << run.err;
+    EXPECT_NE(run.err.find("--threads"), std::string::npos) << run.err;
+}
+
+TEST_F(LiveProgramTest, BadUsageExitsWithTwoAndSaysWhy) {
+    const e2e::ProcessResult run = e2e::runProcess(
+        {CNNSTUDIO_LIVE_BINARY, "--source", "folder:" + folder_.string(), "--model", model_.string(), "--frames", "-1"},
+        folder_.string());
+    EXPECT_EQ(run.exitCode, 2) << run.err;
+    EXPECT_NE(run.err.find("--frames: must be at least 0, not -1"), std::string::npos) << run.err;
+}
+
 TEST_F(LiveProgramTest, NoCameraExitsNonZeroWithAClearMessage) {
     if (!listCameras().empty()) GTEST_SKIP() << "this machine has a camera; the no-camera path needs one without";
     const e2e::ProcessResult run =

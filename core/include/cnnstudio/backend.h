@@ -245,8 +245,12 @@ struct ActivationFormat {
     bool operator==(const ActivationFormat&) const = default;
 };
 
+// The most threads a CPU backend runs: libgomp crashed creating 100000. The backend refuses more;
+// the programs check their --threads against it too, to name the option.
+inline constexpr int kMaxCpuThreads = 4096;
+
 struct BackendOptions {
-    int threads = 0;  // CPU backends: 0 = every core
+    int threads = 0;  // CPU backends: 0 = every core, at most kMaxCpuThreads
     Precision precision = Precision::Fp32;
     int device = 0;   // GPU backends: CUDA device index
     // GPU backends: only deterministic algorithms, so that a run and its resumption give the

@@ -102,5 +102,12 @@ ModelFolder readModelFolder(const std::filesystem::path& folder);
 // A model folder holding `model`, its weights stored as `dtype`: how a trained model becomes a
 // shipped one (bf16 halves its file). Written as saveModel writes (staged, then swapped in).
 void writeModelFolder(const std::filesystem::path& folder, const ModelFolder& model, WeightsDtype dtype);
+// Throws Error unless writing a model folder at `folder` loses nothing: it does not exist, is an
+// empty folder, or is a model folder as saveModel writes one (model.json saying
+// "cnnstudio-model", spec.json and model.safetensors, nothing else; so never a run folder, whose
+// config.json, events and train.lock sit beside model/) that does not hold `input`, the file or
+// folder the new model is made from. saveModel and writeModelFolder replace whatever is at their
+// folder, so every writer to a folder the user names asks this first.
+void requireReplaceableByModelFolder(const std::filesystem::path& folder, const std::filesystem::path& input);
 
 }  // namespace cnnstudio

@@ -34,7 +34,8 @@ public:
     // Appends to `file` (a resumed run continues its events.jsonl). Throws Error naming the file
     // when it cannot be opened. Does nothing on a non-writer.
     void addFile(const std::filesystem::path& file);
-    // Also writes every line to `stream` (standard output for `--events -`); not owned.
+    // Also writes every line to `stream` (standard output for `--events -`); not owned. A stream
+    // that fails (its reader went away) is dropped without an error: the files are the record.
     void addStream(std::ostream& stream);
     // Called with every event (the complete object), writer or not: the CLI's progress display.
     void addListener(std::function<void(const nlohmann::json&)> listener);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,10 @@
 #include "cnnstudio/tensor.h"
 
 namespace cnnstudio {
+
+// The most trainable parameters a network may have: a Network keeps all of them in one tensor,
+// and tensor sizes are int. Shape inference reports the node whose parameters cross it.
+inline constexpr std::int64_t kMaxNetworkParameters = std::numeric_limits<int>::max();
 
 // What shape inference found for one node. Shapes are per image (batch 1).
 struct NodeInfo {

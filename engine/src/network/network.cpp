@@ -213,6 +213,14 @@ void Network::build(std::uint64_t seed) {
             stateTotal += info.count();
         }
     }
+    // Shape inference bounds the parameters themselves; each slice starts aligned, so the padded
+    // totals can still pass the int sizes of a tensor.
+    if (std::max(parameterTotal, stateTotal) > std::size_t(kMaxNetworkParameters))
+        throw Error("its parameters and state take " + std::to_string(parameterTotal) + " and " +
+                        std::to_string(stateTotal) + " floats with their alignment, more than the " +
+                        std::to_string(kMaxNetworkParameters) + " (2^31 - 1) one tensor holds",
+                    spec_.name.empty() ? std::string("network") : "network '" + spec_.name + "'",
+                    "make its largest layers smaller");
     parameters_ = Tensor(backend_, {1, int(std::max<std::size_t>(parameterTotal, 1)), 1, 1});
     gradients_ = Tensor(backend_, parameters_.shape());
     if (stateTotal > 0) state_ = Tensor(backend_, {1, int(stateTotal), 1, 1});

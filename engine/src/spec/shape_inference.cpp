@@ -170,13 +170,15 @@ ShapeReport analyseSpec(const NetworkSpec& spec) {
     }
 
     std::vector<std::size_t> order = topologicalOrder(graph);
-    std::vector<bool> ordered(count, false);
+    std::vector<bool> ordered(count, false), onCycle(count, false);
     for (std::size_t i : order) ordered[i] = true;
     for (std::size_t i = 0; i < count; ++i) {
         if (ordered[i]) continue;
         if (infos[i].problem.empty())
-            if (auto cycle = cycleThrough(i, graph); !cycle.empty())
+            if (auto cycle = cycleThrough(i, graph); !cycle.empty()) {
                 infos[i].problem = cycleProblem(spec, cycle);
+                onCycle[i] = true;
+            }
         order.push_back(i);  // on a cycle or downstream of one: never gets a shape
     }
 
@@ -224,16 +226,28 @@ ShapeReport analyseSpec(const NetworkSpec& spec) {
         report.problems.emplace_back("", "the network has no Input node; add one (channels, height, width)");
     else if (known[inputNodes[0]]) report.inputShape = infos[inputNodes[0]].outputShape;
 
+    // A cycle's problems come first: a cycle also cuts nodes off (an Input that feeds nothing
+    // seems a second output), and inferShapes reports the first problem, which must be the cause.
+    std::vector<std::pair<std::string, std::string>> laterProblems;
     for (std::size_t i : order) {
-        if (!infos[i].problem.empty()) report.problems.emplace_back(infos[i].name, infos[i].problem);
         if (known[i]) {
+            const bool underLimit = report.totalParameters <= kMaxNetworkParameters;
             report.totalParameters += infos[i].parameters;
             report.totalForwardFlops += infos[i].forwardFlops;
             report.activationBytesPerImage +=
                 infos[i].outputShape.countPerImage() * std::int64_t(sizeof(float));
+            if (underLimit && report.totalParameters > kMaxNetworkParameters && infos[i].problem.empty())
+                infos[i].problem = "its " + std::to_string(infos[i].parameters) +
+                                   " parameters take the network's total to " +
+                                   std::to_string(report.totalParameters) + ", more than the " +
+                                   std::to_string(kMaxNetworkParameters) +
+                                   " (2^31 - 1) one network can hold; make this layer or the ones before it smaller";
         }
+        if (!infos[i].problem.empty())
+            (onCycle[i] ? report.problems : laterProblems).emplace_back(infos[i].name, infos[i].problem);
         report.nodes.push_back(std::move(infos[i]));
     }
+    report.problems.insert(report.problems.end(), laterProblems.begin(), laterProblems.end());
     return report;
 }
 

@@ -258,8 +258,7 @@ void saveCheckpoint(const std::filesystem::path& folder, Network& network, Optim
     } catch (const Error& error) {
         // A full disk (or a file-size limit) mid-write: the new checkpoint is dropped and the
         // one in place stays whole, so the run can still be resumed from it.
-        std::error_code ignored;
-        std::filesystem::remove_all(staged, ignored);
+        removeStagingFolder(staged);
         const bool previousKept = checkpointExists(folder);
         throw Error(error.reason(), error.where(),
                     previousKept ? "the previous checkpoint in " + folder.string() +
@@ -279,8 +278,7 @@ void copyCheckpoint(const std::filesystem::path& from, const std::filesystem::pa
             if (notLinked) writeFileAtomically(staged / name, readWholeFile(source / name));
         }
     } catch (const Error&) {
-        std::error_code ignored;
-        std::filesystem::remove_all(staged, ignored);
+        removeStagingFolder(staged);
         throw;
     }
     replaceFolder(staged, to);
@@ -320,6 +318,18 @@ TrainingProgress loadCheckpoint(const std::filesystem::path& folder, Network& ne
     return progress;
 }
 
+namespace {
+
+// The path with every symbolic link and "..", resolved as far as it exists; as given, made
+// absolute, where even that fails (a parent that cannot be read).
+std::filesystem::path canonicalPath(const std::filesystem::path& path) {
+    std::error_code error;
+    std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+    return error ? std::filesystem::absolute(path, error).lexically_normal() : canonical;
+}
+
+}  // namespace
+
 // ---- model folder ----------------------------------------------------------------------------
 
 nlohmann::json ModelInfo::toJson() const {
@@ -354,20 +364,64 @@ void saveModel(const std::filesystem::path& folder, Network& network, const Mode
         throw Error(std::to_string(info.classNames.size()) + " class names for a network with " +
                     std::to_string(network.classes()) + " outputs", folder.string());
     const std::filesystem::path staged = createStagingFolder(folder);
-    writeSafetensors(staged / kModelWeightsFile, networkTensors(network),
-                     {{"format", "cnnstudio-model"}, {"network", network.spec().name}});
-    network.spec().save(staged / kModelSpecFile);
-    writeJsonFile(staged / kModelInfoFile, info.toJson());
+    try {
+        writeSafetensors(staged / kModelWeightsFile, networkTensors(network),
+                         {{"format", "cnnstudio-model"}, {"network", network.spec().name}});
+        network.spec().save(staged / kModelSpecFile);
+        writeJsonFile(staged / kModelInfoFile, info.toJson());
+    } catch (const Error&) {
+        removeStagingFolder(staged);
+        throw;
+    }
     replaceFolder(staged, folder);
 }
 
 void writeModelFolder(const std::filesystem::path& folder, const ModelFolder& model, WeightsDtype dtype) {
     const std::filesystem::path staged = createStagingFolder(folder);
-    writeSafetensors(staged / kModelWeightsFile, model.weights,
-                     {{"format", "cnnstudio-model"}, {"network", model.spec.name}}, dtype);
-    model.spec.save(staged / kModelSpecFile);
-    writeJsonFile(staged / kModelInfoFile, model.info.toJson());
+    try {
+        writeSafetensors(staged / kModelWeightsFile, model.weights,
+                         {{"format", "cnnstudio-model"}, {"network", model.spec.name}}, dtype);
+        model.spec.save(staged / kModelSpecFile);
+        writeJsonFile(staged / kModelInfoFile, model.info.toJson());
+    } catch (const Error&) {
+        removeStagingFolder(staged);
+        throw;
+    }
     replaceFolder(staged, folder);
+}
+
+void requireReplaceableByModelFolder(const std::filesystem::path& folder, const std::filesystem::path& input) {
+    const std::string hint = "write the model to a new or empty folder, or move this one away first; only a model "
+                             "folder (model.json, spec.json and model.safetensors, nothing else) is replaced";
+    std::error_code notThere;
+    const std::filesystem::file_status status = std::filesystem::symlink_status(folder, notThere);
+    if (!std::filesystem::exists(status)) return;
+    if (!std::filesystem::is_directory(status))
+        throw Error("is not a folder, and writing the model folder would replace it", folder.string(), hint);
+
+    // Compared as canonical paths: "out/../models" and a symbolic link to the input's folder are
+    // the same folder.
+    const std::filesystem::path canonicalFolder = canonicalPath(folder);
+    const std::filesystem::path canonicalInput = canonicalPath(input);
+    if (std::mismatch(canonicalFolder.begin(), canonicalFolder.end(), canonicalInput.begin(), canonicalInput.end())
+            .first == canonicalFolder.end())
+        throw Error("holds " + input.string() + ", which the new model is made from", folder.string(),
+                    "write the model to a different folder");
+
+    bool holdsFiles = false, describesAModel = false;
+    std::error_code listError;
+    for (std::filesystem::directory_iterator entry(folder, listError), end; !listError && entry != end;
+         entry.increment(listError)) {
+        const std::string name = entry->path().filename().string();
+        const bool modelFile = name == kModelInfoFile || name == kModelSpecFile || name == kModelWeightsFile;
+        if (!modelFile || !entry->is_regular_file())
+            throw Error("holds '" + name + "', which is not part of a model folder", folder.string(), hint);
+        holdsFiles = true;
+        if (name == kModelInfoFile) describesAModel = isVersion1(readJsonFile(entry->path()), "cnnstudio-model");
+    }
+    if (listError) throw Error("cannot list the folder: " + listError.message(), folder.string(), hint);
+    if (holdsFiles && !describesAModel)
+        throw Error("is not a model folder (no model.json saying \"cnnstudio-model\")", folder.string(), hint);
 }
 
 ModelFolder readModelFolder(const std::filesystem::path& folder) {

@@ -80,6 +80,9 @@ void EventWriter::emit(const std::string& event, nlohmann::json fields) {
             *stream << text;
             stream->flush();
         }
+        // A stream whose reader went away (stdout closed: EPIPE) is written no more; the files
+        // above keep the whole record, and the run goes on.
+        std::erase_if(streams_, [](const std::ostream* stream) { return !*stream; });
     }
     for (auto& listener : listeners_) listener(line);
 }

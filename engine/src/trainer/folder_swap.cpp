@@ -52,6 +52,11 @@ std::filesystem::path createStagingFolder(const std::filesystem::path& target) {
     return staged;
 }
 
+void removeStagingFolder(const std::filesystem::path& staged) {
+    std::error_code ignored;
+    std::filesystem::remove_all(staged, ignored);
+}
+
 void replaceFolder(const std::filesystem::path& staged, const std::filesystem::path& target) {
     syncFolder(staged);
     const std::filesystem::path parent = target.parent_path();

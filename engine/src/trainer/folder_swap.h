@@ -12,6 +12,10 @@ namespace cnnstudio {
 // An empty folder beside `target` to build the replacement in (created; stale ones removed).
 std::filesystem::path createStagingFolder(const std::filesystem::path& target);
 
+// Drops a staged folder whose writing failed; the error being thrown matters more than one in
+// removing it, so that one is not reported.
+void removeStagingFolder(const std::filesystem::path& staged);
+
 // Moves `staged` to `target`, replacing and deleting any previous `target`, and makes the change
 // durable (the parent folder is synced). Throws Error naming the target on failure.
 void replaceFolder(const std::filesystem::path& staged, const std::filesystem::path& target);

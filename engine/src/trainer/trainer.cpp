@@ -663,6 +663,17 @@ TrainingResult Trainer::train(BatchSource& train, BatchSource* validation, Batch
                     std::to_string(progress_.epoch + 1) + " but an epoch now has " +
                     std::to_string(session.stepsPerEpoch) + " batches", "resume",
                     "resume with the run's own data set, limit and batch size");
+    // A checkpoint past the last epoch (a resume with fewer --epochs than it trained, or a damaged
+    // progress.json) would be finalised as it is: its mid-epoch weights saved as the model and
+    // summarised as the run's last epoch. Only "every epoch trained, none begun" may finish.
+    const bool everyEpochTrained = progress_.epoch == config_.epochs && progress_.epochStep == 0;
+    if (resumed_ && progress_.epoch >= config_.epochs && !everyEpochTrained)
+        throw Error("the checkpoint is at batch " + std::to_string(progress_.epochStep) + " of epoch " +
+                        std::to_string(progress_.epoch + 1) + " but the run has " + std::to_string(config_.epochs) +
+                        " epoch(s)",
+                    "resume",
+                    "resume with --epochs " + std::to_string(progress_.epoch + 1) +
+                        " or more; if the run never had that many, its progress.json is damaged");
     // A run killed after its last checkpoint but before model/ was written has trained every
     // epoch yet has no model: resuming it skips the epoch loop and only finishes (the final
     // evaluation and model/), so such a run can always be completed.
