@@ -31,20 +31,10 @@ const std::filesystem::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
 // starve each other there, so the worker runs with waiting threads asleep.
 const std::vector<std::string> kQuietOpenMp = {"OMP_WAIT_POLICY=passive"};
 
-std::filesystem::path scratchRoot() {
-    return std::filesystem::path(::testing::TempDir()) / ("cnnstudio-e2e-" + std::to_string(::getpid()));
-}
+// Removed at the end when every test passed (a failure keeps it).
+const std::filesystem::path kScratchRoot = scratchRootRemovedOnSuccess("cnnstudio-e2e");
 
-// Removes this process's scratch folders when every test passed (a failure keeps them).
-class RemoveScratchFolders : public ::testing::Environment {
-    void TearDown() override {
-        if (!::testing::UnitTest::GetInstance()->Failed()) std::filesystem::remove_all(scratchRoot());
-    }
-};
-[[maybe_unused]] const ::testing::Environment* const kRemoveScratchFolders =
-    ::testing::AddGlobalTestEnvironment(new RemoveScratchFolders);
-
-std::filesystem::path scratchFolder(const std::string& name) { return freshFolder(scratchRoot(), name); }
+std::filesystem::path scratchFolder(const std::string& name) { return freshFolder(kScratchRoot, name); }
 
 #ifdef CNNSTUDIO_HAVE_OPENCV
 // A greyscale PGM image, which OpenCV reads like any other format (predict needs OpenCV).

@@ -20,20 +20,10 @@ namespace {
 // An installed model (resources/models), so no test here has to train one first.
 const std::string kInstalledModel = "fer-mini-xception";
 
-std::filesystem::path scratchRoot() {
-    return std::filesystem::path(::testing::TempDir()) / ("cnnstudio-model-files-" + std::to_string(::getpid()));
-}
+// Removed at the end when every test passed (a failure keeps it).
+const std::filesystem::path kScratchRoot = scratchRootRemovedOnSuccess("cnnstudio-model-files");
 
-// Removes this process's scratch folders when every test passed (a failure keeps them).
-class RemoveScratchFolders : public ::testing::Environment {
-    void TearDown() override {
-        if (!::testing::UnitTest::GetInstance()->Failed()) std::filesystem::remove_all(scratchRoot());
-    }
-};
-[[maybe_unused]] const ::testing::Environment* const kRemoveScratchFolders =
-    ::testing::AddGlobalTestEnvironment(new RemoveScratchFolders);
-
-std::filesystem::path scratchFolder(const std::string& name) { return freshFolder(scratchRoot(), name); }
+std::filesystem::path scratchFolder(const std::string& name) { return freshFolder(kScratchRoot, name); }
 
 std::string fileText(const std::filesystem::path& file) {
     std::ifstream stream(file);

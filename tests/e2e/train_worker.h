@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "run_process.h"
 
@@ -25,6 +27,25 @@ inline std::string whyRanksCannotRun() {
     if (!CNNSTUDIO_BUILT_WITH_MPI) return "this build has no MPI support (CNNSTUDIO_MPI=OFF or no libopenmpi-dev)";
     if (!mpirunOnPath()) return "mpirun is not on the PATH (install openmpi-bin)";
     return "";
+}
+
+// The root of this process's scratch folders, `prefix`-PID under the test temporary folder; it is
+// removed when the tests end if every test passed (a failure keeps it to look at).
+inline std::filesystem::path scratchRootRemovedOnSuccess(const std::string& prefix) {
+    class RemoveOnSuccess : public ::testing::Environment {
+    public:
+        explicit RemoveOnSuccess(std::filesystem::path root) : root_(std::move(root)) {}
+        void TearDown() override {
+            if (!::testing::UnitTest::GetInstance()->Failed()) std::filesystem::remove_all(root_);
+        }
+
+    private:
+        std::filesystem::path root_;
+    };
+    const std::filesystem::path root =
+        std::filesystem::path(::testing::TempDir()) / (prefix + "-" + std::to_string(::getpid()));
+    ::testing::AddGlobalTestEnvironment(new RemoveOnSuccess(root));
+    return root;
 }
 
 // An empty folder `name` under `root`, made afresh.
