@@ -160,6 +160,34 @@ private slots:
         QCOMPARE(area.inspector()->node(), add);
     }
 
+    // The inspector scrolls: the wheel passes over a parameter without focus instead of editing
+    // the design, for every node's editors (they are built again per node).
+    void inspectorEditorsTakeTheWheelOnlyWithFocus() {
+        DesignDocument document;
+        document.loadPreset("lenet5");
+        cnnstudio::ui::InspectorPanel inspector(&document);
+        inspector.show();
+        inspector.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&inspector));
+        QStringList convolutions;
+        for (const cnnstudio::NodeSpec& node : document.spec().nodes)
+            if (node.type == "Conv2D") convolutions << QString::fromStdString(node.name);
+        QVERIFY(convolutions.size() >= 2);
+        for (const QString& conv : convolutions) {
+            inspector.setNode(conv);
+            auto* filters = qobject_cast<QSpinBox*>(inspector.editorFor("filters"));
+            QVERIFY(filters);
+            const int before = document.spec().find(conv.toStdString())->params.at("filters").get<int>();
+            cnnstudio::ui::tests::wheelOneNotchDownOn(filters);
+            QCOMPARE(document.spec().find(conv.toStdString())->params.at("filters").get<int>(), before);
+            QTRY_VERIFY(filters->isVisible());  // laid out once the event loop runs
+            filters->setFocus();
+            QTRY_VERIFY(filters->hasFocus());
+            cnnstudio::ui::tests::wheelOneNotchDownOn(filters);
+            QCOMPARE(document.spec().find(conv.toStdString())->params.at("filters").get<int>(), before - 1);
+        }
+    }
+
     void inspectorEditorsMakeUndoableEdits() {
         DesignDocument document;
         document.loadPreset("lenet5");

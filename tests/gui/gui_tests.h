@@ -7,6 +7,8 @@
 
 #include <QObject>
 
+class QWidget;
+
 namespace cnnstudio::ui::tests {
 
 // Each test file registers its class: name -> a function making an instance.
@@ -18,6 +20,10 @@ struct RegisterTestClass {
 
 // Where tests/gui/data is (the recorded runs).
 QString testDataPath(const QString& relative);
+
+// One notch of the mouse wheel down, sent to `field` itself: a field that takes the wheel steps
+// its value, one that lets it pass (common/wheel_guard.h) does not.
+void wheelOneNotchDownOn(QWidget* field);
 
 }  // namespace cnnstudio::ui::tests
 

@@ -8,6 +8,8 @@
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWheelEvent>
+#include <QWidget>
 
 #include "gui_tests.h"
 
@@ -19,6 +21,13 @@ std::map<std::string, std::function<QObject*()>>& testClasses() {
 }
 
 QString testDataPath(const QString& relative) { return QDir(CNNSTUDIO_GUI_TEST_DATA).filePath(relative); }
+
+void wheelOneNotchDownOn(QWidget* field) {
+    const QPointF centre = QRectF(field->rect()).center();
+    QWheelEvent wheel(centre, field->mapToGlobal(centre), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(field, &wheel);
+}
 
 }  // namespace cnnstudio::ui::tests
 

@@ -12,6 +12,7 @@
 #include <QInputDialog>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -91,6 +92,24 @@ private slots:
         planner.setHardware(machineWith(16, 2));
         for (int gpus : {1, 2}) QVERIFY(planner.gpuCountBox(gpus));
         QVERIFY(planner.threadBox(16));
+    }
+
+    // The Hardware page scrolls its planner: the wheel passes over a field that has no focus
+    // instead of changing it (as on the Train settings).
+    void plannerFieldsTakeTheWheelOnlyWithFocus() {
+        SweepPlanner planner;
+        planner.show();
+        planner.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&planner));
+        auto* batch = planner.findChild<QSpinBox*>("sweepBatch");
+        QVERIFY(batch);
+        const int before = batch->value();
+        cnnstudio::ui::tests::wheelOneNotchDownOn(batch);
+        QCOMPARE(batch->value(), before);
+        batch->setFocus();
+        QVERIFY(batch->hasFocus());
+        cnnstudio::ui::tests::wheelOneNotchDownOn(batch);
+        QCOMPARE(batch->value(), before - 1);
     }
 
     void tickingBoxesListsTheConfigurations() {

@@ -28,7 +28,12 @@ public:
 }  // namespace
 
 void letWheelScrollPastUnfocusedFields(QWidget* panel) {
-    auto* filter = new UnfocusedWheelFilter(panel);
+    const QString filterName = QStringLiteral("unfocusedWheelFilter");
+    QObject* filter = panel->findChild<QObject*>(filterName, Qt::FindDirectChildrenOnly);
+    if (!filter) {
+        filter = new UnfocusedWheelFilter(panel);
+        filter->setObjectName(filterName);
+    }
     QList<QWidget*> fields;
     for (QAbstractSpinBox* box : panel->findChildren<QAbstractSpinBox*>()) fields << box;
     for (QComboBox* box : panel->findChildren<QComboBox*>()) fields << box;

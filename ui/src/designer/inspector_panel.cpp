@@ -15,6 +15,7 @@
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/designer/design_document.h"
 #include "common/layer_colors.h"
+#include "common/wheel_guard.h"
 #include "designer/document_undo_keys.h"
 #include "designer/param_editors.h"
 
@@ -133,6 +134,7 @@ void InspectorPanel::rebuild() {
     }
     if (type)
         for (const ParamInfo& param : type->params) addEditor(param);
+    letWheelScrollPastUnfocusedFields(paramsBox_);
     refreshValues();
     refreshInfo();
 }

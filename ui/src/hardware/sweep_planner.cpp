@@ -25,6 +25,7 @@
 #include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/training/hostfile_editor.h"
 #include "common/layer_colors.h"
+#include "common/wheel_guard.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -173,6 +174,7 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
 
     setPlan(SweepPlan{});
     setRunning(false);
+    letWheelScrollPastUnfocusedFields(this);  // the Hardware page scrolls the planner
     status_->setText(tr("Tick what to measure, then Run sweep."));
 }
 
