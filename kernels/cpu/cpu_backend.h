@@ -1,7 +1,9 @@
 // The `cpu` backend: fast and multithreaded. oneDNN primitives for convolution, pooling,
 // dense and activations (one plan per geometry, built on first use and replayed); OpenMP
-// loops for batch normalisation, max-pool backward, the elementwise ops, dropout, concat, the
-// loss and the optimisers. Results match `cpu-ref` (the definition of correct) to float rounding.
+// loops for batch normalisation (and its ReLU and ReLU + max-pool chains, one pass each way),
+// max-pool backward, the elementwise ops, dropout, concat, the loss and the optimisers. Results
+// match `cpu-ref` (the definition of correct) to float rounding in fp32, and to bf16's rounding
+// of the convolutions' operands in bf16 (where the CPU has bf16 instructions: conv.cpp).
 // Each op family lives in its own file of this folder, named as in every backend folder
 // (elementwise.cpp, conv.cpp, pool.cpp, batchnorm.cpp, activation.cpp, dropout.cpp, dense.cpp,
 // concat.cpp, loss.cpp, optimizer.cpp, augment.cpp); memory and the factory in cpu_backend.cpp.
