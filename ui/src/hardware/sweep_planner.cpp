@@ -88,7 +88,7 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
 
     auto* threadBox = group(tr("CPU threads (cpu backend)"), this);
     threadGrid_ = new QGridLayout(threadBox);
-    auto* precisionBox = group(tr("GPU backends"), this);
+    auto* precisionBox = group(tr("Precisions and GPUs"), this);
     auto* gpuLayout = new QVBoxLayout(precisionBox);
     auto* precisionRow = new QHBoxLayout;
     precisionRow->addWidget(new QLabel(tr("Precision"), precisionBox));
