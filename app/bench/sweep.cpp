@@ -19,7 +19,9 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/bench_measure.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/memory_estimate.h"
 #include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "train/launcher.h"
 
 namespace cnnstudio::bench {
@@ -248,6 +250,8 @@ BenchConfiguration runHere(const SweepConfiguration& c, const std::string& label
         options.device = world.size > 1 ? world.localRank : settings.device;  // a GPU per rank
         MemoryWatch memory(isGpuBackend(c.backend), options.device);
         auto backend = createBackend(c.backend, options);
+        // measureConfiguration trains with SGD
+        requireBatchFits(analyseSpec(spec), c.batch, *backend, "sgd", world.localSize);
         auto communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
         measureConfiguration(*backend, *communicator, spec, c.batch, planFor(c, settings), result);
         result.peakMemoryBytes = memory.peakBytes();

@@ -314,8 +314,9 @@ std::string runTraining(const TrainCommand& command, const std::atomic<bool>& st
         backendOptions.precision = parsePrecision(config.precision);
         backendOptions.device = world.localRank;  // one GPU per rank on each host
         backend = createBackend(config.backend, backendOptions);
-        // A batch too large for the GPU is refused here with one that fits, not deep in the first step.
-        requireBatchFits(analyseSpec(spec), config.batch, *backend, config.trainer.optimizer.kind);
+        // A batch too large for the GPU or the host is refused here with one that fits, not deep in
+        // the first step.
+        requireBatchFits(analyseSpec(spec), config.batch, *backend, config.trainer.optimizer.kind, world.localSize);
         communicator = createCommunicator(*backend, createDeviceTransport(*backend).get());
         network = std::make_unique<Network>(spec, *backend, config.batch, config.trainer.seed);
         trainer = std::make_unique<Trainer>(*network, config.trainer, events, communicator.get());

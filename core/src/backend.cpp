@@ -5,6 +5,7 @@
 // which call the implementations directly because their arguments were checked on the way in.
 #include "cnnstudio/backend.h"
 
+#include "cnnstudio/host_memory.h"
 #include "cnnstudio/op_checks.h"
 
 namespace cnnstudio {
@@ -13,6 +14,8 @@ using ops::requirePointer;
 using ops::requirePointers;
 
 std::string OpLabel::text() const { return backend_->name() + " " + op_; }
+
+std::optional<std::size_t> Backend::freeMemoryBytes() const { return availableHostMemoryBytes(); }
 
 // ---- memory -----------------------------------------------------------------------------------
 

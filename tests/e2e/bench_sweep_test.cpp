@@ -127,6 +127,23 @@ TEST(BenchSweep, FailingConfigurationIsRecordedAndTheSweepGoesOn) {
     EXPECT_NE(result.err.find("[1/2] cudnn fp32, 64 GPUs: failed: "), std::string::npos) << result.err;
 }
 
+// A batch beyond the machine's memory used to be killed by the OOM killer mid-step, ending the
+// sweep without a report: it is refused before the step, naming a batch that fits.
+TEST(BenchSweep, ABatchBeyondTheMachinesMemoryFailsItsConfigurationNamingOneThatFits) {
+    const auto work = scratchFolder("beyond-memory");
+    const ProcessResult result =
+        runProcess({kBenchProgram, "--model", "vgg-fer", "--batch", "1048576", "--steps", "1", "--repeats", "1",
+                    "--config", "cpu threads=1", "--report", (work / "report.json").string()},
+                   work.string(), environmentFor(work));
+    EXPECT_EQ(result.exitCode, 1) << result.err;
+    const BenchReport report = loadBenchReport(work / "report.json");
+    ASSERT_EQ(report.configurations.size(), 1u);
+    EXPECT_EQ(report.configurations[0].status, BenchStatus::Failed);
+    EXPECT_NE(report.configurations[0].error.find("batch 1048576 needs about "), std::string::npos)
+        << report.configurations[0].error;
+    EXPECT_NE(report.configurations[0].error.find("use --batch "), std::string::npos) << report.configurations[0].error;
+}
+
 TEST(BenchSweep, ProgressEventsForTheAppReplaceTheOldLines) {
     const auto work = scratchFolder("events");
     std::vector<std::string> arguments = cheapSweep(work, {"cpu threads=1", "cpu threads=2"});

@@ -380,6 +380,28 @@ TEST(CnnstudioTrain, ParameterTotalBeyondTheLimitIsRefusedNamingTheLayer) {
     EXPECT_NE(trained.err.find("node 'fc2'"), std::string::npos) << trained.err;
 }
 
+// Linux lets a process allocate more than the machine has and kills it when it touches the
+// pages: a batch beyond the memory is refused before the first step, naming one that fits.
+TEST(CnnstudioTrain, ABatchBeyondTheMachinesMemoryIsRefusedNamingOneThatFits) {
+    if (!std::filesystem::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " is absent";
+    const auto work = scratchFolder("beyond-memory");
+    // 512 channels of 28x28 per image: about 3 MiB of activations and gradients each, so 65536
+    // images need about 200 GiB.
+    std::ofstream(work / "wide.json") << R"({"format": "cnnstudio-network", "version": 1, "name": "wide",
+      "nodes": [
+        {"name": "input", "type": "Input", "params": {"channels": 1, "height": 28, "width": 28}},
+        {"name": "conv", "type": "Conv2D", "inputs": ["input"], "params": {"filters": 512, "kernel": 3, "padding": "same"}},
+        {"name": "pool", "type": "GlobalAvgPool", "inputs": ["conv"]},
+        {"name": "logits", "type": "Dense", "inputs": ["pool"], "params": {"units": 10}}]})";
+    const ProcessResult refused = train({"--spec", (work / "wide.json").string(), "--limit", "256", "--epochs", "1",
+                                         "--threads", "1", "--batch", "65536", "--run-dir", (work / "run").string()},
+                                        work);
+    EXPECT_EQ(refused.exitCode, 1) << refused.err;
+    EXPECT_NE(refused.err.find("backend 'cpu'"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("batch 65536 needs about "), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("use --batch "), std::string::npos) << refused.err;
+}
+
 // A cycle is the error given (not the second output it makes of the cut-off Input), with the
 // spec file named.
 TEST(CnnstudioTrain, CycleInASpecFileNamesTheFileAndTheCycle) {

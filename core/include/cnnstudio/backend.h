@@ -282,9 +282,10 @@ public:
     virtual bool isDevice() const = 0;            // true: memory is not host-addressable
     virtual Precision precision() const { return Precision::Fp32; }
     virtual ActivationFormat activationFormat() const { return {}; }
-    // Device memory free for this backend's allocations now; none for host backends (the
-    // operating system's memory is not theirs to budget).
-    virtual std::optional<std::size_t> freeMemoryBytes() const { return std::nullopt; }
+    // Memory free for this backend's allocations now: a GPU backend's device memory; by default
+    // the host's (availableHostMemoryBytes, cnnstudio/host_memory.h), what host backends take.
+    // None when unknown.
+    virtual std::optional<std::size_t> freeMemoryBytes() const;
     // Bytes `count` activations occupy in activationFormat().
     std::size_t activationBytes(std::size_t count) const {
         return count * (activationFormat().bf16 ? 2 : sizeof(float));

@@ -1,6 +1,7 @@
 // What a training step keeps in backend memory, estimated from the network's shapes, so that a
-// batch too large for the GPU is refused before training with a batch size that fits, instead
-// of failing in an allocation deep inside the first step.
+// batch too large for the GPU or the host is refused before training with a batch size that
+// fits, instead of failing in an allocation deep inside the first step (or, on the host, the
+// kernel's OOM killer ending the process without a word).
 //
 //   fixed     = parameters x 4 bytes x (weights + gradients + optimiser state: 1 for sgd's
 //               velocity, 2 for adam's moments)
@@ -30,11 +31,20 @@ struct TrainingMemoryEstimate {
 TrainingMemoryEstimate estimateTrainingMemory(const ShapeReport& report, std::size_t activationElementBytes,
                                               const std::string& optimizerKind);
 
+// Where a batch must fit: the free bytes, where they are (Error::where(), "backend 'cudnn'
+// device 0") and what to free when nothing fits ("this GPU", "this machine").
+struct MemoryBudget {
+    std::size_t freeBytes = 0;
+    std::string where;
+    std::string memoryName;
+};
+
 // Throws Error naming the batch, the memory it needs, the free memory and a batch that fits,
-// when `batch` does not fit in `freeBytes` on `device` (a "where" such as "backend 'cudnn' device 0").
-void requireBatchFits(const TrainingMemoryEstimate& estimate, int batch, std::size_t freeBytes,
-                      const std::string& device);
-// The same against what `backend` reports free; nothing to check for host backends, which report none.
-void requireBatchFits(const ShapeReport& report, int batch, const Backend& backend, const std::string& optimizerKind);
+// when `batch` does not fit in `budget`.
+void requireBatchFits(const TrainingMemoryEstimate& estimate, int batch, const MemoryBudget& budget);
+// The same against what `backend` reports free (nothing to check when it reports none). Host
+// backends share the machine's memory with the other ranks on it: each gets its part of it.
+void requireBatchFits(const ShapeReport& report, int batch, const Backend& backend, const std::string& optimizerKind,
+                      int ranksOnThisHost = 1);
 
 }  // namespace cnnstudio

@@ -41,25 +41,32 @@ TrainingMemoryEstimate estimateTrainingMemory(const ShapeReport& report, std::si
     return estimate;
 }
 
-void requireBatchFits(const TrainingMemoryEstimate& estimate, int batch, std::size_t freeBytes,
-                      const std::string& device) {
+void requireBatchFits(const TrainingMemoryEstimate& estimate, int batch, const MemoryBudget& budget) {
     const std::int64_t needed = estimate.bytesFor(batch);
-    if (needed <= std::int64_t(freeBytes)) return;
-    const int fits = estimate.largestBatchWithin(freeBytes);
+    if (needed <= std::int64_t(budget.freeBytes)) return;
+    const int fits = estimate.largestBatchWithin(budget.freeBytes);
     const std::string what = "batch " + std::to_string(batch) + " needs about " + gibibytes(double(needed)) +
-                             " to train, " + gibibytes(double(freeBytes)) + " is free";
+                             " to train, " + gibibytes(double(budget.freeBytes)) + " is free";
     if (fits == 0)
-        throw Error(what + "; not even one image fits beside the parameters and optimiser state", device,
-                    "use a smaller network, or free memory on this GPU");
-    throw Error(what, device, "use --batch " + std::to_string(fits) + " or less (about " +
-                                  gibibytes(double(estimate.bytesFor(fits))) + ")");
+        throw Error(what + "; not even one image fits beside the parameters and optimiser state", budget.where,
+                    "use a smaller network, or free memory on " + budget.memoryName);
+    throw Error(what, budget.where, "use --batch " + std::to_string(fits) + " or less (about " +
+                                        gibibytes(double(estimate.bytesFor(fits))) + ")");
 }
 
-void requireBatchFits(const ShapeReport& report, int batch, const Backend& backend, const std::string& optimizerKind) {
+void requireBatchFits(const ShapeReport& report, int batch, const Backend& backend, const std::string& optimizerKind,
+                      int ranksOnThisHost) {
     const std::optional<std::size_t> freeBytes = backend.freeMemoryBytes();
     if (!freeBytes) return;
-    requireBatchFits(estimateTrainingMemory(report, backend.activationBytes(1), optimizerKind), batch, *freeBytes,
-                     "backend '" + backend.name() + "'");
+    MemoryBudget budget{*freeBytes, "backend '" + backend.name() + "'", "this GPU"};
+    if (!backend.isDevice()) {
+        budget.memoryName = "this machine";
+        if (ranksOnThisHost > 1) {
+            budget.freeBytes /= std::size_t(ranksOnThisHost);
+            budget.where += " (one of " + std::to_string(ranksOnThisHost) + " ranks sharing this machine's memory)";
+        }
+    }
+    requireBatchFits(estimateTrainingMemory(report, backend.activationBytes(1), optimizerKind), batch, budget);
 }
 
 }  // namespace cnnstudio
