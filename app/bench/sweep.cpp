@@ -289,7 +289,8 @@ BenchConfiguration runUnderMpirun(const SweepConfiguration& c, const std::string
         arguments.insert(arguments.end(), {"--bucket-mb", std::to_string(settings.bucketMiB)});
         if (!settings.jsonLines || settings.progressEvents) arguments.push_back("--no-json-lines");
         DistributedRequest request{c.ranksPerNode, c.nodes, settings.hostfile, isGpuBackend(c.backend)};
-        const MpirunResult job = runMpirun(mpirunCommand(request, selfExecutable(), arguments));
+        // A cancelled configuration has nothing to save: its ranks get ten seconds to end their step.
+        const MpirunResult job = runMpirun(mpirunCommand(request, selfExecutable(), arguments), std::chrono::seconds(10));
         if (job.stopForwarded) cancelRequested = true;  // the sweep's own Cancel, passed on to the job
         if (!std::filesystem::exists(scratch))
             throw Error("mpirun ended with status " + std::to_string(job.status) + " before rank 0 wrote its result" +

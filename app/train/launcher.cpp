@@ -1,16 +1,19 @@
 #include "train/launcher.h"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,18 +62,26 @@ public:
         mpirun_ = mpirun;
         if (waiting_ != 0) passOn(waiting_);
     }
-    bool anyForwarded() {
+    // When the first stop was passed on; none before.
+    std::optional<std::chrono::steady_clock::time_point> firstForwardedAt() {
         std::lock_guard lock(mutex_);
-        return forwarded_ > 0;
+        return firstForwardedAt_;
     }
 
 private:
-    void passOn(int signal) { kill(mpirun_, forwarded_++ == 0 ? SIGUSR1 : signal); }  // mutex_ held
+    void passOn(int signal) {  // mutex_ held
+        if (forwarded_++ == 0) {
+            firstForwardedAt_ = std::chrono::steady_clock::now();
+            signal = SIGUSR1;
+        }
+        kill(mpirun_, signal);
+    }
 
     std::mutex mutex_;
     pid_t mpirun_ = 0;
     int forwarded_ = 0;
     int waiting_ = 0;
+    std::optional<std::chrono::steady_clock::time_point> firstForwardedAt_;
 };
 
 // OpenMPI's words for a rank that ended the job: "mpirun noticed that process rank 2 with PID
@@ -92,6 +103,88 @@ std::string describeRankFailure(const std::string& line) {
     if (match[6].matched) text += " (" + match[6].str() + ")";
     return text;
 }
+
+// How often the launcher looks at mpirun while relaying its messages, and how long it waits
+// for the last of them once mpirun has ended.
+constexpr std::chrono::milliseconds kPollInterval{200}, kDrainWait{50};
+// How long mpirun gets to end its ranks after SIGTERM before its process group is killed.
+constexpr std::chrono::seconds kKillAfterTerm{5};
+
+// Passes mpirun's standard error through unchanged, line by line, and keeps the line that says
+// which rank ended the job.
+class ErrorRelay {
+public:
+    enum class Relayed { Nothing, Some, End };
+
+    explicit ErrorRelay(int fd) : fd_(fd) {}
+    ~ErrorRelay() { ::close(fd_); }
+    ErrorRelay(const ErrorRelay&) = delete;
+    ErrorRelay& operator=(const ErrorRelay&) = delete;
+
+    // Relays what arrives within `timeout`; End once every writer has closed the pipe.
+    Relayed relayFor(std::chrono::milliseconds timeout) {
+        if (closed_) return Relayed::End;
+        pollfd readable{fd_, POLLIN, 0};
+        if (::poll(&readable, 1, int(timeout.count())) <= 0) return Relayed::Nothing;  // or EINTR
+        char buffer[4096];
+        const ssize_t got = ::read(fd_, buffer, sizeof buffer);
+        if (got < 0) return errno == EINTR ? Relayed::Nothing : (closed_ = true, Relayed::End);
+        if (got == 0) {
+            closed_ = true;
+            return Relayed::End;
+        }
+        pending_.append(buffer, std::size_t(got));
+        for (std::size_t end; (end = pending_.find('\n')) != std::string::npos;) {
+            relayLine(pending_.substr(0, end + 1));
+            pending_.erase(0, end + 1);
+        }
+        return Relayed::Some;
+    }
+    // Relays an unfinished last line.
+    void finish() {
+        if (!pending_.empty()) relayLine(pending_ + "\n");
+        pending_.clear();
+    }
+    const std::string& failedRank() const { return failedRank_; }
+
+private:
+    void relayLine(const std::string& line) {
+        std::fwrite(line.data(), 1, line.size(), stderr);
+        std::fflush(stderr);
+        if (failedRank_.empty() && isRankFailureLine(line)) failedRank_ = describeRankFailure(line);
+    }
+
+    int fd_;
+    bool closed_ = false;
+    std::string pending_;
+    std::string failedRank_;
+};
+
+// Ends a job that did not take a stop: SIGTERM to mpirun (which ends every rank) once `grace`
+// has passed since the stop, SIGKILL to its process group kKillAfterTerm later.
+class JobEnder {
+public:
+    JobEnder(pid_t mpirun, std::chrono::seconds grace) : mpirun_(mpirun), grace_(grace) {}
+
+    void endIfStillRunning(std::chrono::steady_clock::time_point stopped) {
+        const auto waited = std::chrono::steady_clock::now() - stopped;
+        if (!terminated_ && waited >= grace_) {
+            std::fprintf(stderr, "cnnstudio: the distributed job did not end within %lld s of the stop; ending it\n",
+                         static_cast<long long>(grace_.count()));
+            ::kill(mpirun_, SIGTERM);
+            terminated_ = true;
+        } else if (terminated_ && !killed_ && waited >= grace_ + kKillAfterTerm) {
+            ::kill(-mpirun_, SIGKILL);
+            killed_ = true;
+        }
+    }
+    bool ended() const { return terminated_; }
+
+private:
+    pid_t mpirun_;
+    std::chrono::seconds grace_;
+    bool terminated_ = false, killed_ = false;
+};
 
 }  // namespace
 
@@ -159,7 +252,7 @@ std::string quoteCommand(const std::vector<std::string>& argv) {
     return text;
 }
 
-MpirunResult runMpirun(const std::vector<std::string>& argv) {
+MpirunResult runMpirun(const std::vector<std::string>& argv, std::chrono::seconds stopGrace) {
     if (geteuid() == 0) {
         setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
@@ -196,27 +289,31 @@ MpirunResult runMpirun(const std::vector<std::string>& argv) {
         ::execve(arguments[0], arguments.data(), environ);
         ::_exit(127);
     }
+    ::setpgid(child, child);  // as the child does, so that the group exists before it is signalled
     ::close(errorPipe[1]);
     signalsToMpirun.started(child);
-    // mpirun's standard error passes through unchanged; the line saying which rank ended the job
-    // is kept for the run's `failed` event.
+
+    // mpirun's standard error is relayed until mpirun ends, not until the pipe closes: a process
+    // it started may outlive it holding the pipe. A job that has not ended `stopGrace` after the
+    // first stop was passed on is ended (mpirun, or the ranks, did not take the stop).
+    ErrorRelay relay(errorPipe[0]);
     MpirunResult result;
-    FILE* errors = ::fdopen(errorPipe[0], "r");
-    char* line = nullptr;
-    std::size_t capacity = 0;
-    for (ssize_t length; (length = ::getline(&line, &capacity, errors)) >= 0;) {
-        std::fwrite(line, 1, std::size_t(length), stderr);
-        std::fflush(stderr);
-        if (std::string text(line, std::size_t(length)); result.failedRank.empty() && isRankFailureLine(text))
-            result.failedRank = describeRankFailure(text);
-    }
-    std::free(line);
-    std::fclose(errors);
+    JobEnder ender(child, stopGrace);
     int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    for (bool piped = true;;) {
+        if (piped) piped = relay.relayFor(kPollInterval) != ErrorRelay::Relayed::End;
+        else ::poll(nullptr, 0, int(kPollInterval.count()));
+        const pid_t ended = ::waitpid(child, &status, WNOHANG);
+        if (ended == child || (ended < 0 && errno != EINTR)) break;
+        if (const auto stopped = signalsToMpirun.firstForwardedAt()) ender.endIfStillRunning(*stopped);
     }
+    while (relay.relayFor(kDrainWait) == ErrorRelay::Relayed::Some) {
+    }
+    relay.finish();
     result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    result.stopForwarded = signalsToMpirun.anyForwarded();
+    result.failedRank = relay.failedRank();
+    result.stopForwarded = signalsToMpirun.firstForwardedAt().has_value();
+    result.endedAfterStop = ender.ended();
     return result;
 }
 

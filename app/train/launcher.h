@@ -3,6 +3,7 @@
 // through unchanged; the ranks see they were started by mpirun and train data-parallel.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,20 @@ struct MpirunResult {
     int status = 0;          // mpirun's exit status (128 + signal when it was killed)
     // "rank 2 (pid 4711 on node-a) was killed by signal 9 (Killed)"; empty when mpirun named none
     std::string failedRank;
-    bool stopForwarded = false;  // a stop signal to this launcher was passed on to mpirun
+    bool stopForwarded = false;   // a stop signal to this launcher was passed on to mpirun
+    bool endedAfterStop = false;  // the job outlived the stop's grace and the launcher ended it
 };
 
 // Runs argv (no shell) in its own process group, so that a terminal's Ctrl-C reaches only this
 // launcher, which forwards the stop signals it watches (common/stop_signals.h; watchStopSignals
-// first) to it: the first as SIGUSR1, which mpirun passes on to the ranks as a graceful stop. mpirun gets SIGTERM, ending every rank, if this launcher dies
-// first (the app's Kill). Its standard error is passed through and read for the rank that ended
-// the job. When running as root, allows OpenMPI to run as root.
-MpirunResult runMpirun(const std::vector<std::string>& argv);
+// first) to it: the first as SIGUSR1, which mpirun passes on to the ranks as a graceful stop; a
+// later one as it came (SIGINT, SIGTERM: mpirun ends every rank at once). A job still running
+// `stopGrace` after the first stop is ended all the same: mpirun gets SIGTERM, its process group
+// SIGKILL seconds later (seen: mpirun outliving ranks that had stopped, the launcher waiting on
+// it forever). mpirun gets SIGTERM, ending every rank, if this launcher dies first (the app's
+// Kill). Its standard error is passed through and read for the rank that ended the job; the
+// launcher returns when mpirun ends, even if a process it left behind holds that pipe. When
+// running as root, allows OpenMPI to run as root.
+MpirunResult runMpirun(const std::vector<std::string>& argv, std::chrono::seconds stopGrace);
 
 }  // namespace cnnstudio

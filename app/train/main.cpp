@@ -254,10 +254,12 @@ void recordJobFailure(const std::filesystem::path& runDir, const MpirunResult& j
     EventWriter events;
     events.addFile(eventsFile);
     if (eventsOption == "-") events.addStream(std::cout);
-    const std::string cause = job.failedRank.empty()
-                                  ? "a rank died or stalled (the ranks' own messages on standard error name the "
-                                    "rank and host)"
-                                  : job.failedRank + ", so mpirun ended every rank";
+    const std::string cause =
+        job.endedAfterStop ? "the ranks did not stop within a minute of the stop, so the launcher ended them (the run "
+                             "resumes from its last checkpoint)"
+        : job.failedRank.empty()
+            ? "a rank died or stalled (the ranks' own messages on standard error name the rank and host)"
+            : job.failedRank + ", so mpirun ended every rank";
     events.emit("failed", {{"reason", "the distributed job ended with status " + std::to_string(job.status) + ": " +
                                           cause},
                            {"where", "mpirun"},
@@ -269,7 +271,9 @@ void recordJobFailure(const std::filesystem::path& runDir, const MpirunResult& j
 // when stopped (a non-zero rank would make mpirun end the job as failed), so the launcher asks
 // the events.
 bool endedStopped(const std::filesystem::path& runDir) {
-    const EventLog log = readEvents(runDir / RunFolder::kEventsFileName);
+    const std::filesystem::path eventsFile = runDir / RunFolder::kEventsFileName;
+    if (!std::filesystem::exists(eventsFile)) return false;  // stopped before the run began
+    const EventLog log = readEvents(eventsFile);
     const FinishedEvent* finished = log.events.empty() ? nullptr : log.events.back().as<FinishedEvent>();
     return finished && finished->reason == "stopped";
 }
@@ -345,7 +349,10 @@ int launchDistributed(int argc, char** argv, const TrainingOptions& o, const std
         std::printf("%s\n", quoteCommand(command).c_str());
         return 0;
     }
-    const MpirunResult job = runMpirun(command);
+    // A stopped rank ends its step, agrees on a checkpoint step with the others and writes the
+    // checkpoint: a minute is ample; past it the job is ended and resumes from its last checkpoint.
+    const MpirunResult job = runMpirun(command, std::chrono::seconds(60));
+    if (job.endedAfterStop && endedStopped(runDir)) return kExitStopped;  // stopped, then held up in mpirun
     if (job.status != 0) {
         recordJobFailure(runDir, job, o.events);
         return kExitError;

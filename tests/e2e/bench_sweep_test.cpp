@@ -295,6 +295,67 @@ TEST(BenchSweep, TerminationDuringATwoRankConfigurationEndsItsJob) {
     EXPECT_EQ(report.configurations.front().status, BenchStatus::Cancelled) << report.configurations.front().error;
 }
 
+// An `mpirun` on the PATH of the sweep that runs `script` (sh, in the folder `work`) instead of
+// the real one.
+std::vector<std::string> environmentWithFakeMpirun(const std::filesystem::path& work, const std::string& script) {
+    std::filesystem::create_directories(work / "bin");
+    const std::filesystem::path mpirun = work / "bin" / "mpirun";
+    std::ofstream(mpirun) << "#!/bin/sh\ncd '" << work.string() << "' || exit 1\n" << script;
+    std::filesystem::permissions(mpirun, std::filesystem::perms::owner_all);
+    std::vector<std::string> environment = environmentFor(work);
+    const char* path = std::getenv("PATH");
+    environment.push_back("PATH=" + (work / "bin").string() + ":" + (path ? path : "/usr/bin:/bin"));
+    return environment;
+}
+
+// Cancels a sweep of one two-rank configuration run by `script` once it has started; the
+// seconds from the signal to the sweep's end, and its result.
+std::pair<double, ProcessResult> cancelTwoRankSweep(const std::filesystem::path& work, const std::string& script) {
+    const pid_t pid = startProcess({kBenchProgram, "--model", "lenet5", "--batch", "4", "--config",
+                                    "cpu threads=1 ranks=2", "--report", (work / "report.json").string()},
+                                   work.string(), environmentWithFakeMpirun(work, script));
+    const bool started = waitFor([&] { return std::filesystem::exists(work / "started"); });
+    const auto signalled = std::chrono::steady_clock::now();
+    ::kill(pid, SIGTERM);
+    ProcessResult result = waitProcess(pid, work.string());
+    EXPECT_TRUE(started) << "the fake mpirun never started: " << result.err;
+    return {std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count(), result};
+}
+
+// mpirun outliving its ranks after the stop kept the sweep waiting for ever (3 hangs in 12 runs
+// of TerminationDuringATwoRankConfigurationEndsItsJob under load): a job that has not ended ten
+// seconds after the stop gets SIGTERM, five seconds later its process group SIGKILL.
+TEST(BenchSweep, AJobThatIgnoresTheStopIsEndedAfterItsGrace) {
+    const auto work = scratchFolder("mpirun-ignores-stop");
+    const auto [seconds, result] = cancelTwoRankSweep(work, "trap '' USR1 TERM\n"
+                                                            "touch started\n"
+                                                            "while :; do sleep 1; done\n");
+    EXPECT_EQ(result.exitCode, 3) << result.err;
+    EXPECT_GE(seconds, 10.0) << "the job gets its grace";
+    EXPECT_LT(seconds, 25.0);
+    EXPECT_NE(result.err.find("did not end within 10 s of the stop; ending it"), std::string::npos) << result.err;
+    const BenchReport report = loadBenchReport(work / "report.json");
+    ASSERT_EQ(report.configurations.size(), 1u);
+    EXPECT_EQ(report.configurations.front().status, BenchStatus::Cancelled) << report.configurations.front().error;
+}
+
+// The launcher relayed mpirun's standard error until the pipe closed: a process mpirun left
+// behind holding it kept the launcher waiting after mpirun had ended.
+TEST(BenchSweep, TheSweepGoesOnWhenMpirunEndsThoughALeftoverHoldsItsErrorPipe) {
+    const auto work = scratchFolder("mpirun-leftover");
+    const auto [seconds, result] = cancelTwoRankSweep(work, "trap 'echo stopping >&2; exit 0' USR1\n"
+                                                            "setsid sleep 600 &\n"
+                                                            "echo $! > holder.pid\n"
+                                                            "touch started\n"
+                                                            "while :; do sleep 1; done\n");
+    pid_t holder = 0;
+    std::ifstream(work / "holder.pid") >> holder;
+    if (holder > 0) ::kill(holder, SIGKILL);
+    EXPECT_EQ(result.exitCode, 3) << result.err;
+    EXPECT_LT(seconds, 8.0) << "returned when mpirun ended, before the grace ran out";
+    EXPECT_NE(result.err.find("stopping"), std::string::npos) << "mpirun's last words are relayed: " << result.err;
+}
+
 TEST(BenchSweep, BadConfigurationTextIsNamed) {
     const auto work = scratchFolder("bad-config");
     const ProcessResult result =
