@@ -4,6 +4,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
@@ -11,6 +12,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
 
@@ -361,6 +363,44 @@ private slots:
         panel.findChild<QSpinBox*>("seed")->setValue(8);
         QTRY_COMPARE_WITH_TIMEOUT(picker->preview()->summary().trainCounts, seed8, 60000);
         QVERIFY2(note->text().contains("seed 8"), qPrintable(note->text()));
+    }
+
+    // "Skip unreadable images and rows" changes what the run trains on, so the Data set tab reads
+    // the data set as the run will: with it, the bad row is left out and counted; without it,
+    // the bad row is the error (audit: the preview ignored the option).
+    void dataSetPreviewLeavesOutUnreadableRowsWhenTheRunSkipsThem() {
+        QTemporaryDir folder;
+        QVERIFY(folder.isValid());
+        const QString csv = folder.filePath("faces.csv");
+        {
+            QFile file(csv);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            const QByteArray face = QByteArray("0 ").repeated(48 * 48 - 1) + "0";
+            file.write("emotion,pixels,Usage\n");
+            for (int row = 0; row < 4; ++row) file.write(QByteArray::number(row % 2) + "," + face + ",Training\n");
+            file.write("1,12 34,Training\n");  // two pixels, not 2304
+            file.write("0," + face + ",PublicTest\n");
+        }
+        cnnstudio::ui::RunSettingsPanel panel;
+        RunSettings settings;
+        settings.dataset = "fer2013:" + csv;
+        settings.skipBad = false;
+        panel.setSettings(settings);
+        cnnstudio::ui::DatasetPicker* picker = panel.datasetPicker();
+        auto* header = picker->preview()->findChild<QLabel*>("datasetHeader");
+        QVERIFY(header);
+        QTRY_VERIFY_WITH_TIMEOUT(header->text().contains("faces.csv:6"), 30000);
+        QCOMPARE(picker->preview()->summary().trainSize, 0);
+
+        panel.findChild<QCheckBox*>("skipBad")->setChecked(true);
+        QTRY_COMPARE_WITH_TIMEOUT(picker->preview()->summary().skipped, 1, 30000);
+        QVERIFY2(header->text().contains("1 unreadable image(s) or row(s) left out"), qPrintable(header->text()));
+        QVERIFY2(header->toolTip().contains("faces.csv:6"), qPrintable(header->toolTip()));
+        QCOMPARE(picker->preview()->summary().trainSize, 4);
+
+        panel.findChild<QCheckBox*>("skipBad")->setChecked(false);
+        QTRY_VERIFY_WITH_TIMEOUT(header->text().contains("faces.csv:6"), 30000);
+        QCOMPARE(picker->preview()->summary().skipped, 0);
     }
 
     // Scrolling the Training page with the wheel scrolls the page: a field passing under the

@@ -87,14 +87,13 @@ DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
     connect(browse_, &QPushButton::clicked, this, &DatasetPicker::browse);
     connect(&loader_, &QFutureWatcher<PreviewResult>::finished, this, [this] {
         const PreviewResult result = loader_.result();
-        if (result.spec == datasetSpec() && result.validationSeed == validationSeed_) {
-            shownSpec_ = result.spec;
-            shownValidationSeed_ = result.validationSeed;
+        if (result.request == wantedPreview()) {
+            shown_ = result.request;
             if (result.error.isEmpty()) preview_->showSummary(result.summary);
             else preview_->showMessage(result.error);
             splitNote_->setText(tr("Counted for seed %1 (Training tab): where the data set has no validation images "
                                    "of its own, the seed picks the training images held out for validation.")
-                                    .arg(result.validationSeed));
+                                    .arg(result.request.validationSeed));
             splitNote_->setVisible(result.error.isEmpty());
             emit previewUpdated();
         }
@@ -132,6 +131,16 @@ void DatasetPicker::setValidationSeed(std::uint64_t seed) {
     refreshPreview();
 }
 
+void DatasetPicker::setSkipUnreadable(bool skip) {
+    if (skip == skipUnreadable_) return;
+    skipUnreadable_ = skip;
+    refreshPreview();
+}
+
+DatasetPicker::PreviewRequest DatasetPicker::wantedPreview() const {
+    return {datasetSpec(), validationSeed_, skipUnreadable_};
+}
+
 void DatasetPicker::updatePathRow() {
     sourceHint_->setText(tr(kinds[kind_->currentIndex()].hint));
     const bool needsPath = kind_->currentData().toString() != "fashion-mnist";
@@ -154,10 +163,10 @@ void DatasetPicker::browse() {
 }
 
 void DatasetPicker::refreshPreview() {
-    const QString spec = datasetSpec();
-    if (spec == shownSpec_ && validationSeed_ == shownValidationSeed_) return;
-    if (spec.endsWith(':')) {
-        shownSpec_.clear();
+    const PreviewRequest request = wantedPreview();
+    if (request == shown_) return;
+    if (request.spec.endsWith(':')) {
+        shown_.reset();
         splitNote_->hide();
         preview_->showMessage(kinds[kind_->currentIndex()].folder ? tr("Choose the data set's folder above.")
                                                                    : tr("Choose the data set's file above."));
@@ -170,15 +179,16 @@ void DatasetPicker::refreshPreview() {
     }
     const QString location = path_->text().trimmed();
     preview_->showMessage(tr("Reading %1…").arg(location.isEmpty() ? kind_->currentText() : QFileInfo(location).fileName()));
-    loader_.setFuture(QtConcurrent::run([spec, location, seed = validationSeed_]() -> PreviewResult {
+    loader_.setFuture(QtConcurrent::run([request, location]() -> PreviewResult {
         datasets::LoadOptions options;
-        options.seed = seed;  // as the worker holds out the validation set
+        options.seed = request.validationSeed;  // as the worker holds out the validation set
+        options.skipBad = request.skipUnreadable;
         try {
-            return {spec, seed, DatasetSummary::fromSplits(datasets::loadDataset(spec.toStdString(), options)), {}};
+            return {request, DatasetSummary::fromSplits(datasets::loadDataset(request.spec.toStdString(), options)), {}};
         } catch (const Error& error) {
-            return {spec, seed, {}, QString::fromStdString(error.what())};
+            return {request, {}, QString::fromStdString(error.what())};
         } catch (const std::exception& error) {
-            return {spec, seed, {}, tr("Cannot read %1: %2").arg(location, QString::fromLocal8Bit(error.what()))};
+            return {request, {}, tr("Cannot read %1: %2").arg(location, QString::fromLocal8Bit(error.what()))};
         }
     }));
 }

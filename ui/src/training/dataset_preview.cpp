@@ -50,6 +50,8 @@ DatasetSummary DatasetSummary::fromSplits(const datasets::DatasetSplits& splits,
     summary.channels = splits.train.channels;
     summary.height = splits.train.height;
     summary.width = splits.train.width;
+    summary.skipped = qint64(splits.skipped.count);
+    for (const std::string& message : splits.skipped.firstMessages) summary.firstSkipped << QString::fromStdString(message);
     const std::size_t classes = splits.classNames.size();
     for (std::size_t count : splits.train.classCounts(classes)) summary.trainCounts << qint64(count);
     summary.samples.resize(qsizetype(classes));
@@ -89,6 +91,7 @@ void DatasetPreview::showMessage(const QString& message) {
     summary_ = {};
     clearRows();
     header_->setText(message.toHtmlEscaped());
+    header_->setToolTip(QString());
 }
 
 void DatasetPreview::showSummary(const DatasetSummary& summary) {
@@ -103,6 +106,13 @@ void DatasetPreview::showSummary(const DatasetSummary& summary) {
                          .arg(summary.channels)
                          .arg(summary.height)
                          .arg(summary.width));
+    if (summary.skipped > 0) {
+        header_->setText(header_->text() + "<br>" +
+                         tr("%n unreadable image(s) or row(s) left out", nullptr, int(std::min<qint64>(summary.skipped, INT_MAX))));
+        header_->setToolTip(summary.firstSkipped.join('\n'));
+    } else {
+        header_->setToolTip(QString());
+    }
     const qint64 largest = summary.trainCounts.isEmpty()
                                ? 1
                                : std::max<qint64>(1, *std::max_element(summary.trainCounts.begin(), summary.trainCounts.end()));

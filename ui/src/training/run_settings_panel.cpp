@@ -93,6 +93,7 @@ RunSettingsPanel::RunSettingsPanel(QWidget* parent) : QWidget(parent) {
     connect(teachers_, &QLineEdit::textChanged, this, &RunSettingsPanel::refreshDistillationRows);
     connect(optimizer_, &QComboBox::currentIndexChanged, this, &RunSettingsPanel::refreshOptimiserRows);
     connect(seed_, &QSpinBox::valueChanged, dataset_, [this](int seed) { dataset_->setValidationSeed(std::uint64_t(seed)); });
+    connect(skipBad_, &QCheckBox::toggled, dataset_, &DatasetPicker::setSkipUnreadable);
     connect(augmentation_, &AugmentationEditor::changed, this, changed);
 
     setSettings(RunSettings{});
@@ -129,8 +130,10 @@ RunSettings RunSettingsPanel::settings() const {
 void RunSettingsPanel::setSettings(const RunSettings& settings) {
     loading_ = true;
     hardware_->load(settings);
-    // The seed first: the data set's preview is then read once, for the split this run will use.
+    // The seed and the skipping first: the data set's preview is then read once, for what this run
+    // will train on.
     dataset_->setValidationSeed(std::uint64_t(settings.seed));
+    dataset_->setSkipUnreadable(settings.skipBad);
     dataset_->setDatasetSpec(settings.dataset);
     batch_->setValue(settings.batchSize);
     epochs_->setValue(settings.epochs);

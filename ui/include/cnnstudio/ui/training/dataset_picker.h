@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <QFutureWatcher>
 #include <QWidget>
@@ -30,6 +31,9 @@ public:
     // The run's seed: where a data set has no validation split of its own, it picks the training
     // images held out for validation, so the preview counts what that run will train on.
     void setValidationSeed(std::uint64_t seed);
+    // The run's "Skip unreadable images and rows": with it the preview leaves them out and counts
+    // them, as the worker will; without it the first one is the preview's error.
+    void setSkipUnreadable(bool skip);
     DatasetPreview* preview() const { return preview_; }
     bool isLoadingPreview() const { return loader_.isRunning(); }
 
@@ -41,12 +45,19 @@ signals:
     void previewUpdated();
 
 private:
-    struct PreviewResult {
+    // What a preview was read for: the data set and the run's settings that change what it holds.
+    struct PreviewRequest {
         QString spec;
         std::uint64_t validationSeed = 0;
+        bool skipUnreadable = false;
+        bool operator==(const PreviewRequest&) const = default;
+    };
+    struct PreviewResult {
+        PreviewRequest request;
         DatasetSummary summary;
         QString error;
     };
+    PreviewRequest wantedPreview() const;
     void updatePathRow();
     void browse();
 
@@ -57,8 +68,9 @@ private:
     QLabel* splitNote_;
     DatasetPreview* preview_;
     QFutureWatcher<PreviewResult> loader_;
-    QString shownSpec_;
-    std::uint64_t validationSeed_ = 0, shownValidationSeed_ = 0;
+    std::optional<PreviewRequest> shown_;  // none while a message stands in for the preview
+    std::uint64_t validationSeed_ = 0;
+    bool skipUnreadable_ = false;
     bool refreshPending_ = false;
 };
 

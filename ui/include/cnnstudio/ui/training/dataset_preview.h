@@ -24,6 +24,8 @@ struct DatasetSummary {
     qint64 trainSize = 0, validationSize = 0, testSize = 0;
     int channels = 0, height = 0, width = 0;
     QList<QList<QImage>> samples;        // per class, a few training images
+    qint64 skipped = 0;                  // unreadable images and rows left out (skipping on)
+    QStringList firstSkipped;            // the first few, "file:line: what is wrong"
 
     // Counts and samples of `splits` (samplesPerClass images of each class, the first ones).
     static DatasetSummary fromSplits(const datasets::DatasetSplits& splits, int samplesPerClass = 6);
