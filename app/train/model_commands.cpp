@@ -6,9 +6,11 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/checkpoint.h"
 #include "cnnstudio/error.h"
+#include "cnnstudio/memory_estimate.h"
 #include "cnnstudio/model_library.h"
 #include "cnnstudio/network.h"
 #include "cnnstudio/run_folder.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/trainer.h"
 #include "train/loader_batch_source.h"
 #include "train/run_config.h"
@@ -39,6 +41,7 @@ LocatedModel locateModel(const std::filesystem::path& nameOrPath) {
 }
 
 std::unique_ptr<Network> buildModel(const LocatedModel& located, Backend& backend, int batch) {
+    requireInferenceBatchFits(analyseSpec(located.model.spec), batch, backend);
     auto network = std::make_unique<Network>(located.model.spec, backend, batch, 0, NetworkUse::Inference);
     loadNetworkTensors(*network, located.model.weights, located.folder / "model.safetensors");
     if (int(located.model.info.classNames.size()) != network->classes())

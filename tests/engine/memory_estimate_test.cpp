@@ -21,7 +21,7 @@ namespace {
 
 TEST(MemoryEstimate, CountsParametersWithOptimiserStateAndActivationsWithGradients) {
     const ShapeReport report = inferShapes(loadPreset("lenet5"));
-    const TrainingMemoryEstimate adam = estimateTrainingMemory(report, sizeof(float), "adam");
+    const MemoryEstimate adam = estimateTrainingMemory(report, sizeof(float), "adam");
     EXPECT_EQ(adam.fixedBytes, report.totalParameters * 4 * 4) << "weights, gradients and two moments";
     EXPECT_EQ(adam.bytesPerImage, report.activationBytesPerImage * 2) << "each output and its gradient";
     EXPECT_EQ(estimateTrainingMemory(report, sizeof(float), "sgd").fixedBytes, report.totalParameters * 4 * 3);
@@ -32,7 +32,7 @@ TEST(MemoryEstimate, CountsParametersWithOptimiserStateAndActivationsWithGradien
 
 TEST(MemoryEstimate, ABatchTooLargeForTheFreeMemoryIsRefusedNamingOneThatFits) {
     const ShapeReport report = inferShapes(loadPreset("fer-cnn"));
-    const TrainingMemoryEstimate estimate = estimateTrainingMemory(report, sizeof(float), "adam");
+    const MemoryEstimate estimate = estimateTrainingMemory(report, sizeof(float), "adam");
     // A GPU with room for a batch of about 100: 4096 is refused, 64 named as fitting.
     const std::size_t freeBytes = std::size_t(estimate.bytesFor(100));
     EXPECT_EQ(estimate.largestBatchWithin(freeBytes), 64);
@@ -49,7 +49,7 @@ TEST(MemoryEstimate, ABatchTooLargeForTheFreeMemoryIsRefusedNamingOneThatFits) {
 }
 
 TEST(MemoryEstimate, WhenNotOneImageFitsTheMessageSaysSo) {
-    const TrainingMemoryEstimate estimate = estimateTrainingMemory(inferShapes(loadPreset("vgg-fer")), 4, "adam");
+    const MemoryEstimate estimate = estimateTrainingMemory(inferShapes(loadPreset("vgg-fer")), 4, "adam");
     try {
         requireBatchFits(estimate, 32, {std::size_t(estimate.fixedBytes / 2), "backend 'cuda'", "this GPU"});
         FAIL() << "nothing should fit in half the parameters' memory";
@@ -67,7 +67,7 @@ TEST(MemoryEstimate, HostBackendsRefuseABatchBeyondTheMachinesMemoryNamingOneTha
         const auto backend = createBackend(name, {.threads = 1});
         const std::optional<std::size_t> freeBytes = backend->freeMemoryBytes();
         ASSERT_TRUE(freeBytes.has_value()) << name << ": /proc/meminfo unread";
-        const TrainingMemoryEstimate estimate = estimateTrainingMemory(report, sizeof(float), "adam");
+        const MemoryEstimate estimate = estimateTrainingMemory(report, sizeof(float), "adam");
         ASSERT_GT(estimate.bytesFor(65536), std::int64_t(*freeBytes)) << "a machine with over a terabyte free";
         try {
             requireBatchFits(report, 65536, *backend, "adam");
@@ -81,11 +81,29 @@ TEST(MemoryEstimate, HostBackendsRefuseABatchBeyondTheMachinesMemoryNamingOneTha
     }
 }
 
+// evaluate's --batch reaches 65536: its forward pass keeps every node's output, and was killed
+// by the OOM killer like training was.
+TEST(MemoryEstimate, AForwardPassCountsParametersAndActivationsOnly) {
+    const ShapeReport report = inferShapes(loadPreset("vgg-fer"));
+    const MemoryEstimate inference = estimateInferenceMemory(report, sizeof(float));
+    EXPECT_EQ(inference.fixedBytes, report.totalParameters * 4);
+    EXPECT_EQ(inference.bytesPerImage, report.activationBytesPerImage);
+    const auto backend = createBackend("cpu", {.threads = 1});
+    try {
+        requireInferenceBatchFits(report, 65536, *backend);
+        FAIL() << "a forward pass of 65536 vgg-fer images should not fit";
+    } catch (const Error& error) {
+        EXPECT_NE(error.reason().find("batch 65536 needs about "), std::string::npos) << error.what();
+        EXPECT_NE(error.reason().find(" to run, "), std::string::npos) << error.what();
+    }
+    EXPECT_NO_THROW(requireInferenceBatchFits(report, 64, *backend));
+}
+
 TEST(MemoryEstimate, RanksOnOneMachineEachGetTheirShareOfItsMemory) {
     const ShapeReport report = inferShapes(loadPreset("vgg-fer"));
     const auto backend = createBackend("cpu-ref", {});
     const std::size_t freeBytes = backend->freeMemoryBytes().value();
-    const TrainingMemoryEstimate estimate = estimateTrainingMemory(report, sizeof(float), "adam");
+    const MemoryEstimate estimate = estimateTrainingMemory(report, sizeof(float), "adam");
     // The largest batch that fits alone, if it does not fit a sixteenth of the memory.
     const int alone = estimate.largestBatchWithin(freeBytes);
     ASSERT_GT(alone, 1);

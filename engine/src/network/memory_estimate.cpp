@@ -19,21 +19,21 @@ std::string gibibytes(double bytes) {
 
 }  // namespace
 
-std::int64_t TrainingMemoryEstimate::bytesFor(int batch) const {
+std::int64_t MemoryEstimate::bytesFor(int batch) const {
     return std::int64_t(double(fixedBytes + std::int64_t(batch) * bytesPerImage) * kMargin);
 }
 
-int TrainingMemoryEstimate::largestBatchWithin(std::size_t freeBytes) const {
+int MemoryEstimate::largestBatchWithin(std::size_t freeBytes) const {
     int batch = 0;
     for (int candidate = 1; candidate <= (1 << 20) && bytesFor(candidate) <= std::int64_t(freeBytes); candidate *= 2)
         batch = candidate;
     return batch;
 }
 
-TrainingMemoryEstimate estimateTrainingMemory(const ShapeReport& report, std::size_t activationElementBytes,
-                                              const std::string& optimizerKind) {
+MemoryEstimate estimateTrainingMemory(const ShapeReport& report, std::size_t activationElementBytes,
+                                      const std::string& optimizerKind) {
     const int optimizerBuffers = optimizerKind == "sgd" ? 1 : 2;
-    TrainingMemoryEstimate estimate;
+    MemoryEstimate estimate;
     estimate.fixedBytes = report.totalParameters * std::int64_t(sizeof(float)) * (2 + optimizerBuffers);
     // activationBytesPerImage counts every node's output in fp32.
     const std::int64_t elements = report.activationBytesPerImage / std::int64_t(sizeof(float));
@@ -41,12 +41,22 @@ TrainingMemoryEstimate estimateTrainingMemory(const ShapeReport& report, std::si
     return estimate;
 }
 
-void requireBatchFits(const TrainingMemoryEstimate& estimate, int batch, const MemoryBudget& budget) {
+MemoryEstimate estimateInferenceMemory(const ShapeReport& report, std::size_t activationElementBytes) {
+    MemoryEstimate estimate;
+    estimate.fixedBytes = report.totalParameters * std::int64_t(sizeof(float));
+    estimate.bytesPerImage =
+        report.activationBytesPerImage / std::int64_t(sizeof(float)) * std::int64_t(activationElementBytes);
+    estimate.work = "run";
+    return estimate;
+}
+
+void requireBatchFits(const MemoryEstimate& estimate, int batch, const MemoryBudget& budget) {
     const std::int64_t needed = estimate.bytesFor(batch);
     if (needed <= std::int64_t(budget.freeBytes)) return;
     const int fits = estimate.largestBatchWithin(budget.freeBytes);
     const std::string what = "batch " + std::to_string(batch) + " needs about " + gibibytes(double(needed)) +
-                             " to train, " + gibibytes(double(budget.freeBytes)) + " is free";
+                             " to " + estimate.work + ", " +
+                             gibibytes(double(budget.freeBytes)) + " is free";
     if (fits == 0)
         throw Error(what + "; not even one image fits beside the parameters and optimiser state", budget.where,
                     "use a smaller network, or free memory on " + budget.memoryName);
@@ -54,10 +64,12 @@ void requireBatchFits(const TrainingMemoryEstimate& estimate, int batch, const M
                                         gibibytes(double(estimate.bytesFor(fits))) + ")");
 }
 
-void requireBatchFits(const ShapeReport& report, int batch, const Backend& backend, const std::string& optimizerKind,
-                      int ranksOnThisHost) {
+namespace {
+
+// What `backend` reports free, as a budget; none when it reports none.
+std::optional<MemoryBudget> budgetOf(const Backend& backend, int ranksOnThisHost) {
     const std::optional<std::size_t> freeBytes = backend.freeMemoryBytes();
-    if (!freeBytes) return;
+    if (!freeBytes) return std::nullopt;
     MemoryBudget budget{*freeBytes, "backend '" + backend.name() + "'", "this GPU"};
     if (!backend.isDevice()) {
         budget.memoryName = "this machine";
@@ -66,7 +78,20 @@ void requireBatchFits(const ShapeReport& report, int batch, const Backend& backe
             budget.where += " (one of " + std::to_string(ranksOnThisHost) + " ranks sharing this machine's memory)";
         }
     }
-    requireBatchFits(estimateTrainingMemory(report, backend.activationBytes(1), optimizerKind), batch, budget);
+    return budget;
+}
+
+}  // namespace
+
+void requireBatchFits(const ShapeReport& report, int batch, const Backend& backend, const std::string& optimizerKind,
+                      int ranksOnThisHost) {
+    if (const auto budget = budgetOf(backend, ranksOnThisHost))
+        requireBatchFits(estimateTrainingMemory(report, backend.activationBytes(1), optimizerKind), batch, *budget);
+}
+
+void requireInferenceBatchFits(const ShapeReport& report, int batch, const Backend& backend) {
+    if (const auto budget = budgetOf(backend, 1))
+        requireBatchFits(estimateInferenceMemory(report, backend.activationBytes(1)), batch, *budget);
 }
 
 }  // namespace cnnstudio
