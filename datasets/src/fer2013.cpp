@@ -88,8 +88,7 @@ private:
         if (std::optional<std::string> problem = parseRow(line, lineEnd)) {
             const std::string where = source_ + ":" + std::to_string(lineNumber_);
             if (!skipBad_)
-                throw Error(*problem, where,
-                            "fix or remove the row, or pass --skip-bad to skip bad rows");
+                throw UnreadableInputError(*problem, where, "fix or remove the row", "bad rows");
             out_.skipped.record(where + ": " + *problem);
         }
     }

@@ -116,8 +116,8 @@ Dataset decodeAll(const std::vector<ImageFile>& files, const LoadOptions& option
             continue;
         }
         if (!options.skipBad)
-            throw Error(*problems[i], files[i].path.string(),
-                        "remove or replace the file, or pass --skip-bad to skip unreadable images");
+            throw UnreadableInputError(*problems[i], files[i].path.string(), "remove or replace the file",
+                                       "unreadable images");
         skipped.record(files[i].path.string() + ": " + *problems[i]);
     }
     return kept.size() == files.size() ? std::move(data) : data.select(kept);

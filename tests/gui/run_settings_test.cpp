@@ -391,6 +391,9 @@ private slots:
         QVERIFY(header);
         QTRY_VERIFY_WITH_TIMEOUT(header->text().contains("faces.csv:6"), 30000);
         QCOMPARE(picker->preview()->summary().trainSize, 0);
+        QVERIFY2(header->text().contains("tick “Skip unreadable images and rows” on the Training tab") &&
+                     !header->text().contains("--skip-bad"),
+                 qPrintable(header->text()));
 
         panel.findChild<QCheckBox*>("skipBad")->setChecked(true);
         QTRY_COMPARE_WITH_TIMEOUT(picker->preview()->summary().skipped, 1, 30000);

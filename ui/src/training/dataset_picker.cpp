@@ -185,6 +185,13 @@ void DatasetPicker::refreshPreview() {
         options.skipBad = request.skipUnreadable;
         try {
             return {request, DatasetSummary::fromSplits(datasets::loadDataset(request.spec.toStdString(), options)), {}};
+        } catch (const datasets::UnreadableInputError& error) {
+            // The app's switch in place of the command line's --skip-bad.
+            return {request, {},
+                    tr("%1: %2 (%3, or tick “Skip unreadable images and rows” on the Training tab)")
+                        .arg(QString::fromStdString(escapeControlBytes(error.where())),
+                             QString::fromStdString(escapeControlBytes(error.reason())),
+                             QString::fromStdString(error.fix()))};
         } catch (const Error& error) {
             return {request, {}, QString::fromStdString(error.what())};
         } catch (const std::exception& error) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cnnstudio/error.h"
+
 namespace cnnstudio::datasets {
 
 // One split. images holds size() * sampleBytes() bytes, sample after sample, each sample
@@ -29,6 +31,20 @@ struct Dataset {
     std::vector<std::size_t> classCounts(std::size_t classCount) const;
     // The samples at the given positions, in that order.
     Dataset select(std::span<const std::size_t> indices) const;
+};
+
+// A row or an image that LoadOptions::skipBad would have left out. Its hint offers --skip-bad,
+// the command line's switch; the app offers its own check box in its place, after fix().
+class UnreadableInputError : public Error {
+public:
+    // fix: what mends the input ("fix or remove the row"); skipped: what --skip-bad skips ("bad rows")
+    UnreadableInputError(const std::string& what, const std::string& where, const std::string& fix,
+                         const std::string& skipped)
+        : Error(what, where, fix + ", or pass --skip-bad to skip " + skipped), fix_(fix) {}
+    const std::string& fix() const noexcept { return fix_; }
+
+private:
+    std::string fix_;
 };
 
 // Rows or files a loader dropped because LoadOptions::skipBad was set.
