@@ -1,18 +1,23 @@
 // The Train page before and after a run: it says what the run will change in the network to fit
-// the data set (and refuses a network that cannot be fitted, in the user's words); after a kill or
-// a launch that failed, the header and Run history tell the truth about the run.
+// the data set (and refuses a network that cannot be fitted, or a batch beyond the memory, in the
+// user's words); after a kill or a launch that failed, the header and Run history tell the truth
+// about the run.
 #include <QFile>
 #include <QFileInfo>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "cnnstudio/hardware.h"
+#include "cnnstudio/memory_estimate.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/history/run_catalogue.h"
+#include "cnnstudio/ui/training/memory_fit.h"
 #include "cnnstudio/ui/training/network_fit.h"
 #include "cnnstudio/ui/training/network_fit_notice.h"
 #include "cnnstudio/ui/training/train_area.h"
@@ -103,6 +108,69 @@ private slots:
         QVERIFY(refusal);
         QCOMPARE(refusal->fixOn, TrainingSession::Refusal::Page::Design);
         QVERIFY(!session.isRunning());
+    }
+
+    // A batch beyond the memory the run trains in is refused before the worker starts, on the
+    // Training tab, with a batch that fits (the worker refuses it too, in the command line's words).
+    void aBatchBeyondTheMemoryIsRefusedBeforeTrainingNamingOneThatFits() {
+        NetworkFit fit = cnnstudio::ui::fitNetworkToData(cnnstudio::loadPreset("fer-cnn"), "fashion-mnist",
+                                                         fashionMnistShape());
+        QVERIFY(fit.known && fit.canTrain());
+        RunSettings settings;
+        settings.backend = "cpu";
+        settings.batchSize = 4096;
+        const cnnstudio::MemoryEstimate estimate =
+            cnnstudio::estimateTrainingMemory(fit.fitted, sizeof(float), settings.optimizer.toStdString());
+        const std::size_t roomFor100 = std::size_t(estimate.bytesFor(100));  // a machine with room for ~100 images
+        fit.memoryRefusal = cnnstudio::ui::batchMemoryRefusal(fit, settings, {}, roomFor100);
+        QVERIFY2(fit.memoryRefusal.contains("A batch of 4096 needs about") &&
+                     fit.memoryRefusal.contains("this machine's memory") &&
+                     fit.memoryRefusal.contains("Set the batch size to 64 or less"),
+                 qPrintable(fit.memoryRefusal));
+        settings.batchSize = 64;
+        QVERIFY(cnnstudio::ui::batchMemoryRefusal(fit, settings, {}, roomFor100).isEmpty());
+        settings.batchSize = 4096;
+        settings.cpuRankCount = 2;  // two ranks share the machine: each has room for ~50
+        QVERIFY2(cnnstudio::ui::batchMemoryRefusal(fit, settings, {}, roomFor100).contains("32 or less"),
+                 qPrintable(cnnstudio::ui::batchMemoryRefusal(fit, settings, {}, roomFor100)));
+
+        // On a GPU, the chosen GPU's free memory as discovered; an undiscovered GPU is not checked.
+        settings.backend = "cudnn";
+        settings.cpuRankCount = 1;
+        settings.gpuIndices = {1};
+        cnnstudio::HardwareInfo hardware;
+        hardware.gpus.push_back({0, "big", 0, roomFor100 * 100});
+        hardware.gpus.push_back({1, "small", 0, roomFor100});
+        QVERIFY2(cnnstudio::ui::batchMemoryRefusal(fit, settings, hardware, std::nullopt).contains("GPU 1 (small)"),
+                 qPrintable(cnnstudio::ui::batchMemoryRefusal(fit, settings, hardware, std::nullopt)));
+        settings.gpuIndices = {0};
+        QVERIFY(cnnstudio::ui::batchMemoryRefusal(fit, settings, hardware, std::nullopt).isEmpty());
+        settings.gpuIndices = {5};
+        QVERIFY(cnnstudio::ui::batchMemoryRefusal(fit, settings, hardware, std::nullopt).isEmpty());
+
+        TrainingSession session;
+        QTemporaryDir runs;
+        const cnnstudio::NetworkSpec spec = cnnstudio::loadPreset("fer-cnn");
+        const auto refusal = session.start(RunSettings{}, spec, cnnstudio::analyseSpec(spec), fit, runs.path());
+        QVERIFY(refusal);
+        QCOMPARE(refusal->fixOn, TrainingSession::Refusal::Page::Train);
+        QVERIFY(!session.isRunning());
+    }
+
+    // The same on the page: a batch of 65536 vgg-fer images needs far more than any machine here.
+    void theMemoryRefusalAppearsOnTheTrainPage() {
+        TrainingSession session;
+        TrainArea area(&session);
+        area.resize(1024, 700);
+        area.show();
+        area.setNetwork(cnnstudio::loadPreset("vgg-fer"));
+        QTRY_VERIFY_WITH_TIMEOUT(area.networkFit().known, datasetLoadMs);
+        QVERIFY(area.networkFit().memoryRefusal.isEmpty());
+        area.findChild<QSpinBox*>("batchSize")->setValue(65536);
+        QVERIFY2(!area.networkFit().memoryRefusal.isEmpty(), "refreshed as the batch changes");
+        QVERIFY(area.fitNotice()->isVisible());
+        QVERIFY2(area.fitNotice()->text().contains("The batch does not fit in memory"),
+                 qPrintable(area.fitNotice()->text()));
     }
 
     // The page as the user sees it: fer-cnn with the built-in Fashion-MNIST chosen.

@@ -25,14 +25,16 @@ NetworkFitNotice::NetworkFitNotice(QWidget* parent) : QFrame(parent) {
 }
 
 void NetworkFitNotice::showFit(const NetworkFit& fit, const QString& networkName) {
-    refusing_ = !fit.canTrain();
+    refusing_ = !fit.canTrain() || !fit.memoryRefusal.isEmpty();
     const int iconSide = style()->pixelMetric(QStyle::PM_SmallIconSize);
     icon_->setPixmap(style()
                          ->standardIcon(refusing_ ? QStyle::SP_MessageBoxCritical : QStyle::SP_MessageBoxWarning)
                          .pixmap(iconSide, iconSide));
-    if (refusing_) {
+    if (!fit.canTrain()) {
         text_->setText(tr("<b>%1 cannot train on this data set</b><br>%2")
                            .arg(networkName.toHtmlEscaped(), fit.refusal.toHtmlEscaped()));
+    } else if (refusing_) {
+        text_->setText(tr("<b>The batch does not fit in memory</b><br>%1").arg(fit.memoryRefusal.toHtmlEscaped()));
     } else if (fit.adapted()) {
         QString lines;
         for (const QString& change : fit.changes) lines += QStringLiteral("<br>• ") + change.toHtmlEscaped();

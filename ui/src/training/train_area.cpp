@@ -7,8 +7,11 @@
 #include <QVBoxLayout>
 
 #include "cnnstudio/error.h"
+#include "cnnstudio/host_memory.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/dataset_preview.h"
+#include "cnnstudio/ui/training/hardware_picker.h"
+#include "cnnstudio/ui/training/memory_fit.h"
 #include "cnnstudio/ui/training/network_fit_notice.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
 #include "cnnstudio/ui/training/training_controller.h"
@@ -128,6 +131,8 @@ void TrainArea::setNetwork(const NetworkSpec& spec) {
 void TrainArea::refreshFit() {
     DatasetPicker* data = settings_->datasetPicker();
     fit_ = fitNetworkToData(network_, data->datasetSpec(), data->preview()->summary());
+    fit_.memoryRefusal = batchMemoryRefusal(fit_, settings_->settings(), settings_->hardwarePicker()->hardware(),
+                                            availableHostMemoryBytes());
     fitNotice_->showFit(fit_, QString::fromStdString(network_.name));
     refreshPrediction();
 }

@@ -67,6 +67,8 @@ std::optional<TrainingSession::Refusal> TrainingSession::start(const RunSettings
         return Refusal{Refusal::Page::Design, tr("The network has problems"),
                        tr("Fix these on the Design page first:\n%1").arg(problemLines(report))};
     if (!fit.canTrain()) return Refusal{Refusal::Page::Design, tr("The network does not fit the data set"), fit.refusal};
+    if (!fit.memoryRefusal.isEmpty())
+        return Refusal{Refusal::Page::Train, tr("The batch does not fit in memory"), fit.memoryRefusal};
     const QString runDirectory =
         TrainingController::newRunDirectory(runsRoot, QString::fromStdString(spec.name));
     liveRun_->clear();

@@ -1,6 +1,7 @@
 // NetworkFitNotice: on the Train page above the Train button, what the next run changes in the
 // designed network to fit the chosen data set (a warning the user sees before training), or why
-// the network cannot be trained on it. Hidden when the network fits as drawn.
+// the network cannot be trained on it, or why the batch does not fit the memory it trains in.
+// Hidden when the network fits as drawn.
 #pragma once
 
 #include <QFrame>
