@@ -506,12 +506,18 @@ app::TrainCommand trainCommandFrom(const CLI::App& app, TrainingOptions o) {
     return command;
 }
 
-// `backends`: every backend this build knows of and whether it runs here; when not, why (a GPU
-// plugin that cannot load names the missing CUDA library).
+// `backends`: every backend this build knows of and whether it runs here, with the precisions it
+// trains in here ("cpu  available: fp32, bf16"); when not, why (a GPU plugin that cannot load
+// names the missing CUDA library).
 void printBackends(std::FILE* out) {
     for (const std::string& name : knownBackends()) {
         const std::string why = backendUnavailableReason(name);
-        std::fprintf(out, "%-8s %s\n", name.c_str(), why.empty() ? "available" : ("unavailable: " + why).c_str());
+        std::string precisions;
+        if (why.empty())
+            for (const std::string& precision : backendPrecisions(name))
+                precisions += (precisions.empty() ? "" : ", ") + precision;
+        std::fprintf(out, "%-8s %s\n", name.c_str(),
+                     why.empty() ? ("available: " + precisions).c_str() : ("unavailable: " + why).c_str());
     }
 }
 

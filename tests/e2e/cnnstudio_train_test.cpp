@@ -402,6 +402,15 @@ TEST(CnnstudioTrain, ABatchBeyondTheMachinesMemoryIsRefusedNamingOneThatFits) {
     EXPECT_NE(refused.err.find("use --batch "), std::string::npos) << refused.err;
 }
 
+// `backends` says what runs here and in which precisions: cpu-ref everywhere, in fp32 only.
+TEST(CnnstudioTrain, BackendsListsThePrecisionsEachAvailableBackendTrainsIn) {
+    const auto work = scratchFolder("backends");
+    const ProcessResult listed = train({"backends"}, work);
+    ASSERT_EQ(listed.exitCode, 0) << listed.err;
+    EXPECT_NE(listed.out.find("cpu-ref  available: fp32\n"), std::string::npos) << listed.out;
+    EXPECT_NE(listed.out.find("cpu      available: fp32"), std::string::npos) << listed.out;
+}
+
 // A cycle is the error given (not the second output it makes of the cut-off Input), with the
 // spec file named.
 TEST(CnnstudioTrain, CycleInASpecFileNamesTheFileAndTheCycle) {
