@@ -1,5 +1,5 @@
-// Activations over `count` floats, oneDNN eltwise primitives (JIT, vectorised exp for ELU and
-// SiLU).
+// Activations over `count` elements, oneDNN eltwise primitives (JIT, vectorised exp for ELU and
+// SiLU) on the stored activations: fp32, or bf16 in bf16 precision (computed in fp32).
 //   relu(x) = max(x, 0); leaky(x) = x > 0 ? x : alpha x; elu(x) = x > 0 ? x : alpha (exp(x) - 1)
 //   silu(x) = x sigmoid(x): oneDNN's swish x sigmoid(beta x) with beta = 1
 //   backward: dx = dy * f'(x); f'(0) is taken from the x <= 0 side, as in PyTorch.
@@ -50,7 +50,7 @@ dnnl::algorithm eltwiseAlgorithm(Activation kind) {
 ActivationPlan& CpuBackend::activationForwardPlan(const ActivationKey& key) {
     if (auto found = activationForwardPlans_.find(key); found != activationForwardPlans_.end())
         return found->second;
-    const dnnl::memory::desc data = plainDesc({std::int64_t(key.count)});
+    const dnnl::memory::desc data = activationDesc({std::int64_t(key.count)}, storesBf16());
     ActivationPlan p;
     try {
         dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training,
@@ -71,7 +71,7 @@ ActivationPlan& CpuBackend::activationForwardPlan(const ActivationKey& key) {
 ActivationPlan& CpuBackend::activationBackwardPlan(const ActivationKey& key) {
     if (auto found = activationBackwardPlans_.find(key); found != activationBackwardPlans_.end())
         return found->second;
-    const dnnl::memory::desc data = plainDesc({std::int64_t(key.count)});
+    const dnnl::memory::desc data = activationDesc({std::int64_t(key.count)}, storesBf16());
     const float alpha = keyAlpha(key);
     ActivationPlan p;
     try {

@@ -16,12 +16,15 @@
 // variance takes two passes, as cpu-ref, so a large mean costs no precision. The backward runs
 // in double throughout: dx is a difference of O(1) terms that nearly cancel when a channel has
 // few values (exactly, up to eps, when M = 2), and double costs it only ~18% on one core.
+// That is fp32 precision's NCHW; bf16 precision's activations are bf16 channels-last, whose
+// loops are batchnorm_channels_last.h.
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <utility>
 #include <vector>
 
+#include "cpu/batchnorm_channels_last.h"
 #include "cpu/cpu_backend.h"
 
 namespace cnnstudio::cpu {
@@ -219,6 +222,13 @@ void CpuBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const fl
                                             const float* gamma, const float* beta, float* y,
                                             float* runningMean, float* runningVar, float* savedMean,
                                             float* savedInvStd) {
+    if (storesBf16()) {
+        OmpThreadScope threads(threads_);
+        batchNormForwardTrainingChannelsLast(g, stored<Bf16>(x), gamma, beta, stored<Bf16>(y),
+                                             runningMean, runningVar, savedMean, savedInvStd,
+                                             false);
+        return;
+    }
     OmpThreadScope threads(threads_);
 #pragma omp parallel for schedule(static)
     for (int c = 0; c < g.channels; ++c) {
@@ -234,6 +244,13 @@ void CpuBackend::doBatchNormReluForwardTraining(const BatchNormGeometry& g, cons
                                                 const float* gamma, const float* beta, float*,
                                                 float* y, float* runningMean, float* runningVar,
                                                 float* savedMean, float* savedInvStd) {
+    if (storesBf16()) {
+        OmpThreadScope threads(threads_);
+        batchNormForwardTrainingChannelsLast(g, stored<Bf16>(x), gamma, beta, stored<Bf16>(y),
+                                             runningMean, runningVar, savedMean, savedInvStd,
+                                             true);
+        return;
+    }
     OmpThreadScope threads(threads_);
 #pragma omp parallel for schedule(static)
     for (int c = 0; c < g.channels; ++c) {
@@ -257,6 +274,12 @@ void CpuBackend::doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& 
         return;
     }
     OmpThreadScope threads(threads_);
+    if (storesBf16()) {
+        batchNormReluMaxPoolForwardTrainingChannelsLast(g, pool, stored<Bf16>(x), gamma, beta,
+                                                        stored<Bf16>(y), runningMean, runningVar,
+                                                        savedMean, savedInvStd);
+        return;
+    }
     const std::int64_t pooledSlice = std::int64_t(pool.outHeight) * pool.outWidth;
 #pragma omp parallel for schedule(static)
     for (int c = 0; c < g.channels; ++c) {
@@ -274,6 +297,11 @@ void CpuBackend::doBatchNormForwardInference(const BatchNormGeometry& g, const f
                                              const float* runningMean, const float* runningVar,
                                              float* y) {
     OmpThreadScope threads(threads_);
+    if (storesBf16()) {
+        batchNormForwardInferenceChannelsLast(g, stored<Bf16>(x), gamma, beta, runningMean,
+                                              runningVar, stored<Bf16>(y));
+        return;
+    }
     const std::int64_t slices = std::int64_t(g.batch) * g.channels;
     const bool parallel = slices * g.spatial >= parallelThreshold;
     // No statistics to gather: every (image, channel) slice is independent.
@@ -291,15 +319,27 @@ void CpuBackend::doBatchNormBackward(const BatchNormGeometry& g, const float* x,
                                      const float* savedInvStd, float* dx, float* dgamma,
                                      float* dbeta) {
     OmpThreadScope threads(threads_);
+    if (storesBf16()) {
+        batchNormBackwardChannelsLast(g, stored<Bf16>(x), stored<Bf16>(dy), gamma, nullptr,
+                                      savedMean, savedInvStd, stored<Bf16>(dx), dgamma, dbeta,
+                                      false);
+        return;
+    }
     batchNormBackwardChannels(g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta,
                               [&](int n, int c, float*) { return dy + sliceOffset(g, n, c); });
 }
 
 void CpuBackend::doBatchNormReluBackward(const BatchNormGeometry& g, const float* x, const float* y,
-                                         const float* dy, const float* gamma, const float*,
+                                         const float* dy, const float* gamma, const float* beta,
                                          const float* savedMean, const float* savedInvStd, float*,
                                          float* dx, float* dgamma, float* dbeta) {
     OmpThreadScope threads(threads_);
+    if (storesBf16()) {
+        batchNormBackwardChannelsLast(g, stored<Bf16>(x), stored<Bf16>(dy), gamma, beta,
+                                      savedMean, savedInvStd, stored<Bf16>(dx), dgamma, dbeta,
+                                      true);
+        return;
+    }
     batchNormBackwardChannels(g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta,
                               [&](int n, int c, float* room) {
                                   gatedSlice(y + sliceOffset(g, n, c), dy + sliceOffset(g, n, c),
@@ -320,6 +360,12 @@ void CpuBackend::doBatchNormReluMaxPoolBackward(const BatchNormGeometry& g, cons
         return;
     }
     OmpThreadScope threads(threads_);
+    if (storesBf16()) {
+        batchNormReluMaxPoolBackwardChannelsLast(g, pool, stored<Bf16>(x), stored<Bf16>(dy), gamma,
+                                                 beta, savedMean, savedInvStd, stored<Bf16>(dx),
+                                                 dgamma, dbeta);
+        return;
+    }
     const std::int64_t pooledSlice = std::int64_t(pool.outHeight) * pool.outWidth;
     batchNormBackwardChannels(g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta,
                               [&](int n, int c, float* room) {

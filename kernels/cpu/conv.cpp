@@ -2,7 +2,7 @@
 //   forward:         x (N, C, H, W), w (K, C/groups, R, S), bias (K) -> y (N, K, P, Q)
 //   backward data:   dy (N, K, P, Q), w -> dx (N, C, H, W)
 //   backward filter: x, dy -> dw (K, C/groups, R, S), dbias (K) = sum of dy over N, P, Q
-// The interface is plain NCHW; the primitives pick their own layouts (format_tag::any, which
+// fp32 precision: activations are plain NCHW; the primitives pick their own layouts (format_tag::any, which
 // is nChw16c / OIhw16i16o on AVX-512) and the operands reorder through the shared staging
 // buffers. On fer-cnn's 3x3 layers the blocked direct kernels beat oneDNN's plain-layout
 // GEMM path by 1.3-2.6x, reorders included.
@@ -12,13 +12,14 @@
 // faster than direct, relative error ~7e-7 against direct (one core of a 2-core EPYC, 2026).
 // Layers with fewer than 16 channels per group stay direct: Winograd pads channels to 16, and
 // on fer-cnn's 1-channel stem it ran 2-3x slower than direct.
-// bf16 precision: the primitives read x, w and dy as bf16 (rounded by the staging reorders) and
-// write y, dx and dw in fp32, accumulating in fp32 — torch.autocast's convolution on the CPU.
-// oneDNN runs them on AMX tiles or AVX512-BF16 (brgconv), always direct: it has no bf16
-// Winograd. On one core of a Xeon with AMX, fer-cnn at batch 64, conv3_2 took 10.4/35.7 ms
-// forward/backward against 28.9/61.9 in fp32 (Winograd), conv1_2 32.2/73.3 against 40.8/82.0:
-// the staging reorders between our fp32 NCHW and the primitives' blocked bf16 now take most of
-// it (docs/logs/2026-12-04-cpu-bf16/report.json).
+// bf16 precision: x, y, dx and dy are the backend's activations, bf16 channels-last (nhwc), and
+// the primitives read and write them in place; the weights stay fp32 (master copies) and are
+// staged as bf16 in the primitives' blocked layouts, dw is written fp32 and the bias stays fp32;
+// the primitives accumulate in fp32. oneDNN runs them on AMX tiles or AVX512-BF16 (brgconv),
+// always direct: it has no bf16 Winograd. Before activations were bf16 nhwc, staging between
+// fp32 NCHW and the primitives' bf16 nhwc took 364 ms of a fer-cnn step against 345 ms of
+// convolutions (one core of a Xeon with AMX, batch 64, docs/logs/2026-12-04-cpu-bf16); now only
+// the weights are staged (docs/logs/2026-12-05-cpu-bf16-nhwc).
 #include "cpu/cpu_backend.h"
 
 namespace cnnstudio::cpu {
@@ -31,7 +32,16 @@ using Direction = Operand::Direction;
 struct ConvDims {
     memory::dims x, w, bias, y, strides, padLeft, padRight;
     dnnl::algorithm algorithm;
-    memory::data_type operands;  // of x, w and dy (y, dx, dw and the bias are fp32)
+    bool bf16;
+    memory::data_type weights;  // the primitive's weights (dw and the bias are fp32)
+
+    // x, y, dx or dy as the primitive is asked for it: fp32 in the layout it prefers, or the
+    // stored bf16 nhwc.
+    memory::desc activation(const memory::dims& dims) const {
+        return bf16 ? activationDesc(dims, true) : anyDesc(dims);
+    }
+    // ... and as the backend stores it.
+    memory::desc stored(const memory::dims& dims) const { return activationDesc(dims, bf16); }
 };
 
 ConvDims convDims(const ConvGeometry& g, Precision precision) {
@@ -51,21 +61,21 @@ ConvDims convDims(const ConvGeometry& g, Precision precision) {
     constexpr int winogradMinimumChannels = 16;
     const bool wideEnough = g.inChannels / g.groups >= winogradMinimumChannels &&
                             g.outChannels / g.groups >= winogradMinimumChannels;
-    const bool bf16 = precision == Precision::Bf16;
-    d.algorithm = wideEnough && !bf16 ? dnnl::algorithm::convolution_auto
-                                      : dnnl::algorithm::convolution_direct;
-    d.operands = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    d.bf16 = precision == Precision::Bf16;
+    d.algorithm = wideEnough && !d.bf16 ? dnnl::algorithm::convolution_auto
+                                        : dnnl::algorithm::convolution_direct;
+    d.weights = d.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
     return d;
 }
 
 dnnl::convolution_forward::desc forwardDesc(const ConvDims& d, bool withBias) {
     using dnnl::prop_kind;
     if (withBias)
-        return {prop_kind::forward_training, d.algorithm, anyDesc(d.x, d.operands),
-                anyDesc(d.w, d.operands), plainDesc(d.bias), anyDesc(d.y), d.strides, d.padLeft,
-                d.padRight};
-    return {prop_kind::forward_training, d.algorithm, anyDesc(d.x, d.operands),
-            anyDesc(d.w, d.operands), anyDesc(d.y), d.strides, d.padLeft, d.padRight};
+        return {prop_kind::forward_training, d.algorithm, d.activation(d.x),
+                anyDesc(d.w, d.weights), plainDesc(d.bias), d.activation(d.y), d.strides,
+                d.padLeft, d.padRight};
+    return {prop_kind::forward_training, d.algorithm, d.activation(d.x), anyDesc(d.w, d.weights),
+            d.activation(d.y), d.strides, d.padLeft, d.padRight};
 }
 
 }  // namespace
@@ -78,11 +88,11 @@ ConvForwardPlan& CpuBackend::convForwardPlan(const ConvKey& key) {
     try {
         dnnl::convolution_forward::primitive_desc pd(forwardDesc(d, key.withBias), attributes_,
                                                      engine_);
-        p.x = Operand(engine_, plainDesc(d.x), pd.src_desc(), Direction::Input,
+        p.x = Operand(engine_, d.stored(d.x), pd.src_desc(), Direction::Input,
                       StagingSlot::First, buffers_);
         p.w = Operand(engine_, plainDesc(d.w), pd.weights_desc(), Direction::Input,
                       StagingSlot::Second, buffers_);
-        p.y = Operand(engine_, plainDesc(d.y), pd.dst_desc(), Direction::Output,
+        p.y = Operand(engine_, d.stored(d.y), pd.dst_desc(), Direction::Output,
                       StagingSlot::Third, buffers_);
         p.plan.primitive = dnnl::convolution_forward(pd);
         p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
@@ -108,16 +118,15 @@ ConvBackwardDataPlan& CpuBackend::convBackwardDataPlan(const ConvKey& key) {
     try {
         dnnl::convolution_forward::primitive_desc hint(forwardDesc(d, false), attributes_,
                                                        engine_);
-        dnnl::convolution_backward_data::desc desc(d.algorithm, anyDesc(d.x),
-                                                   anyDesc(d.w, d.operands),
-                                                   anyDesc(d.y, d.operands), d.strides,
-                                                   d.padLeft, d.padRight);
+        dnnl::convolution_backward_data::desc desc(d.algorithm, d.activation(d.x),
+                                                   anyDesc(d.w, d.weights), d.activation(d.y),
+                                                   d.strides, d.padLeft, d.padRight);
         dnnl::convolution_backward_data::primitive_desc pd(desc, attributes_, engine_, hint);
-        p.dy = Operand(engine_, plainDesc(d.y), pd.diff_dst_desc(), Direction::Input,
+        p.dy = Operand(engine_, d.stored(d.y), pd.diff_dst_desc(), Direction::Input,
                        StagingSlot::First, buffers_);
         p.w = Operand(engine_, plainDesc(d.w), pd.weights_desc(), Direction::Input,
                       StagingSlot::Second, buffers_);
-        p.dx = Operand(engine_, plainDesc(d.x), pd.diff_src_desc(), Direction::Output,
+        p.dx = Operand(engine_, d.stored(d.x), pd.diff_src_desc(), Direction::Output,
                        StagingSlot::Third, buffers_);
         p.plan.primitive = dnnl::convolution_backward_data(pd);
         p.plan.args = {{DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
@@ -140,15 +149,14 @@ ConvBackwardFilterPlan& CpuBackend::convBackwardFilterPlan(const ConvKey& key) {
                                                        engine_);
         using Desc = dnnl::convolution_backward_weights::desc;
         Desc desc = key.withBias
-                        ? Desc(d.algorithm, anyDesc(d.x, d.operands), anyDesc(d.w),
-                               plainDesc(d.bias), anyDesc(d.y, d.operands), d.strides, d.padLeft,
-                               d.padRight)
-                        : Desc(d.algorithm, anyDesc(d.x, d.operands), anyDesc(d.w),
-                               anyDesc(d.y, d.operands), d.strides, d.padLeft, d.padRight);
+                        ? Desc(d.algorithm, d.activation(d.x), anyDesc(d.w), plainDesc(d.bias),
+                               d.activation(d.y), d.strides, d.padLeft, d.padRight)
+                        : Desc(d.algorithm, d.activation(d.x), anyDesc(d.w), d.activation(d.y),
+                               d.strides, d.padLeft, d.padRight);
         dnnl::convolution_backward_weights::primitive_desc pd(desc, attributes_, engine_, hint);
-        p.x = Operand(engine_, plainDesc(d.x), pd.src_desc(), Direction::Input,
+        p.x = Operand(engine_, d.stored(d.x), pd.src_desc(), Direction::Input,
                       StagingSlot::First, buffers_);
-        p.dy = Operand(engine_, plainDesc(d.y), pd.diff_dst_desc(), Direction::Input,
+        p.dy = Operand(engine_, d.stored(d.y), pd.diff_dst_desc(), Direction::Input,
                        StagingSlot::Second, buffers_);
         p.dw = Operand(engine_, plainDesc(d.w), pd.diff_weights_desc(), Direction::Output,
                        StagingSlot::Third, buffers_);

@@ -3,12 +3,24 @@
 // loops for batch normalisation (and its ReLU and ReLU + max-pool chains, one pass each way),
 // max-pool backward, the elementwise ops, dropout, concat, the loss and the optimisers. Results
 // match `cpu-ref` (the definition of correct) to float rounding in fp32, and to bf16's rounding
-// of the convolutions' operands in bf16 (where the CPU has bf16 instructions: conv.cpp).
+// in bf16 (where the CPU has bf16 instructions, AVX512-BF16 or AMX).
+// Precision (BackendOptions::precision):
+//   fp32  activations fp32 NCHW; convolutions may run Winograd (conv.cpp).
+//   bf16  mixed, as the GPU backends' bf16: activations bf16 and channels-last (NHWC,
+//         activationFormat()), which oneDNN's convolutions, pooling, inner products and
+//         eltwise primitives read and write as they are (nhwc) and our loops widen to fp32 and
+//         round back to nearest even (activation_storage.h); weights, gradients, biases,
+//         batch-norm and optimiser state stay fp32 (convolutions and dense layers stage bf16
+//         copies of their weights). Batch norm and its chains run on
+//         batchnorm_channels_last.h. Activations cross to and from fp32 NCHW only at uploads,
+//         downloads and Flatten (activation_layout.cpp, oneDNN reorders).
 // Each op family lives in its own file of this folder, named as in every backend folder
 // (elementwise.cpp, conv.cpp, pool.cpp, batchnorm.cpp, activation.cpp, dropout.cpp, dense.cpp,
-// concat.cpp, loss.cpp, optimizer.cpp, augment.cpp); memory and the factory in cpu_backend.cpp.
+// concat.cpp, loss.cpp, optimizer.cpp, augment.cpp, activation_layout.cpp); memory and the
+// factory in cpu_backend.cpp.
 // Ops share the plan caches and work buffers, so one thread at a time drives a backend;
-// allocate, free, upload, download and copy touch no shared state and may run beside them.
+// allocate, free, upload, download and copy touch no shared state and may run beside them
+// (in bf16, uploadActivations, downloadActivations and flatten are ops: they use the plans).
 #pragma once
 
 #include <vector>
@@ -92,6 +104,21 @@ struct ActivationPlan {
     Operand in, out, dy;  // forward: in = x, out = y; backward: in = x, out = dx
 };
 
+// bf16 precision: a reorder of an activation tensor between two layouts.
+enum class LayoutChange { Upload, Download, FlattenForward, FlattenBackward };
+struct LayoutKey {
+    TensorShape shape;
+    LayoutChange change = LayoutChange::Upload;
+    bool operator==(const LayoutKey&) const = default;
+};
+struct LayoutKeyHash {
+    std::size_t operator()(const LayoutKey& key) const;
+};
+struct LayoutPlan {
+    Plan plan;
+    Operand from, to;
+};
+
 // ---- the backend ----------------------------------------------------------------------------------
 
 class CpuBackend final : public Backend {
@@ -101,6 +128,7 @@ public:
     std::string name() const override { return "cpu"; }
     std::string description() const override;
     Precision precision() const override { return precision_; }
+    ActivationFormat activationFormat() const override;  // bf16 channels-last in bf16
     bool isDevice() const override { return false; }
 
     void* allocateBytes(std::size_t bytes) override;
@@ -112,6 +140,15 @@ protected:
     void doUpload(void* destination, const void* hostSource, std::size_t bytes) override;
     void doDownload(void* hostDestination, const void* source, std::size_t bytes) override;
     void doCopy(void* destination, const void* source, std::size_t bytes) override;
+
+    // bf16: reorders between fp32 NCHW and the stored bf16 NHWC (activation_layout.cpp); fp32:
+    // the Backend defaults.
+    void doUploadActivations(const TensorShape& shape, const float* hostSource,
+                             float* destination) override;
+    void doDownloadActivations(const TensorShape& shape, const float* source,
+                               float* hostDestination) override;
+    void doFlattenForward(const TensorShape& shape, const float* x, float* y) override;
+    void doFlattenBackward(const TensorShape& shape, const float* dy, float* dx) override;
 
     void doFill(float* y, float value, std::size_t count) override;
     void doAxpy(float alpha, const float* x, float* y, std::size_t count) override;
@@ -196,6 +233,11 @@ protected:
                       float* m, float* v, std::size_t count) override;
 
 private:
+    // bf16 precision keeps activations bf16 channels-last (activationFormat()).
+    bool storesBf16() const { return precision_ == Precision::Bf16; }
+    // Runs the reorder of `key` from `from` to `to` (activation_layout.cpp).
+    void changeLayout(const LayoutKey& key, const void* from, void* to);
+
     ConvForwardPlan& convForwardPlan(const ConvKey& key);
     ConvBackwardDataPlan& convBackwardDataPlan(const ConvKey& key);
     ConvBackwardFilterPlan& convBackwardFilterPlan(const ConvKey& key);
@@ -214,6 +256,7 @@ private:
     dnnl::primitive_attr attributes_;  // user-managed scratchpad
     SharedBuffers buffers_;
     std::vector<float> augmentSource_;  // augmentImages' copy of the batch, kept between calls
+    SharedBuffer downloadStaging_;      // bf16 downloadActivations' fp32 NCHW copy
 
     PlanCache<ConvKey, ConvForwardPlan, ConvKeyHash> convForwardPlans_;
     PlanCache<ConvKey, ConvBackwardDataPlan, ConvKeyHash> convBackwardDataPlans_;
@@ -225,6 +268,7 @@ private:
     PlanCache<DenseKey, DenseBackwardWeightsPlan, DenseKeyHash> denseBackwardWeightsPlans_;
     PlanCache<ActivationKey, ActivationPlan, ActivationKeyHash> activationForwardPlans_;
     PlanCache<ActivationKey, ActivationPlan, ActivationKeyHash> activationBackwardPlans_;
+    PlanCache<LayoutKey, LayoutPlan, LayoutKeyHash> layoutPlans_;
 };
 
 }  // namespace cnnstudio::cpu

@@ -2,6 +2,9 @@
 //   forward:          x (N, in), w (out, in) as PyTorch's Linear, bias (out) -> y = x w^T + bias
 //   backward data:    dy (N, out), w -> dx = dy w
 //   backward weights: x, dy -> dw = dy^T x, dbias = sum of dy over N
+// bf16 precision: x, y, dx and dy are bf16 activations (rows: a dense layer's input is flat);
+// the primitives read bf16 copies of w staged in the layout they choose, write dw (staged back
+// to plain) and dbias in fp32, and accumulate in fp32.
 #include "cpu/cpu_backend.h"
 
 namespace cnnstudio::cpu {
@@ -10,18 +13,25 @@ namespace {
 
 using dnnl::memory;
 
+// x, w, bias and y as stored, and w and dw as the primitives are asked for them (plain fp32,
+// or in bf16 precision a bf16 w and an fp32 dw in the layouts they choose).
 struct DenseDescs {
-    memory::desc x, w, bias, y;
+    memory::desc x, w, bias, y, primitiveW, primitiveDw;
 };
 
-DenseDescs denseDescs(const DenseGeometry& g) {
-    return {plainDesc({g.batch, g.inFeatures}), plainDesc({g.outFeatures, g.inFeatures}),
-            plainDesc({g.outFeatures}), plainDesc({g.batch, g.outFeatures})};
+DenseDescs denseDescs(const DenseGeometry& g, bool bf16) {
+    const memory::dims w{g.outFeatures, g.inFeatures};
+    return {activationDesc({g.batch, g.inFeatures}, bf16),
+            plainDesc(w),
+            plainDesc({g.outFeatures}),
+            activationDesc({g.batch, g.outFeatures}, bf16),
+            bf16 ? anyDesc(w, memory::data_type::bf16) : plainDesc(w),
+            bf16 ? anyDesc(w) : plainDesc(w)};
 }
 
 dnnl::inner_product_forward::desc forwardDesc(const DenseDescs& d, bool withBias) {
-    if (withBias) return {dnnl::prop_kind::forward_training, d.x, d.w, d.bias, d.y};
-    return {dnnl::prop_kind::forward_training, d.x, d.w, d.y};
+    if (withBias) return {dnnl::prop_kind::forward_training, d.x, d.primitiveW, d.bias, d.y};
+    return {dnnl::prop_kind::forward_training, d.x, d.primitiveW, d.y};
 }
 
 }  // namespace
@@ -29,13 +39,14 @@ dnnl::inner_product_forward::desc forwardDesc(const DenseDescs& d, bool withBias
 DenseForwardPlan& CpuBackend::denseForwardPlan(const DenseKey& key) {
     if (auto found = denseForwardPlans_.find(key); found != denseForwardPlans_.end())
         return found->second;
-    DenseDescs d = denseDescs(key.geometry);
+    DenseDescs d = denseDescs(key.geometry, storesBf16());
     DenseForwardPlan p;
     try {
         dnnl::inner_product_forward::primitive_desc pd(forwardDesc(d, key.withBias), attributes_,
                                                        engine_);
         p.x = Operand::plain(engine_, d.x);
-        p.w = Operand::plain(engine_, d.w);
+        p.w = Operand(engine_, d.w, pd.weights_desc(), Operand::Direction::Input,
+                      StagingSlot::First, buffers_);
         p.y = Operand::plain(engine_, d.y);
         p.plan.primitive = dnnl::inner_product_forward(pd);
         p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
@@ -55,15 +66,16 @@ DenseForwardPlan& CpuBackend::denseForwardPlan(const DenseKey& key) {
 DenseBackwardDataPlan& CpuBackend::denseBackwardDataPlan(const DenseKey& key) {
     if (auto found = denseBackwardDataPlans_.find(key); found != denseBackwardDataPlans_.end())
         return found->second;
-    DenseDescs d = denseDescs(key.geometry);
+    DenseDescs d = denseDescs(key.geometry, storesBf16());
     DenseBackwardDataPlan p;
     try {
         dnnl::inner_product_forward::primitive_desc hint(forwardDesc(d, false), attributes_,
                                                          engine_);
-        dnnl::inner_product_backward_data::desc desc(d.x, d.w, d.y);
+        dnnl::inner_product_backward_data::desc desc(d.x, d.primitiveW, d.y);
         dnnl::inner_product_backward_data::primitive_desc pd(desc, attributes_, engine_, hint);
         p.dy = Operand::plain(engine_, d.y);
-        p.w = Operand::plain(engine_, d.w);
+        p.w = Operand(engine_, d.w, pd.weights_desc(), Operand::Direction::Input,
+                      StagingSlot::First, buffers_);
         p.dx = Operand::plain(engine_, d.x);
         p.plan.primitive = dnnl::inner_product_backward_data(pd);
         p.plan.args = {{DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
@@ -80,17 +92,19 @@ DenseBackwardWeightsPlan& CpuBackend::denseBackwardWeightsPlan(const DenseKey& k
     if (auto found = denseBackwardWeightsPlans_.find(key);
         found != denseBackwardWeightsPlans_.end())
         return found->second;
-    DenseDescs d = denseDescs(key.geometry);
+    DenseDescs d = denseDescs(key.geometry, storesBf16());
     DenseBackwardWeightsPlan p;
     try {
         dnnl::inner_product_forward::primitive_desc hint(forwardDesc(d, key.withBias),
                                                          attributes_, engine_);
         using Desc = dnnl::inner_product_backward_weights::desc;
-        Desc desc = key.withBias ? Desc(d.x, d.w, d.bias, d.y) : Desc(d.x, d.w, d.y);
+        Desc desc = key.withBias ? Desc(d.x, d.primitiveDw, d.bias, d.y)
+                                 : Desc(d.x, d.primitiveDw, d.y);
         dnnl::inner_product_backward_weights::primitive_desc pd(desc, attributes_, engine_, hint);
         p.x = Operand::plain(engine_, d.x);
         p.dy = Operand::plain(engine_, d.y);
-        p.dw = Operand::plain(engine_, d.w);
+        p.dw = Operand(engine_, d.w, pd.diff_weights_desc(), Operand::Direction::Output,
+                       StagingSlot::First, buffers_);
         p.plan.primitive = dnnl::inner_product_backward_weights(pd);
         p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
                        {DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
@@ -138,6 +152,7 @@ void CpuBackend::doDenseBackwardWeights(const DenseGeometry& g, const float* x, 
     p.dw.bindOutput(dw, buffers_);
     if (dbias) p.dbias.bindOutput(dbias, buffers_);
     p.plan.execute(stream_, buffers_);
+    p.dw.finishOutput(stream_);
     stream_.wait();
 }
 

@@ -75,6 +75,13 @@ dnnl::memory::desc plainDesc(const dnnl::memory::dims& dims) {
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, byRank[dims.size()]);
 }
 
+dnnl::memory::desc activationDesc(const dnnl::memory::dims& dims, bool bf16) {
+    using tag = dnnl::memory::format_tag;
+    if (!bf16) return plainDesc(dims);
+    static constexpr tag byRank[] = {tag::undef, tag::a, tag::ab, tag::abc, tag::acdb};
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::bf16, byRank[dims.size()]);
+}
+
 dnnl::memory::desc anyDesc(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
     return dnnl::memory::desc(dims, type, dnnl::memory::format_tag::any);
 }

@@ -2,9 +2,10 @@
 //  - SharedBuffer / SharedBuffers: the scratchpad and the layout-staging memory. Ops run one
 //    after another, so one scratchpad and one staging area per operand slot serve every
 //    primitive of a backend; plans hold no big memory of their own.
-//  - Operand: one argument of a primitive. The interface is plain NCHW; when a primitive runs
-//    faster in a blocked layout (oneDNN's format_tag::any), the operand stages the data in that
-//    layout and owns the reorder between the two.
+//  - Operand: one argument of a primitive. The caller's layout is plain (fp32 NCHW, or the bf16
+//    channels-last activations of bf16 precision: activationDesc); when a primitive runs faster
+//    in a blocked layout (oneDNN's format_tag::any), the operand stages the data in that layout
+//    and owns the reorder between the two.
 //  - Plan: a primitive with its argument map, built once per geometry and replayed.
 //  - PlanCache: plans keyed by geometry.
 //  - OmpThreadScope: sets the OpenMP thread count (Debian's libdnnl runs on OpenMP, so one
@@ -127,6 +128,9 @@ private:
 
 // Plain (NCHW-family) memory descriptors.
 dnnl::memory::desc plainDesc(const dnnl::memory::dims& dims);
+// Activations of these dims as the backend stores them: fp32 plain, or in bf16 precision bf16
+// with 4-D tensors channels-last (acdb, oneDNN's nhwc).
+dnnl::memory::desc activationDesc(const dnnl::memory::dims& dims, bool bf16);
 // A descriptor that lets the primitive choose the layout, of fp32 or of `type`.
 dnnl::memory::desc anyDesc(const dnnl::memory::dims& dims,
                            dnnl::memory::data_type type = dnnl::memory::data_type::f32);

@@ -1,6 +1,9 @@
 // Pooling, max or average (average divides by the count of non-padding elements).
-//   forward:  x (N, C, H, W) -> y (N, C, P, Q)                        oneDNN, plain NCHW
+//   forward:  x (N, C, H, W) -> y (N, C, P, Q)                        oneDNN
 //   backward: dy (N, C, P, Q) -> dx (N, C, H, W)
+// Tensors are activations: fp32 NCHW, or bf16 channels-last in bf16 precision, which oneDNN's
+// pooling reads and writes as they are (nhwc) and our max-pool loops take pixel by pixel,
+// vectorised over a pixel's channels.
 //     max:     our loops: each window's FIRST maximum of x (row-major scan) receives dy, as in
 //              PyTorch and cpu-ref, with a fast path for 2x2 windows of stride 2. oneDNN's
 //              backward needs a workspace from a training forward; recomputing the argmax
@@ -8,7 +11,10 @@
 //              zeros) going to the same element as cpu-ref.
 //     average: oneDNN (pooling_avg_exclude_padding).
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
+#include "cpu/activation_storage.h"
 #include "cpu/cpu_backend.h"
 
 namespace cnnstudio::cpu {
@@ -39,10 +45,10 @@ dnnl::algorithm poolAlgorithm(PoolKind kind) {
                                  : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
-dnnl::pooling_forward::desc forwardDesc(const PoolGeometry& g, dnnl::prop_kind prop) {
+dnnl::pooling_forward::desc forwardDesc(const PoolGeometry& g, dnnl::prop_kind prop, bool bf16) {
     PoolDims d = poolDims(g);
-    return {prop,           poolAlgorithm(g.kind), plainDesc(d.x), plainDesc(d.y), d.strides,
-            d.kernel,       d.padLeft,             d.padRight};
+    return {prop,     poolAlgorithm(g.kind), activationDesc(d.x, bf16), activationDesc(d.y, bf16),
+            d.strides, d.kernel,             d.padLeft,                 d.padRight};
 }
 
 // dx = 0, then every output's gradient goes to the first maximum of its window.
@@ -123,6 +129,102 @@ void maxPoolBackward2x2Loop(const PoolGeometry& g, const float* x, const float* 
     }
 }
 
+
+// Channels-last bf16 (N, H, W, C), maxPoolBackwardLoop's rule vectorised over each pixel's
+// channels: the gradients of overlapping windows add up in fp32 (one image of `room`), and
+// are rounded once.
+void maxPoolBackwardChannelsLastLoop(const PoolGeometry& g, const Bf16* x, const Bf16* dy,
+                                     Bf16* dx) {
+    const int channels = g.channels;
+    const std::int64_t inImage = std::int64_t(g.inHeight) * g.inWidth * channels;
+    const std::int64_t outImage = std::int64_t(g.outHeight) * g.outWidth * channels;
+#pragma omp parallel
+    {
+        const auto perPixel = static_cast<std::size_t>(channels);
+        std::vector<float> room(static_cast<std::size_t>(inImage)), bestValue(perPixel);
+        std::vector<std::int64_t> bestAt(perPixel);
+#pragma omp for schedule(static)
+        for (int n = 0; n < g.batch; ++n) {
+            const Bf16* xImage = x + n * inImage;
+            std::fill(room.begin(), room.end(), 0.0f);
+            for (int p = 0; p < g.outHeight; ++p) {
+                const int top = p * g.strideHeight - g.padHeight;
+                const int rowBegin = std::max(top, 0);
+                const int rowEnd = std::min(top + g.kernelHeight, g.inHeight);
+                for (int q = 0; q < g.outWidth; ++q) {
+                    const int left = q * g.strideWidth - g.padWidth;
+                    const int colBegin = std::max(left, 0);
+                    const int colEnd = std::min(left + g.kernelWidth, g.inWidth);
+                    const std::int64_t first = (std::int64_t(rowBegin) * g.inWidth + colBegin) * channels;
+                    for (int c = 0; c < channels; ++c) {
+                        bestValue[c] = toFloat(xImage[first + c]);
+                        bestAt[c] = first + c;
+                    }
+                    for (int h = rowBegin; h < rowEnd; ++h)
+                        for (int w = colBegin; w < colEnd; ++w) {
+                            const std::int64_t pixel = (std::int64_t(h) * g.inWidth + w) * channels;
+#pragma omp simd
+                            for (int c = 0; c < channels; ++c) {
+                                const float value = toFloat(xImage[pixel + c]);
+                                const bool better = value > bestValue[c];
+                                bestValue[c] = better ? value : bestValue[c];
+                                bestAt[c] = better ? pixel + c : bestAt[c];
+                            }
+                        }
+                    const Bf16* gradient = dy + n * outImage + (std::int64_t(p) * g.outWidth + q) * channels;
+                    for (int c = 0; c < channels; ++c) room[std::size_t(bestAt[c])] += toFloat(gradient[c]);
+                }
+            }
+            Bf16* dxImage = dx + n * inImage;
+#pragma omp simd
+            for (std::int64_t i = 0; i < inImage; ++i) dxImage[i] = fromFloat<Bf16>(room[std::size_t(i)]);
+        }
+    }
+}
+
+// maxPoolBackward2x2Loop channels-last: one output row (n, p) writes its two input rows, each
+// pixel's channels side by side; an odd last row or column is zeroed. dy moves as stored.
+void maxPoolBackward2x2ChannelsLastLoop(const PoolGeometry& g, const Bf16* x, const Bf16* dy,
+                                        Bf16* dx) {
+    const int channels = g.channels, width = g.inWidth, outWidth = g.outWidth;
+    const std::int64_t inRow = std::int64_t(width) * channels;
+    const std::int64_t outRows = std::int64_t(g.batch) * g.outHeight;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t outRow = 0; outRow < outRows; ++outRow) {
+        const int n = int(outRow / g.outHeight), p = int(outRow % g.outHeight);
+        const std::int64_t topRow = std::int64_t(n) * g.inHeight + 2 * p;
+        const Bf16* top = x + topRow * inRow;
+        const Bf16* bottom = top + inRow;
+        Bf16* dxTop = dx + topRow * inRow;
+        Bf16* dxBottom = dxTop + inRow;
+        for (int q = 0; q < outWidth; ++q) {
+            const std::int64_t left = std::int64_t(2 * q) * channels, right = left + channels;
+            const Bf16* gradient = dy + (outRow * outWidth + q) * channels;
+#pragma omp simd
+            for (int c = 0; c < channels; ++c) {
+                const float a = toFloat(top[left + c]), b = toFloat(top[right + c]);
+                const float cc = toFloat(bottom[left + c]), d = toFloat(bottom[right + c]);
+                const bool bWins = b > a;
+                const float abMax = bWins ? b : a;
+                const bool cWins = cc > abMax;
+                const float abcMax = cWins ? cc : abMax;
+                const bool dWins = d > abcMax;
+                const std::uint16_t value = gradient[c].bits;
+                dxBottom[right + c].bits = dWins ? value : 0;
+                dxBottom[left + c].bits = (!dWins && cWins) ? value : 0;
+                dxTop[right + c].bits = (!dWins && !cWins && bWins) ? value : 0;
+                dxTop[left + c].bits = (!dWins && !cWins && !bWins) ? value : 0;
+            }
+        }
+        if (width % 2 == 1) {
+            std::memset(dxTop + inRow - channels, 0, std::size_t(channels) * sizeof(Bf16));
+            std::memset(dxBottom + inRow - channels, 0, std::size_t(channels) * sizeof(Bf16));
+        }
+        if (g.inHeight % 2 == 1 && p == g.outHeight - 1)
+            std::memset(dxBottom + inRow, 0, std::size_t(inRow) * sizeof(Bf16));
+    }
+}
+
 }  // namespace
 
 PoolForwardPlan& CpuBackend::poolForwardPlan(const PoolGeometry& g) {
@@ -132,10 +234,10 @@ PoolForwardPlan& CpuBackend::poolForwardPlan(const PoolGeometry& g) {
     PoolForwardPlan p;
     try {
         dnnl::pooling_forward::primitive_desc pd(
-            forwardDesc(g, dnnl::prop_kind::forward_inference), attributes_, engine_);
-        p.x = Operand(engine_, plainDesc(d.x), pd.src_desc(), Direction::Input,
+            forwardDesc(g, dnnl::prop_kind::forward_inference, storesBf16()), attributes_, engine_);
+        p.x = Operand(engine_, activationDesc(d.x, storesBf16()), pd.src_desc(), Direction::Input,
                       StagingSlot::First, buffers_);
-        p.y = Operand(engine_, plainDesc(d.y), pd.dst_desc(), Direction::Output,
+        p.y = Operand(engine_, activationDesc(d.y, storesBf16()), pd.dst_desc(), Direction::Output,
                       StagingSlot::Second, buffers_);
         p.plan.primitive = dnnl::pooling_forward(pd);
         p.plan.args = {{DNNL_ARG_SRC, p.x.primitiveMemory()},
@@ -154,13 +256,14 @@ PoolBackwardPlan& CpuBackend::poolBackwardPlan(const PoolGeometry& g) {
     PoolBackwardPlan p;
     try {
         dnnl::pooling_forward::primitive_desc hint(
-            forwardDesc(g, dnnl::prop_kind::forward_training), attributes_, engine_);
-        dnnl::pooling_backward::desc desc(poolAlgorithm(g.kind), plainDesc(d.x), plainDesc(d.y),
-                                          d.strides, d.kernel, d.padLeft, d.padRight);
+            forwardDesc(g, dnnl::prop_kind::forward_training, storesBf16()), attributes_, engine_);
+        dnnl::pooling_backward::desc desc(poolAlgorithm(g.kind), activationDesc(d.x, storesBf16()),
+                                          activationDesc(d.y, storesBf16()), d.strides, d.kernel,
+                                          d.padLeft, d.padRight);
         dnnl::pooling_backward::primitive_desc pd(desc, attributes_, engine_, hint);
-        p.dy = Operand(engine_, plainDesc(d.y), pd.diff_dst_desc(), Direction::Input,
+        p.dy = Operand(engine_, activationDesc(d.y, storesBf16()), pd.diff_dst_desc(), Direction::Input,
                        StagingSlot::First, buffers_);
-        p.dx = Operand(engine_, plainDesc(d.x), pd.diff_src_desc(), Direction::Output,
+        p.dx = Operand(engine_, activationDesc(d.x, storesBf16()), pd.diff_src_desc(), Direction::Output,
                        StagingSlot::Second, buffers_);
         p.plan.primitive = dnnl::pooling_backward(pd);
         p.plan.args = {{DNNL_ARG_DIFF_DST, p.dy.primitiveMemory()},
@@ -189,10 +292,17 @@ void CpuBackend::doPoolBackward(const PoolGeometry& g, const float* x, const flo
         const bool twoByTwo = g.kernelHeight == 2 && g.kernelWidth == 2 &&
                               g.strideHeight == 2 && g.strideWidth == 2 && g.padHeight == 0 &&
                               g.padWidth == 0;
-        if (twoByTwo)
+        if (storesBf16()) {
+            const Bf16 *xs = stored<Bf16>(x), *dys = stored<Bf16>(dy);
+            if (twoByTwo)
+                maxPoolBackward2x2ChannelsLastLoop(g, xs, dys, stored<Bf16>(dx));
+            else
+                maxPoolBackwardChannelsLastLoop(g, xs, dys, stored<Bf16>(dx));
+        } else if (twoByTwo) {
             maxPoolBackward2x2Loop(g, x, dy, dx);
-        else
+        } else {
             maxPoolBackwardLoop(g, x, dy, dx);
+        }
         return;
     }
     PoolBackwardPlan& p = poolBackwardPlan(g);
