@@ -217,6 +217,38 @@ void backwardUnits(const BatchNormGeometry& g, const Bf16* x, const float* gamma
     }
 }
 
+// dz for the four values of a 2x2 window (rows xa xb / xc xd of x, dz their four rows of C
+// floats) from the window's dy: the unpooled rules, each window's dy to its first maximum of the
+// ReLU's output (order a b / c d, as the 2x2 max-pool backward) where that maximum is positive,
+// 0 elsewhere. Not inlined: inlined into backwardUnits' parallel region GCC 12 no longer
+// vectorises its loop.
+[[gnu::noinline]] void pooledReluGradient(const Bf16* xa, const Bf16* xb, const Bf16* xc,
+                                          const Bf16* xd, const Bf16* gradient, const float* mean,
+                                          const float* scale, const float* shift, int channels,
+                                          float* dz) {
+    float *dza = dz, *dzb = dz + channels, *dzc = dz + 2 * channels, *dzd = dz + 3 * channels;
+#pragma omp simd
+    for (int c = 0; c < channels; ++c) {
+        const float a = storedRelu(toFloat(xa[c]), mean[c], scale[c], shift[c]);
+        const float b = storedRelu(toFloat(xb[c]), mean[c], scale[c], shift[c]);
+        const float cc = storedRelu(toFloat(xc[c]), mean[c], scale[c], shift[c]);
+        const float d = storedRelu(toFloat(xd[c]), mean[c], scale[c], shift[c]);
+        // Selects in maxPoolBackward2x2Loop's form (pool.cpp), which GCC 12 vectorises. The
+        // ReLU's output is never negative, so only a, which wins ties, needs the gate.
+        const bool bWins = b > a;
+        const float abMax = bWins ? b : a;
+        const bool cWins = cc > abMax;
+        const float abcMax = cWins ? cc : abMax;
+        const bool dWins = d > abcMax;
+        const float value = toFloat(gradient[c]);
+        const float aGradient = a > 0.0f ? value : 0.0f;
+        dzd[c] = dWins ? value : 0.0f;
+        dzc[c] = (!dWins && cWins) ? value : 0.0f;
+        dzb[c] = (!dWins && !cWins && bWins) ? value : 0.0f;
+        dza[c] = (!dWins && !cWins && !bWins) ? aGradient : 0.0f;
+    }
+}
+
 }  // namespace
 
 void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16* x,
@@ -312,8 +344,6 @@ void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, const 
     for (int c = 0; c < channels; ++c) scale[std::size_t(c)] = gamma[c] * savedInvStd[c];
     const float* s = scale.data();
     const std::int64_t windows = std::int64_t(pool.batch) * pool.outHeight * outWidth;
-    // The unpooled rules: each window's dy goes to its first maximum of the ReLU's output (order
-    // a b / c d, as the 2x2 max-pool backward) where that maximum is positive, 0 elsewhere.
     backwardUnits<4>(
         g, x, gamma, savedMean, savedInvStd, dx, dgamma, dbeta, windows,
         [&](std::int64_t window, float* dz, UnitRows& at) {
@@ -324,29 +354,9 @@ void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, const 
             at.row[1] = at.row[0] + 1;
             at.row[2] = at.row[0] + width;
             at.row[3] = at.row[2] + 1;
-            const Bf16* xa = x + at.row[0] * channels;
-            const Bf16* xb = x + at.row[1] * channels;
-            const Bf16* xc = x + at.row[2] * channels;
-            const Bf16* xd = x + at.row[3] * channels;
-            const Bf16* gradient = dy + window * channels;
-            float *dza = dz, *dzb = dz + channels, *dzc = dz + 2 * channels, *dzd = dz + 3 * channels;
-#pragma omp simd
-            for (int c = 0; c < channels; ++c) {
-                const float a = storedRelu(toFloat(xa[c]), savedMean[c], s[c], beta[c]);
-                const float b = storedRelu(toFloat(xb[c]), savedMean[c], s[c], beta[c]);
-                const float cc = storedRelu(toFloat(xc[c]), savedMean[c], s[c], beta[c]);
-                const float d = storedRelu(toFloat(xd[c]), savedMean[c], s[c], beta[c]);
-                const bool bWins = b > a;
-                const float abMax = bWins ? b : a;
-                const bool cWins = cc > abMax;
-                const float abcMax = cWins ? cc : abMax;
-                const bool dWins = d > abcMax;
-                const float value = toFloat(gradient[c]);
-                dzd[c] = dWins ? value : 0.0f;
-                dzc[c] = (!dWins && cWins) ? value : 0.0f;
-                dzb[c] = (!dWins && !cWins && bWins) ? value : 0.0f;
-                dza[c] = (!dWins && !cWins && !bWins && a > 0.0f) ? value : 0.0f;
-            }
+            pooledReluGradient(x + at.row[0] * channels, x + at.row[1] * channels,
+                               x + at.row[2] * channels, x + at.row[3] * channels,
+                               dy + window * channels, savedMean, s, beta, channels, dz);
         });
 }
 
