@@ -8,6 +8,12 @@
 #include <bit>
 #include <cstdint>
 
+// For loops that run only in bf16 precision, which the backend allows only on CPUs with
+// AVX512-BF16 or AMX (cpuPrecisionUnavailableReason), so always with AVX-512: compiled for it
+// (OpenMP's outlined regions inherit the target), they take 16 fp32 lanes where the baseline
+// x86-64 build takes 4. Helpers they call are inlined into them.
+#define CNNSTUDIO_BF16_LOOP [[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,fma")]]
+
 namespace cnnstudio::cpu {
 
 // One bf16 value: the upper 16 bits of an fp32.

@@ -77,7 +77,7 @@ inline float storedRelu(float x, float mean, float scale, float shift) {
 
 // The batch's statistics of every channel: saved, folded into the running statistics, and
 // returned as the normalisation's affine map.
-Affine trainingStatistics(const BatchNormGeometry& g, const Bf16* x, const float* gamma,
+CNNSTUDIO_BF16_LOOP Affine trainingStatistics(const BatchNormGeometry& g, const Bf16* x, const float* gamma,
                           const float* beta, float* runningMean, float* runningVar,
                           float* savedMean, float* savedInvStd) {
     const int channels = g.channels;
@@ -127,7 +127,7 @@ Affine trainingStatistics(const BatchNormGeometry& g, const Bf16* x, const float
 
 // y = (x - mean) scale + shift per row (relu of it with Rectify); y may be x.
 template <bool Rectify>
-void normaliseRows(const BatchNormGeometry& g, const Affine& affine, const Bf16* x, Bf16* y) {
+CNNSTUDIO_BF16_LOOP void normaliseRows(const BatchNormGeometry& g, const Affine& affine, const Bf16* x, Bf16* y) {
     const int channels = g.channels;
     const std::int64_t rows = std::int64_t(g.batch) * g.spatial;
     const float *mean = affine.mean.data(), *scale = affine.scale.data(), *shift = affine.shift.data();
@@ -153,7 +153,7 @@ struct UnitRows {
 // `unit` of `units` (RowsPerUnit rows of C floats into dz, their rows of x into rows).
 // Two passes, each asking for it again: the sums, then dx.
 template <int RowsPerUnit, class UnitGradient>
-void backwardUnits(const BatchNormGeometry& g, const Bf16* x, const float* gamma,
+CNNSTUDIO_BF16_LOOP void backwardUnits(const BatchNormGeometry& g, const Bf16* x, const float* gamma,
                    const float* savedMean, const float* savedInvStd, Bf16* dx, float* dgamma,
                    float* dbeta, std::int64_t units, UnitGradient gradient) {
     const int channels = g.channels;
@@ -222,7 +222,7 @@ void backwardUnits(const BatchNormGeometry& g, const Bf16* x, const float* gamma
 // ReLU's output (order a b / c d, as the 2x2 max-pool backward) where that maximum is positive,
 // 0 elsewhere. Not inlined: inlined into backwardUnits' parallel region GCC 12 no longer
 // vectorises its loop.
-[[gnu::noinline]] void pooledReluGradient(const Bf16* xa, const Bf16* xb, const Bf16* xc,
+[[gnu::noinline]] CNNSTUDIO_BF16_LOOP void pooledReluGradient(const Bf16* xa, const Bf16* xb, const Bf16* xc,
                                           const Bf16* xd, const Bf16* gradient, const float* mean,
                                           const float* scale, const float* shift, int channels,
                                           float* dz) {
@@ -251,7 +251,7 @@ void backwardUnits(const BatchNormGeometry& g, const Bf16* x, const float* gamma
 
 }  // namespace
 
-void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16* x,
+CNNSTUDIO_BF16_LOOP void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16* x,
                                           const float* gamma, const float* beta, Bf16* y,
                                           float* runningMean, float* runningVar,
                                           float* savedMean, float* savedInvStd, bool relu) {
@@ -263,7 +263,7 @@ void batchNormForwardTrainingChannelsLast(const BatchNormGeometry& g, const Bf16
         normaliseRows<false>(g, affine, x, y);
 }
 
-void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g,
+CNNSTUDIO_BF16_LOOP void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g,
                                                      const PoolGeometry& pool, const Bf16* x,
                                                      const float* gamma, const float* beta,
                                                      Bf16* y, float* runningMean,
@@ -294,7 +294,7 @@ void batchNormReluMaxPoolForwardTrainingChannelsLast(const BatchNormGeometry& g,
     }
 }
 
-void batchNormForwardInferenceChannelsLast(const BatchNormGeometry& g, const Bf16* x,
+CNNSTUDIO_BF16_LOOP void batchNormForwardInferenceChannelsLast(const BatchNormGeometry& g, const Bf16* x,
                                            const float* gamma, const float* beta,
                                            const float* runningMean, const float* runningVar,
                                            Bf16* y) {
@@ -306,7 +306,7 @@ void batchNormForwardInferenceChannelsLast(const BatchNormGeometry& g, const Bf1
     normaliseRows<false>(g, affine, x, y);
 }
 
-void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, const Bf16* dy,
+CNNSTUDIO_BF16_LOOP void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, const Bf16* dy,
                                    const float* gamma, const float* beta, const float* savedMean,
                                    const float* savedInvStd, Bf16* dx, float* dgamma,
                                    float* dbeta, bool relu) {
@@ -334,7 +334,7 @@ void batchNormBackwardChannelsLast(const BatchNormGeometry& g, const Bf16* x, co
                      });
 }
 
-void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, const PoolGeometry& pool,
+CNNSTUDIO_BF16_LOOP void batchNormReluMaxPoolBackwardChannelsLast(const BatchNormGeometry& g, const PoolGeometry& pool,
                                               const Bf16* x, const Bf16* dy, const float* gamma,
                                               const float* beta, const float* savedMean,
                                               const float* savedInvStd, Bf16* dx, float* dgamma,

@@ -133,7 +133,7 @@ void maxPoolBackward2x2Loop(const PoolGeometry& g, const float* x, const float* 
 // Channels-last bf16 (N, H, W, C), maxPoolBackwardLoop's rule vectorised over each pixel's
 // channels: the gradients of overlapping windows add up in fp32 (one image of `room`), and
 // are rounded once.
-void maxPoolBackwardChannelsLastLoop(const PoolGeometry& g, const Bf16* x, const Bf16* dy,
+CNNSTUDIO_BF16_LOOP void maxPoolBackwardChannelsLastLoop(const PoolGeometry& g, const Bf16* x, const Bf16* dy,
                                      Bf16* dx) {
     const int channels = g.channels;
     const std::int64_t inImage = std::int64_t(g.inHeight) * g.inWidth * channels;
@@ -184,7 +184,7 @@ void maxPoolBackwardChannelsLastLoop(const PoolGeometry& g, const Bf16* x, const
 
 // maxPoolBackward2x2Loop channels-last: one output row (n, p) writes its two input rows, each
 // pixel's channels side by side; an odd last row or column is zeroed. dy moves as stored.
-void maxPoolBackward2x2ChannelsLastLoop(const PoolGeometry& g, const Bf16* x, const Bf16* dy,
+CNNSTUDIO_BF16_LOOP void maxPoolBackward2x2ChannelsLastLoop(const PoolGeometry& g, const Bf16* x, const Bf16* dy,
                                         Bf16* dx) {
     const int channels = g.channels, width = g.inWidth, outWidth = g.outWidth;
     const std::int64_t inRow = std::int64_t(width) * channels;
