@@ -1,10 +1,13 @@
 // Behaviour of the `cpu` backend that the conformance suite (every op against cpu-ref on
-// random data) does not pin: thread settings, the precisions it trains in, in-place ReLU, plan
-// reuse across geometries, layout staging across ops of different sizes, and the errors bad
-// input gives.
+// random data) does not pin: thread settings, the precisions it trains in and the activation
+// format of each, in-place ReLU, plan reuse across geometries, layout staging across ops of
+// different sizes, and the errors bad input gives.
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -71,9 +74,45 @@ TEST(CpuBackend, NegativeThreadsTf32OrBf16WithoutBf16InstructionsAreErrors) {
     }
 }
 
-// Ten fer-cnn training steps in bf16 (convolutions reading bf16, on AMX or AVX512-BF16) give the
-// losses of fp32 on the same backend, within what bf16 allows (5.6% on the GPU backends' bf16,
-// whose activations are bf16 too), and learn: the loss on the fixed batch falls. A small
+// fp32 stores activations fp32 NCHW; bf16 stores them bf16 channels-last, as the GPU backends'
+// bf16 does: element (n, c, h, w) at ((n H + h) W + w) C + c, rounded to nearest even, read back
+// exactly.
+TEST(CpuBackend, Bf16StoresActivationsBf16ChannelsLast) {
+    EXPECT_EQ(cpuBackend()->activationFormat(), ActivationFormat{});
+    if (std::string why = cpuPrecisionUnavailableReason(Precision::Bf16); !why.empty()) GTEST_SKIP() << why;
+    BackendOptions options;
+    options.precision = Precision::Bf16;
+    auto backend = createCpuBackend(options);
+    EXPECT_EQ(backend->activationFormat(), (ActivationFormat{true, true}));
+    EXPECT_EQ(backend->activationBytes(10), 20u);
+
+    test::SeededRandom random;
+    const TensorShape shape{2, 3, 4, 5};
+    std::vector<float> values = random.uniforms(std::size_t(shape.count()), -10.0f, 10.0f);
+    for (float& value : values)  // bf16 values (the upper half of the bits), but for one tie
+        value = std::bit_cast<float>(std::bit_cast<std::uint32_t>(value) & 0xffff0000u);
+    values[7] = 1.0f + 0x1p-8f;  // halfway between 1 and the next bf16: rounds to even, 1
+    Tensor stored = test::activationsFromHost(*backend, shape, values);
+    std::vector<std::uint16_t> bits(values.size());
+    std::memcpy(bits.data(), stored.data(), bits.size() * sizeof(std::uint16_t));
+    for (int n = 0; n < shape.batch; ++n)
+        for (int c = 0; c < shape.channels; ++c)
+            for (int h = 0; h < shape.height; ++h)
+                for (int w = 0; w < shape.width; ++w) {
+                    const std::size_t nchw = std::size_t(((n * shape.channels + c) * shape.height + h) * shape.width + w);
+                    const std::size_t nhwc = std::size_t(((n * shape.height + h) * shape.width + w) * shape.channels + c);
+                    const float expected = nchw == 7 ? 1.0f : values[nchw];
+                    EXPECT_EQ(bits[nhwc], std::bit_cast<std::uint32_t>(expected) >> 16)
+                        << "element (" << n << ", " << c << ", " << h << ", " << w << ")";
+                }
+    std::vector<float> expected = values;
+    expected[7] = 1.0f;
+    EXPECT_TRUE(test::identical(stored.toHost(), expected, "activations downloaded again"));
+}
+
+// Ten fer-cnn training steps in bf16 (bf16 channels-last activations, convolutions on AMX or
+// AVX512-BF16) give the losses of fp32 on the same backend, within what bf16 allows (5.6%, as on
+// the GPU backends' bf16), and learn: the loss on the fixed batch falls. A small
 // learning rate, as the GPU backends' test has: at 0.01 four images with dropout swing the loss
 // between 0.0002 and 2.4 within ten steps, in fp32 alone, and the two runs part after three.
 TEST(CpuBackend, FerCnnTrainedInBf16FollowsFp32) {
