@@ -110,6 +110,24 @@ TEST(CpuBackend, Bf16StoresActivationsBf16ChannelsLast) {
     EXPECT_TRUE(test::identical(stored.toHost(), expected, "activations downloaded again"));
 }
 
+// bf16 dlogits (2 bytes each) written over the fp32 probabilities they are computed from would
+// overwrite probabilities not yet read: refused, as on the GPU backends. fp32 may run in place.
+TEST(CpuBackend, Bf16LossGradientIsNotComputedInPlaceOverTheProbabilities) {
+    if (std::string why = cpuPrecisionUnavailableReason(Precision::Bf16); !why.empty()) GTEST_SKIP() << why;
+    BackendOptions options;
+    options.precision = Precision::Bf16;
+    auto backend = createCpuBackend(options);
+    const LossGeometry g{2, 3};
+    std::vector<float> probabilities = {0.2f, 0.3f, 0.5f, 0.1f, 0.1f, 0.8f};
+    const std::vector<std::int32_t> labels = {0, 2};
+    testing::expectError(
+        [&] {
+            backend->softmaxCrossEntropyBackward(g, probabilities.data(), labels.data(), nullptr,
+                                                 probabilities.data());
+        },
+        "cpu softmaxCrossEntropyBackward", {"in place", "its own buffer"});
+}
+
 // Ten fer-cnn training steps in bf16 (bf16 channels-last activations, convolutions on AMX or
 // AVX512-BF16) give the losses of fp32 on the same backend, within what bf16 allows (5.6%, as on
 // the GPU backends' bf16), and learn: the loss on the fixed batch falls. A small
