@@ -13,7 +13,8 @@ namespace cnnstudio::cpu {
 
 namespace {
 
-constexpr int kTileRows = 16;  // rows summed in fp32 before the sums join the double totals
+// Rows (or 2x2 windows) summed in fp32 before the sums join a thread's double totals.
+constexpr int kTileRows = 16;
 
 // This thread's share [begin, end) of `count` items inside a parallel region.
 struct Share {
@@ -27,7 +28,7 @@ Share threadShare(std::int64_t count) {
 // Per-thread pairs of channel sums in double, added in thread order.
 class ChannelSumPairs {
 public:
-    ChannelSumPairs(int channels)
+    explicit ChannelSumPairs(int channels)
         : channels_(channels), sums_(std::size_t(2 * channels) * omp_get_max_threads(), 0.0) {}
     double* first(int thread) { return sums_.data() + std::size_t(2 * channels_) * thread; }
     double* second(int thread) { return first(thread) + channels_; }
@@ -42,7 +43,7 @@ private:
     std::vector<double> sums_;
 };
 
-// Tile sums in fp32, flushed into a thread's double sums every kTileRows rows.
+// Tile sums in fp32, flushed into a thread's double sums every kTileRows rows (or windows).
 struct TileSums {
     std::vector<float> first, second;
     double *totalFirst, *totalSecond;
