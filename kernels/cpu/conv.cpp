@@ -2,9 +2,9 @@
 //   forward:         x (N, C, H, W), w (K, C/groups, R, S), bias (K) -> y (N, K, P, Q)
 //   backward data:   dy (N, K, P, Q), w -> dx (N, C, H, W)
 //   backward filter: x, dy -> dw (K, C/groups, R, S), dbias (K) = sum of dy over N, P, Q
-// fp32 precision: activations are plain NCHW; the primitives pick their own layouts (format_tag::any, which
-// is nChw16c / OIhw16i16o on AVX-512) and the operands reorder through the shared staging
-// buffers. On fer-cnn's 3x3 layers the blocked direct kernels beat oneDNN's plain-layout
+// fp32 precision: activations are plain NCHW; the primitives pick their own layouts
+// (format_tag::any, which is nChw16c / OIhw16i16o on AVX-512) and the operands reorder through
+// the shared staging buffers. On fer-cnn's 3x3 layers the blocked direct kernels beat oneDNN's plain-layout
 // GEMM path by 1.3-2.6x, reorders included.
 // The algorithm is convolution_auto: oneDNN picks Winograd F(4x4, 3x3) on AVX-512 where its
 // heuristic expects a gain (3x3, stride 1, enough batch), direct elsewhere. On fer-cnn's
@@ -13,13 +13,14 @@
 // Layers with fewer than 16 channels per group stay direct: Winograd pads channels to 16, and
 // on fer-cnn's 1-channel stem it ran 2-3x slower than direct.
 // bf16 precision: x, y, dx and dy are the backend's activations, bf16 channels-last (nhwc), and
-// the primitives read and write them in place; the weights stay fp32 (master copies) and are
+// the primitives read and write them where they lie; the weights stay fp32 (master copies) and are
 // staged as bf16 in the primitives' blocked layouts, dw is written fp32 and the bias stays fp32;
 // the primitives accumulate in fp32. oneDNN runs them on AMX tiles or AVX512-BF16 (brgconv),
 // always direct: it has no bf16 Winograd. Before activations were bf16 nhwc, staging between
 // fp32 NCHW and the primitives' bf16 nhwc took 364 ms of a fer-cnn step against 345 ms of
-// convolutions (one core of a Xeon with AMX, batch 64, docs/logs/2026-12-04-cpu-bf16); now only
-// the weights are staged (docs/logs/2026-12-05-cpu-bf16-nhwc).
+// convolutions (one core of a Xeon with AMX, batch 64, docs/logs/2026-12-04-cpu-bf16); with
+// only the weights staged, conv1_2 takes 8.6/26.6 ms forward/backward against 32.2/73.3 then,
+// conv3_2 7.9/29.8 against 10.4/35.7 (docs/logs/2026-12-05-cpu-bf16-nhwc/report.json).
 #include "cpu/cpu_backend.h"
 
 namespace cnnstudio::cpu {
