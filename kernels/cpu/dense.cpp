@@ -1,4 +1,4 @@
-// Dense (fully connected) layers, oneDNN inner product on plain layouts.
+// Dense (fully connected) layers, oneDNN inner product (plain layouts; bf16 weights as it chooses).
 //   forward:          x (N, in), w (out, in) as PyTorch's Linear, bias (out) -> y = x w^T + bias
 //   backward data:    dy (N, out), w -> dx = dy w
 //   backward weights: x, dy -> dw = dy^T x, dbias = sum of dy over N
