@@ -51,6 +51,17 @@ dnnl::pooling_forward::desc forwardDesc(const PoolGeometry& g, dnnl::prop_kind p
             d.strides, d.kernel,             d.padLeft,                 d.padRight};
 }
 
+// The input rows [rowBegin, rowEnd) and columns [colBegin, colEnd) that output (p, q)'s window
+// covers, padding left out.
+struct Window {
+    int rowBegin, rowEnd, colBegin, colEnd;
+};
+Window windowOf(const PoolGeometry& g, int p, int q) {
+    const int top = p * g.strideHeight - g.padHeight, left = q * g.strideWidth - g.padWidth;
+    return {std::max(top, 0), std::min(top + g.kernelHeight, g.inHeight), std::max(left, 0),
+            std::min(left + g.kernelWidth, g.inWidth)};
+}
+
 // dx = 0, then every output's gradient goes to the first maximum of its window.
 void maxPoolBackwardLoop(const PoolGeometry& g, const float* x, const float* dy, float* dx) {
     const std::int64_t planes = std::int64_t(g.batch) * g.channels;
@@ -63,13 +74,8 @@ void maxPoolBackwardLoop(const PoolGeometry& g, const float* x, const float* dy,
         float* dxPlane = dx + plane * inPlane;
         std::fill(dxPlane, dxPlane + inPlane, 0.0f);
         for (int p = 0; p < g.outHeight; ++p) {
-            const int top = p * g.strideHeight - g.padHeight;
-            const int rowBegin = std::max(top, 0);
-            const int rowEnd = std::min(top + g.kernelHeight, g.inHeight);
             for (int q = 0; q < g.outWidth; ++q) {
-                const int left = q * g.strideWidth - g.padWidth;
-                const int colBegin = std::max(left, 0);
-                const int colEnd = std::min(left + g.kernelWidth, g.inWidth);
+                const auto [rowBegin, rowEnd, colBegin, colEnd] = windowOf(g, p, q);
                 std::int64_t best = std::int64_t(rowBegin) * g.inWidth + colBegin;
                 float bestValue = xPlane[best];
                 for (int h = rowBegin; h < rowEnd; ++h)
@@ -148,13 +154,8 @@ CNNSTUDIO_BF16_LOOP void maxPoolBackwardChannelsLastLoop(const PoolGeometry& g, 
             const Bf16* xImage = x + n * inImage;
             std::fill(room.begin(), room.end(), 0.0f);
             for (int p = 0; p < g.outHeight; ++p) {
-                const int top = p * g.strideHeight - g.padHeight;
-                const int rowBegin = std::max(top, 0);
-                const int rowEnd = std::min(top + g.kernelHeight, g.inHeight);
                 for (int q = 0; q < g.outWidth; ++q) {
-                    const int left = q * g.strideWidth - g.padWidth;
-                    const int colBegin = std::max(left, 0);
-                    const int colEnd = std::min(left + g.kernelWidth, g.inWidth);
+                    const auto [rowBegin, rowEnd, colBegin, colEnd] = windowOf(g, p, q);
                     const std::int64_t first = (std::int64_t(rowBegin) * g.inWidth + colBegin) * channels;
                     for (int c = 0; c < channels; ++c) {
                         bestValue[c] = toFloat(xImage[first + c]);
