@@ -29,8 +29,8 @@ std::string confusionTable(const ConfusionMatrixCounts& matrix, const std::vecto
     for (std::size_t c = 0; c < classes.size(); ++c) text += "---:|";
     text += "\n";
     for (std::size_t t = 0; t < matrix.size(); ++t) {
-        text += "| " + (t < classes.size() ? classes[t] : std::to_string(t)) + " |";
-        for (long long count : matrix[t]) text += " " + std::to_string(count) + " |";
+        text.append("| ").append(t < classes.size() ? classes[t] : std::to_string(t)).append(" |");
+        for (long long count : matrix[t]) text.append(" ").append(std::to_string(count)).append(" |");
         text += "\n";
     }
     return text;

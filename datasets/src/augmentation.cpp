@@ -37,7 +37,7 @@ double parseNumber(std::string_view item, std::string_view value, double low, do
     double number = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
     if (value.empty() || error != std::errc() || end != value.data() + value.size())
-        failItem(item, "'" + std::string(value) + "' is not a number");
+        failItem(item, std::string(value).insert(0, 1, '\'') + "' is not a number");
     if (!(number >= low && number <= high))
         failItem(item, std::string(value) + " is outside " + std::to_string(low) + ".." + std::to_string(high));
     return number;
