@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonObject>
+#include <QLabel>
 #include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
@@ -18,6 +19,7 @@
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
 #include "cnnstudio/ui/main_window.h"
+#include "cnnstudio/ui/training/confusion_matrix_plot.h"
 #include "cnnstudio/ui/training/training_controller.h"
 #include "cnnstudio/ui/training/training_dashboard.h"
 #include "cnnstudio/ui/training/training_session.h"
@@ -207,6 +209,31 @@ private slots:
         for (int i = 0; i < dashboard->accuracyPlot()->legend->itemCount(); ++i)
             legendEntries += dashboard->accuracyPlot()->legend->item(i) != nullptr;
         QCOMPARE(legendEntries, 3);
+    }
+
+    // Audit item 6: in compare mode the header, progress bar and confusion matrix of the first run
+    // do not pose as the comparison's; opening one run again brings them back.
+    void compareModeShowsNoSingleRunHeaderProgressOrMatrix() {
+        QTemporaryDir root;
+        const QString stopped = copyRun(root, "20261130-014251-lenet5-sgd");
+        const QString completed = copyRun(root, "20261130-014119-lenet5-adam");
+        QVERIFY(!stopped.isEmpty() && !completed.isEmpty());
+        cnnstudio::ui::RunHistoryArea area;
+        cnnstudio::ui::TrainingDashboard* dashboard = area.dashboard();
+        auto* progress = dashboard->findChild<QWidget*>("runProgress");
+        auto* comparisonNote = dashboard->findChild<QLabel*>("comparisonNote");
+        QVERIFY(progress && comparisonNote);
+
+        area.compareRuns({stopped, completed});
+        QCOMPARE(dashboard->statusText(), QString("Comparing 2 runs"));
+        QVERIFY(progress->isHidden());
+        QVERIFY(!dashboard->confusionMatrix()->isVisibleTo(dashboard));
+        QVERIFY2(comparisonNote->text().count("best validation") == 2, qPrintable(comparisonNote->text()));
+
+        QVERIFY(area.openRun(completed));
+        QVERIFY2(dashboard->statusText().startsWith("Finished"), qPrintable(dashboard->statusText()));
+        QVERIFY(!progress->isHidden());
+        QVERIFY(dashboard->confusionMatrix()->isVisibleTo(dashboard));
     }
 
     // Resume a stopped run from Run history: when the resumed session completes, the list and the

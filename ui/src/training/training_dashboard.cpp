@@ -201,8 +201,8 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     auto* plots = new QSplitter(Qt::Vertical, this);
     plots->addWidget(lossPlot_);
     plots->addWidget(accuracyPlot_);
-    auto* matrixPane = new QWidget(this);
-    auto* matrixLayout = new QVBoxLayout(matrixPane);
+    matrixPane_ = new QWidget(this);
+    auto* matrixLayout = new QVBoxLayout(matrixPane_);
     matrixLayout->setContentsMargins(0, 0, 0, 0);
     matrixTitle_->setWordWrap(true);
     matrixLayout->addWidget(matrixTitle_);
@@ -210,7 +210,7 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     matrixLayout->addWidget(matrix_, 1);
     auto* body = new QSplitter(Qt::Horizontal, this);
     body->addWidget(plots);
-    body->addWidget(matrixPane);
+    body->addWidget(matrixPane_);
     body->setStretchFactor(0, 1);
     body->setStretchFactor(1, 1);
     body->setSizes({500, 500});
@@ -303,7 +303,7 @@ void TrainingDashboard::setRunning(bool running, bool stopping) {
 }
 
 void TrainingDashboard::showFailure(const QString& reason, const QString& stderrTail) {
-    failureBox_->setVisible(!reason.isEmpty());
+    failureBox_->setVisible(!reason.isEmpty() && compared_.isEmpty());
     QPalette palette = failureReason_->palette();
     palette.setColor(QPalette::WindowText, problemColor(palette));
     failureReason_->setPalette(palette);
@@ -371,17 +371,19 @@ void TrainingDashboard::refreshComparisonNote() {
     comparisonNote_->setVisible(!compared_.isEmpty());
     if (compared_.isEmpty()) return;
     const QPalette colors = palette();
-    auto entry = [&colors](int index, const TrainingRun* run) {
-        return QStringLiteral("<span style=\"color:%1\">■</span>&nbsp;%2 (%3 on %4, %5)")
+    // Each run's best validation accuracy stands in for the single-run figures, hidden while comparing.
+    auto entry = [this, &colors](int index, const TrainingRun* run) {
+        const auto best = run->bestValidationAccuracy();
+        return QStringLiteral("<span style=\"color:%1\">■</span>&nbsp;%2 (%3 on %4, %5; %6)")
             .arg(seriesColor(index, colors).name(), runLabel(run).toHtmlEscaped(), run->modelName().toHtmlEscaped(),
-                 run->datasetName().toHtmlEscaped(), run->backend().toHtmlEscaped());
+                 run->datasetName().toHtmlEscaped(), run->backend().toHtmlEscaped(),
+                 best ? tr("best validation %1%").arg(QString::number(*best * 100, 'f', 1))
+                      : tr("no epoch finished"));
     };
     QStringList entries;
     if (run_) entries << entry(0, run_);
     for (int i = 0; i < compared_.size(); ++i) entries << entry(i + 1, compared_[i].run);
-    comparisonNote_->setText(tr("Comparing %n run(s) — solid: validation, dashed: train<br>%1", nullptr,
-                                int(entries.size()))
-                                 .arg(entries.join(QStringLiteral("&nbsp;&nbsp; "))));
+    comparisonNote_->setText(tr("Solid: validation, dashed: train<br>%1").arg(entries.join(QStringLiteral("&nbsp;&nbsp; "))));
 }
 
 void TrainingDashboard::refreshMatrix() {
@@ -395,6 +397,17 @@ void TrainingDashboard::refreshMatrix() {
 }
 
 void TrainingDashboard::refreshStatus() {
+    // A comparison has no single status, progress or confusion matrix: like TensorBoard, it shows
+    // the runs' curves side by side, and the note names each run with its best accuracy.
+    const bool comparing = !compared_.isEmpty();
+    for (QWidget* singleRun : {static_cast<QWidget*>(progress_), static_cast<QWidget*>(throughput_),
+                               static_cast<QWidget*>(learningRate_), static_cast<QWidget*>(best_), matrixPane_})
+        singleRun->setVisible(!comparing);
+    failureBox_->setVisible(!comparing && !failureReason_->text().isEmpty());
+    if (comparing) {
+        status_->setText(tr("Comparing %1 runs").arg(compared_.size() + (run_ ? 1 : 0)));
+        return;
+    }
     if (!run_ || run_->state() == TrainingRun::State::Empty) {
         status_->setText(running_ ? tr("Starting the worker…")
                                   : tr("No run yet: design a network, choose the settings and press Train."));

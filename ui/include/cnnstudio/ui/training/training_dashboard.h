@@ -107,6 +107,7 @@ private:
     QCheckBox* normalised_;
     ConfusionMatrixPlot* matrix_;
     QLabel* matrixTitle_;
+    QWidget* matrixPane_;  // the title, the normalise toggle and the matrix
     bool running_ = false;
 };
 
