@@ -2,6 +2,7 @@
 // the data set (and refuses a network that cannot be fitted, or a batch beyond the memory, in the
 // user's words); after a kill or a launch that failed, the header and Run history tell the truth
 // about the run.
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QProgressBar>
@@ -14,6 +15,7 @@
 #include "cnnstudio/hardware.h"
 #include "cnnstudio/memory_estimate.h"
 #include "cnnstudio/presets.h"
+#include "cnnstudio/safetensors.h"
 #include "cnnstudio/shape_inference.h"
 #include "cnnstudio/spec.h"
 #include "cnnstudio/ui/history/run_catalogue.h"
@@ -63,6 +65,15 @@ QString copyWorker(const QTemporaryDir& folder, const QString& name) {
     if (!QFile::copy(cnnstudio::ui::tests::testDataPath("fake-workers/" + name), path)) return {};
     QFile(path).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     return path;
+}
+
+// A checkpoint folder the run catalogue can verify: a progress record and checksummed weights.
+bool writeCheckpoint(const QString& folder) {
+    if (!QDir().mkpath(folder)) return false;
+    QFile progress(folder + "/progress.json");
+    if (!progress.open(QIODevice::WriteOnly) || progress.write("{}") != 2) return false;
+    cnnstudio::writeSafetensors((folder + "/weights.safetensors").toStdString(), {{"conv.weight", {2}, {1.0f, 2.0f}}});
+    return true;
 }
 
 std::optional<TrainingSession::Refusal> startLenet(TrainingSession& session, const QString& runsRoot) {
@@ -220,6 +231,38 @@ private slots:
         const cnnstudio::ui::RunRecord record = cnnstudio::ui::readRunRecord(ended.at(0).at(0).toString());
         QCOMPARE(record.status, QString("killed by you"));
         QVERIFY(record.failureReason.isEmpty());
+    }
+
+    // Audit item 13: after Stop, the Train page itself offers Resume for the run it trained, and
+    // hides it again once a run launches.
+    void afterStopTheTrainPageOffersResume() {
+        QTemporaryDir folder;
+        TrainingSession session;
+        session.controller()->setWorkerProgram(copyWorker(folder, "stops-after-checkpoint.sh"));
+        TrainArea area(&session);
+        area.show();
+        auto* resume = area.dashboard()->findChild<QPushButton*>("resumeButton");
+        QVERIFY(resume);
+        QVERIFY(!resume->isVisible());
+        QSignalSpy ended(&session, &TrainingSession::runEnded);
+        QVERIFY(!startLenet(session, folder.filePath("runs")));
+        QTRY_COMPARE_WITH_TIMEOUT(session.liveRun()->steps().size(), qsizetype(1), workerWaitMs);
+        const QString runDirectory = session.controller()->runDirectory();
+        QVERIFY(writeCheckpoint(runDirectory + "/checkpoints/latest"));
+        QVERIFY(!resume->isVisible());
+
+        session.stop();
+        QVERIFY(ended.wait(workerWaitMs));
+        area.dashboard()->refreshNow();
+        QVERIFY2(!area.dashboard()->statusText().contains("Run history"), qPrintable(area.dashboard()->statusText()));
+        QVERIFY(resume->isVisible() && resume->isEnabled());
+        QSignalSpy resumeRequested(&area, &TrainArea::resumeRequested);
+        resume->click();
+        QCOMPARE(resumeRequested.count(), 1);
+        QCOMPARE(resumeRequested.at(0).at(0).toString(), runDirectory);
+
+        emit session.launching();
+        QVERIFY(!resume->isVisible());
     }
 
     // A launch that ends before the worker writes anything (a multi-node launch whose mpirun

@@ -105,6 +105,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(document_, &DesignDocument::filePathChanged, this, &MainWindow::refreshTitle);
     connect(document_, &DesignDocument::modifiedChanged, this, &MainWindow::refreshTitle);
     connect(train_, &TrainArea::trainRequested, this, &MainWindow::startTraining);
+    connect(train_, &TrainArea::resumeRequested, this, &MainWindow::resumeRun);
 
     TrainingController* controller = session_->controller();
     connect(controller, &TrainingController::stateChanged, this, &MainWindow::refreshRunActions);
@@ -117,7 +118,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     });
     connect(controller, &TrainingController::runFailed, this, [this] { showStatus(tr("The run failed")); });
     connect(controller, &TrainingController::runKilled, this,
-            [this] { showStatus(tr("You killed the run; resume it from Run history")); });
+            [this] { showStatus(tr("You killed the run")); });
     // Run history reads the run again once its record on disk is complete.
     connect(session_, &TrainingSession::runEnded, this, [this](const QString& directory) {
         history_->runChanged(directory, false);

@@ -8,6 +8,7 @@
 
 #include "cnnstudio/error.h"
 #include "cnnstudio/host_memory.h"
+#include "cnnstudio/ui/history/run_catalogue.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/dataset_preview.h"
 #include "cnnstudio/ui/training/hardware_picker.h"
@@ -78,6 +79,16 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     connect(session_, &TrainingSession::launching, dashboard_, [this] { dashboard_->showFailure({}, {}); });
     connect(dashboard_, &TrainingDashboard::stopRequested, session_, &TrainingSession::stop);
     connect(dashboard_, &TrainingDashboard::killRequested, this, &TrainArea::killAfterAsking);
+    connect(dashboard_, &TrainingDashboard::resumeRequested, this, [this] { emit resumeRequested(resumableRun_); });
+    connect(session_, &TrainingSession::launching, this, [this] {
+        resumableRun_.clear();
+        dashboard_->setResumable(false);
+    });
+    // Offered when Run history would offer it: the run stopped or ended early and left a checkpoint.
+    connect(session_, &TrainingSession::runEnded, this, [this](const QString& runDirectory) {
+        resumableRun_ = readRunRecord(runDirectory).resumable ? runDirectory : QString();
+        dashboard_->setResumable(!resumableRun_.isEmpty());
+    });
     connect(settings_->datasetPicker(), &DatasetPicker::previewUpdated, this, &TrainArea::refreshFit);
     connect(settings_, &RunSettingsPanel::settingsChanged, this, &TrainArea::refreshFit);
     connect(measure_, &QPushButton::clicked, this, &TrainArea::startProbe);

@@ -125,6 +125,9 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     kill_ = new QPushButton(tr("Kill"), this);
     kill_->setObjectName("killButton");
     kill_->setToolTip(tr("End the worker at once; progress since the last checkpoint is lost"));
+    resume_ = new QPushButton(tr("Resume"), this);
+    resume_->setObjectName("resumeButton");
+    resume_->setToolTip(tr("Continue this run from its last checkpoint"));
     progress_ = new QProgressBar(this);
     progress_->setObjectName("runProgress");
     progress_->setTextVisible(true);
@@ -184,10 +187,12 @@ TrainingDashboard::TrainingDashboard(QWidget* parent) : QWidget(parent) {
     exportButton->setMenu(exportMenu);
     connect(stop_, &QPushButton::clicked, this, &TrainingDashboard::stopRequested);
     connect(kill_, &QPushButton::clicked, this, &TrainingDashboard::killRequested);
+    connect(resume_, &QPushButton::clicked, this, &TrainingDashboard::resumeRequested);
 
     auto* header = new QHBoxLayout;
     header->addWidget(status_, 1);
     header->addWidget(stop_);
+    header->addWidget(resume_);
     header->addWidget(kill_);
     auto* figures = new QHBoxLayout;
     figures->addWidget(throughput_);
@@ -291,8 +296,15 @@ void TrainingDashboard::removeComparisons() {
 }
 
 void TrainingDashboard::setRunControlsVisible(bool visible) {
+    runControlsVisible_ = visible;
     stop_->setVisible(visible);
     kill_->setVisible(visible);
+    resume_->setVisible(visible && resumable_);
+}
+
+void TrainingDashboard::setResumable(bool resumable) {
+    resumable_ = resumable;
+    resume_->setVisible(runControlsVisible_ && resumable_);
 }
 
 void TrainingDashboard::setRunning(bool running, bool stopping) {
@@ -429,7 +441,7 @@ void TrainingDashboard::refreshStatus() {
         const FinishedEvent& finished = *run.finishedEvent();
         const QString reason = QString::fromStdString(finished.reason);
         if (reason == "stopped")
-            status_->setText(tr("Stopped %1 after %n epoch(s); resume it from Run history.", nullptr, finished.epochsRun)
+            status_->setText(tr("Stopped %1 after %n epoch(s); Resume continues from its checkpoint.", nullptr, finished.epochsRun)
                                  .arg(what));
         else
             status_->setText(tr("Finished %1 (%2)").arg(what, reason == "early_stopped" ? tr("stopped early: no better validation accuracy")
@@ -441,8 +453,7 @@ void TrainingDashboard::refreshStatus() {
     }
     case TrainingRun::State::Failed: status_->setText(tr("Failed: %1").arg(run.failureReason())); break;
     case TrainingRun::State::Killed:
-        status_->setText(tr("You killed %1 at step %2; resume it from Run history to continue from its last "
-                            "checkpoint.")
+        status_->setText(tr("You killed %1 at step %2; Resume continues from its last checkpoint, if it wrote one.")
                              .arg(what)
                              .arg(run.currentStep()));
         break;

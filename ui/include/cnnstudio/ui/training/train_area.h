@@ -55,6 +55,7 @@ public slots:
 
 signals:
     void trainRequested();
+    void resumeRequested(const QString& runDirectory);  // the run last trained here, from its checkpoint
 
 private:
     void refreshRunControls();
@@ -73,6 +74,7 @@ private:
     QPushButton* measure_;
     RunTimeProbe* probe_;
     std::filesystem::path reportFolder_;
+    QString resumableRun_;  // the folder of the run last trained here, when it can be resumed
     std::optional<BenchReport> probeReport_;  // this session's probe, used before the folder's reports
     RunTimeEstimate estimate_;
 };

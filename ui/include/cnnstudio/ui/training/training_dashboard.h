@@ -3,7 +3,7 @@
 // confusion matrix, throughput, learning rate and a progress bar with the time left. The curves
 // redraw at most ten times a second however fast events come. Any number of other runs can be
 // overlaid for comparison, each in its own colour (validation solid, train dashed); the legends
-// sit under the plots, never over the data. It observes a TrainingRun; Stop and Kill are requests
+// sit under the plots, never over the data. It observes a TrainingRun; Stop, Kill and Resume are requests
 // for whoever runs the worker.
 #pragma once
 
@@ -39,7 +39,9 @@ public:
     void setComparisons(const QList<TrainingRun*>& runs);
     int comparisonCount() const { return int(compared_.size()); }
     TrainingRun* run() const { return run_; }
-    void setRunControlsVisible(bool visible);  // Stop and Kill, for the live dashboard
+    void setRunControlsVisible(bool visible);  // Stop, Kill and Resume, for the live dashboard
+    // Whether the run shown can be resumed from a checkpoint: Resume is offered only then.
+    void setResumable(bool resumable);
     void setRunning(bool running, bool stopping = false);
     // Shows why a run failed, with the worker's standard error tail; empty reason hides it.
     void showFailure(const QString& reason, const QString& stderrTail);
@@ -63,6 +65,7 @@ public slots:
 signals:
     void stopRequested();
     void killRequested();
+    void resumeRequested();
     void message(const QString& text);  // for the status bar: what an export wrote
 
 protected:
@@ -99,6 +102,7 @@ private:
     QLabel* comparisonNote_;
     QPushButton* stop_;
     QPushButton* kill_;
+    QPushButton* resume_;
     QWidget* failureBox_;
     QLabel* failureReason_;
     QPlainTextEdit* failureLog_;
@@ -109,6 +113,8 @@ private:
     QLabel* matrixTitle_;
     QWidget* matrixPane_;  // the title, the normalise toggle and the matrix
     bool running_ = false;
+    bool runControlsVisible_ = false;
+    bool resumable_ = false;
 };
 
 }  // namespace cnnstudio::ui
