@@ -160,6 +160,21 @@ private slots:
         QCOMPARE(area.inspector()->node(), add);
     }
 
+    // Audit item 21: a fresh Conv2D's problem names every parameter it still needs, not one at a time.
+    void aFreshConv2DListsEveryMissingParameterAtOnce() {
+        DesignDocument document;
+        document.newNetwork();
+        const QString conv = document.addNode("Conv2D", {0, 150});
+        document.connectNodes(document.spec().nodes.front().name.c_str(), conv);
+        DesignArea area(&document);
+        QStringList problems;
+        for (int i = 0; i < area.problems()->problemCount(); ++i) problems << area.problems()->problemText(i);
+        const QStringList missing = problems.filter("missing parameter");
+        QVERIFY2(missing.size() == 1, qPrintable(problems.join('\n')));
+        QVERIFY2(missing[0].startsWith(conv + ":") && missing[0].contains("'filters'") && missing[0].contains("'kernel'"),
+                 qPrintable(problems.join('\n')));
+    }
+
     // The inspector scrolls: the wheel passes over a parameter without focus instead of editing
     // the design, for every node's editors (they are built again per node).
     void inspectorEditorsTakeTheWheelOnlyWithFocus() {

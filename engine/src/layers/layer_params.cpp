@@ -1,5 +1,8 @@
 #include "layers/layer_params.h"
 
+#include <string>
+#include <vector>
+
 #include "cnnstudio/error.h"
 #include "cnnstudio/json_text.h"
 #include "layers/layer_type.h"
@@ -113,15 +116,25 @@ std::string checkParams(const NodeSpec& node, const LayerType& type) {
         return "unknown parameter '" + name + "' (" + info.type +
                (known.empty() ? " takes no parameters)" : " takes " + known + ")");
     }
+    // Every missing parameter is named at once, so a fresh node's problem lists all the user has to set.
+    std::vector<std::string> missing;
+    std::string valueProblem;
     for (const auto& param : info.params) {
         auto found = node.params.find(param.name);
         if (found == node.params.end()) {
             if (param.defaultValue.is_null() && param.defaultsTo.empty())
-                return "missing parameter '" + param.name + "' (" + param.help + ")";
+                missing.push_back("'" + param.name + "' (" + param.help + ")");
             continue;
         }
-        if (std::string problem = checkValue(param, *found); !problem.empty()) return problem;
+        if (valueProblem.empty()) valueProblem = checkValue(param, *found);
     }
+    if (missing.size() == 1) return "missing parameter " + missing.front();
+    if (!missing.empty()) {
+        std::string list;
+        for (const std::string& entry : missing) list += (list.empty() ? "" : ", ") + entry;
+        return "missing parameters " + list;
+    }
+    if (!valueProblem.empty()) return valueProblem;
     return type.checkParams ? type.checkParams(node) : std::string();
 }
 
