@@ -170,6 +170,33 @@ private slots:
                          qPrintable(added + " landed on " + QString::fromStdString(node.name)));
     }
 
+    // Audit item 22: a layer double-clicked in the palette is fed by the selected node, and one
+    // Undo takes back both the node and its edge. With nothing selected it stays unconnected.
+    void doubleClickedPaletteLayerIsConnectedAfterTheSelectionInOneUndoStep() {
+        DesignDocument document;
+        document.newNetwork();
+        DesignArea area(&document);
+        const QString input = QString::fromStdString(document.spec().nodes.front().name);
+        area.canvas()->selectNode(input);
+        QTreeWidgetItem* conv = paletteItem(*area.palette(), "Conv2D");
+        QVERIFY(conv);
+        const int undoStepsBefore = document.undoStack()->count();
+        emit conv->treeWidget()->itemActivated(conv, 0);
+        const QString added = area.canvas()->selectedNode();
+        QVERIFY(added.startsWith("conv2d"));
+        QCOMPARE(document.spec().find(added.toStdString())->inputs, std::vector<std::string>{input.toStdString()});
+        QCOMPARE(document.undoStack()->count(), undoStepsBefore + 1);
+
+        document.undoStack()->undo();
+        QVERIFY(!document.hasNode(added));
+        document.undoStack()->redo();
+        QCOMPARE(document.spec().find(added.toStdString())->inputs, std::vector<std::string>{input.toStdString()});
+
+        area.canvas()->clearSelection();
+        emit conv->treeWidget()->itemActivated(conv, 0);
+        QVERIFY(document.spec().find(area.canvas()->selectedNode().toStdString())->inputs.empty());
+    }
+
     void layerDroppedFromThePaletteLandsUnderTheMouse() {
         DesignDocument document;
         document.newNetwork();

@@ -107,16 +107,19 @@ void DesignDocument::save(const QString& path) {
     }
 }
 
-QString DesignDocument::addNode(const QString& type, QPointF position) {
+QString DesignDocument::addNode(const QString& type, QPointF position, const QString& after) {
     const LayerTypeInfo* info = findLayerType(str(type));
     if (!info)
         throw Error("unknown layer type '" + str(type) + "'", "", "pick a layer from the palette");
+    if (!after.isEmpty()) nodeOrThrow(after);
     DocumentEdit::RemovedNode added;
     added.index = int(spec_.nodes.size());
     added.node.name = str(uniqueNodeName(type));
     added.node.type = info->type;
     for (const ParamInfo& param : info->params)
         if (!param.defaultValue.is_null()) added.node.params[param.name] = param.defaultValue;
+    // The node arrives with its input edge, so adding and connecting undo as one step.
+    if (!after.isEmpty() && info->maxInputs != 0) added.node.inputs = {str(after)};
     added.position = position;
     undoStack_->push(new InsertNodeCommand(*this, added));
     return qstr(added.node.name);

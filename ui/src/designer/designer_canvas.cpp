@@ -242,10 +242,13 @@ void DesignerCanvas::addNodeAt(const QString& type, QPointF scenePos) {
 }
 
 void DesignerCanvas::addNodeBelowSelection(const QString& type) {
-    QString anchor = selectedNode();
+    const QString selected = selectedNode();
+    QString anchor = selected;
     if (anchor.isEmpty() && !document_->spec().nodes.empty())
         anchor = QString::fromStdString(document_->spec().nodes.back().name);
-    tryEdit([&] { selectNode(document_->addNode(type, document_->placeBelow(anchor))); });
+    // Only an explicit selection is connected to, as Deep Network Designer does: the lowest node
+    // is where the new one goes, not necessarily what should feed it.
+    tryEdit([&] { selectNode(document_->addNode(type, document_->placeBelow(anchor), selected)); });
 }
 
 void DesignerCanvas::selectNodes(const QStringList& names) {

@@ -46,7 +46,8 @@ public:
 
     // Undoable edits. Each throws Error (what, which node, what to do) when the edit makes no
     // sense — unknown type, missing node, duplicate name — and then changes nothing.
-    QString addNode(const QString& type, QPointF position);  // returns the new node's name
+    // Returns the new node's name. Given `after`, a node that takes an input is fed by it.
+    QString addNode(const QString& type, QPointF position, const QString& after = {});
     void removeNodes(const QStringList& nodes);               // with every edge touching them
     // Removes nodes and edges (pairs from -> to) as one undo step.
     void removeItems(const QStringList& nodes, const QList<QPair<QString, QString>>& edges);

@@ -63,7 +63,8 @@ public slots:
     void selectNode(const QString& name);  // and scrolls the views to it
     void deleteSelection();
     void addNodeAt(const QString& type, QPointF scenePos);  // centred on scenePos
-    // In free space below the selected node, or below the last node when none is selected.
+    // In free space below the selected node and fed by it, or below the last node, unconnected,
+    // when none is selected.
     void addNodeBelowSelection(const QString& type);
     void copySelection();
     void paste();  // beside where the nodes were copied from, in free space
