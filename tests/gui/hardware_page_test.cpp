@@ -10,6 +10,7 @@
 #include <QFontMetrics>
 #include <QImage>
 #include <QInputDialog>
+#include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSpinBox>
@@ -277,6 +278,31 @@ private slots:
         emit area.runner()->finished(cancelledReport, true);
         QCOMPARE(int(area.comparison()->reports().size()), 1);
         QCOMPARE(area.comparison()->reports().front().report.machine.label, std::string("this machine"));
+    }
+
+    // Audit item 20: after a sweep, the header names the copy the benchmark kept instead of
+    // saying "(not saved)" beside a status that says a copy is kept.
+    void aFinishedSweepIsNamedByItsKeptCopy() {
+        QTemporaryDir folder;
+        const QString bench = folder.filePath("fake-bench");
+        QVERIFY(QFile::copy(testDataPath("fake-workers/bench-keeps-a-copy.sh"), bench));
+        QFile(bench).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const QString keptCopy = folder.filePath("2026-12-04T22-10-15Z-vm.json");
+        qputenv("FAKE_BENCH_REPORT", laptopReport().toUtf8());
+        qputenv("FAKE_BENCH_KEPT_COPY", keptCopy.toUtf8());
+        HardwareArea area;
+        area.runner()->setBenchProgram(bench);
+        QSignalSpy messages(&area, &HardwareArea::message);
+        SweepPlan plan;
+        plan.backends = {"cpu-ref"};
+        plan.cpuThreads = {1};
+        QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
+        area.runner()->start(plan, machineWith(4, 0));
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(area.comparison()->reports().front().source, keptCopy);
+        const QString header = area.findChild<QLabel*>("reportSummary")->text();
+        QVERIFY2(!header.contains("not saved") && header.contains("2026-12-04T22-10-15Z-vm.json"), qPrintable(header));
+        QVERIFY2(messages.last().first().toString().contains("A copy is kept as"), qPrintable(messages.last().first().toString()));
     }
 
     // Rename machine… is for a report on show, renames the one chosen even when two share a

@@ -211,6 +211,14 @@ private slots:
         QCOMPARE(legendEntries, 3);
     }
 
+    // Audit item 20: with runs listed and none opened, the dashboard says how to open one, not
+    // "No run yet: design a network…" as the Train page does.
+    void withNoRunOpenedTheDashboardSaysHowToOpenOne() {
+        cnnstudio::ui::RunHistoryArea area;
+        const QString status = area.dashboard()->statusText();
+        QVERIFY2(!status.contains("No run yet") && status.contains("double-click"), qPrintable(status));
+    }
+
     // Audit item 6: in compare mode the header, progress bar and confusion matrix of the first run
     // do not pose as the comparison's; opening one run again brings them back.
     void compareModeShowsNoSingleRunHeaderProgressOrMatrix() {

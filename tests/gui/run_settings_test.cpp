@@ -408,6 +408,16 @@ private slots:
 
     // Scrolling the Training page with the wheel scrolls the page: a field passing under the
     // pointer keeps its value (audit item 1) unless the user has clicked into it first.
+    // Audit item 20: the cpu backend's label does not promise "every core" while CPU threads says 1.
+    void cpuBackendLabelDefersToTheThreadCount() {
+        cnnstudio::ui::RunSettingsPanel panel;
+        auto* backend = panel.findChild<QComboBox*>("backend");
+        QVERIFY(backend);
+        const int cpu = backend->findData("cpu");
+        QVERIFY(cpu >= 0);
+        QVERIFY2(!backend->itemText(cpu).contains("every core"), qPrintable(backend->itemText(cpu)));
+    }
+
     void wheelScrollsThePanelPastFieldsWithoutFocus() {
         cnnstudio::ui::RunSettingsPanel panel;
         panel.resize(470, 400);

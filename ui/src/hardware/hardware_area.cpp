@@ -375,7 +375,8 @@ void HardwareArea::sweepEnded(const BenchReport& report, bool cancelled) {
     QString summary = cancelled ? tr("Cancelled: %1 measured.").arg(countOf(ok, tr("configuration"), tr("configurations")))
                                 : tr("Done: %1 measured.").arg(countOf(ok, tr("configuration"), tr("configurations")));
     if (failed > 0) summary += ' ' + tr("%1 failed (see the Numbers tab).").arg(failed);
-    comparison_->showReport(report);
+    // The kept copy is this report's file: the header names it rather than saying "not saved".
+    comparison_->showReport(report, runner_->savedCopy());
     const bool ranks = !comparison_->scalingSeries(ScalingAxis::Ranks).empty();
     scalingAxis_->setCurrentIndex(scalingAxis_->findData(int(ranks ? ScalingAxis::Ranks : ScalingAxis::CpuThreads)));
     refreshViews();

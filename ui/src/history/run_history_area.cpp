@@ -18,6 +18,8 @@ RunHistoryArea::RunHistoryArea(QWidget* parent) : QWidget(parent), openedRun_(ne
     panel_->setMinimumWidth(320);
     dashboard_ = new TrainingDashboard(this);
     dashboard_->setObjectName("historyDashboard");
+    dashboard_->setEmptyText(tr("No run opened: double-click a run in the list (or select it and press Open); "
+                                "select two or more and press Compare to overlay their curves."));
     dashboard_->setRun(openedRun_);
     auto* columns = new QSplitter(Qt::Horizontal, this);
     columns->addWidget(panel_);

@@ -22,7 +22,7 @@ namespace {
 
 QString backendDescription(const QString& name) {
     if (name == "cpu-ref") return QObject::tr("cpu-ref — plain loops, one thread (the reference)");
-    if (name == "cpu") return QObject::tr("cpu — oneDNN, every core");
+    if (name == "cpu") return QObject::tr("cpu — oneDNN, with the CPU threads below");
     if (name == "cuda") return QObject::tr("cuda — our CUDA kernels");
     if (name == "cudnn") return QObject::tr("cudnn — cuDNN where faster");
     return name;

@@ -295,6 +295,11 @@ void TrainingDashboard::removeComparisons() {
     compared_.clear();
 }
 
+void TrainingDashboard::setEmptyText(const QString& text) {
+    emptyText_ = text;
+    refreshStatus();
+}
+
 void TrainingDashboard::setRunControlsVisible(bool visible) {
     runControlsVisible_ = visible;
     stop_->setVisible(visible);
@@ -421,8 +426,7 @@ void TrainingDashboard::refreshStatus() {
         return;
     }
     if (!run_ || run_->state() == TrainingRun::State::Empty) {
-        status_->setText(running_ ? tr("Starting the worker…")
-                                  : tr("No run yet: design a network, choose the settings and press Train."));
+        status_->setText(running_ ? tr("Starting the worker…") : emptyText_);
         progress_->setRange(0, 1);
         progress_->setValue(0);
         progress_->setFormat(QString());

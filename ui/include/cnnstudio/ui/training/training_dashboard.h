@@ -40,6 +40,8 @@ public:
     int comparisonCount() const { return int(compared_.size()); }
     TrainingRun* run() const { return run_; }
     void setRunControlsVisible(bool visible);  // Stop, Kill and Resume, for the live dashboard
+    // What the header says while no run is shown: each page says what brings one up there.
+    void setEmptyText(const QString& text);
     // Whether the run shown can be resumed from a checkpoint: Resume is offered only then.
     void setResumable(bool resumable);
     void setRunning(bool running, bool stopping = false);
@@ -112,6 +114,7 @@ private:
     ConfusionMatrixPlot* matrix_;
     QLabel* matrixTitle_;
     QWidget* matrixPane_;  // the title, the normalise toggle and the matrix
+    QString emptyText_ = tr("No run yet: design a network, choose the settings and press Train.");
     bool running_ = false;
     bool runControlsVisible_ = false;
     bool resumable_ = false;
