@@ -8,6 +8,7 @@
 #include <QImage>
 #include <QKeyEvent>
 #include <QLineEdit>
+#include <QLabel>
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -158,6 +159,15 @@ private slots:
         QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, row.center());
         QCOMPARE(area.canvas()->selectedNode(), add);
         QCOMPARE(area.inspector()->node(), add);
+    }
+
+    // Audit item 26: a new network's summary counts "1 node", not "1 nodes".
+    void aNewNetworkCountsOneNode() {
+        DesignDocument document;
+        document.newNetwork();
+        DesignArea area(&document);
+        const QString summary = area.inspector()->findChild<QLabel*>("nodeInfo")->text();
+        QVERIFY2(summary.startsWith("<b>1</b> node<br>"), qPrintable(summary));
     }
 
     // Audit item 21: a fresh Conv2D's problem names every parameter it still needs, not one at a time.

@@ -265,6 +265,39 @@ private slots:
         QVERIFY(!resume->isVisible());
     }
 
+    // Audit item 26: a run stopped before its first epoch ended says at which step, not "after 0
+    // epoch(s)".
+    void aRunStoppedInItsFirstEpochSaysAtWhichStep() {
+        QTemporaryDir folder;
+        TrainingSession session;
+        session.controller()->setWorkerProgram(copyWorker(folder, "stops-after-checkpoint.sh"));
+        TrainArea area(&session);
+        QSignalSpy ended(&session, &TrainingSession::runEnded);
+        QVERIFY(!startLenet(session, folder.filePath("runs")));
+        QTRY_COMPARE_WITH_TIMEOUT(session.liveRun()->steps().size(), qsizetype(1), workerWaitMs);
+        session.stop();
+        QVERIFY(ended.wait(workerWaitMs));
+        area.dashboard()->refreshNow();
+        const QString status = area.dashboard()->statusText();
+        QVERIFY2(status.contains("at step 5, in its first epoch") && !status.contains("epoch(s)"), qPrintable(status));
+    }
+
+    // Audit item 26: the refusal of a broken network opens the Design page itself, so its message
+    // does not tell the user to go there.
+    void aBrokenNetworkIsRefusedWithoutSendingTheUserElsewhere() {
+        cnnstudio::NetworkSpec spec = networkWithoutClassifierHead();
+        spec.nodes[1].params.erase("filters");
+        const cnnstudio::ShapeReport report = cnnstudio::analyseSpec(spec);
+        QVERIFY(!report.ok());
+        TrainingSession session;
+        QTemporaryDir folder;
+        const auto refusal = session.start(RunSettings{}, spec, report, NetworkFit{}, folder.path());
+        QVERIFY(refusal);
+        QCOMPARE(refusal->fixOn, TrainingSession::Refusal::Page::Design);
+        QVERIFY2(!refusal->message.contains("Design page") && refusal->message.contains("filters"),
+                 qPrintable(refusal->message));
+    }
+
     // A launch that ends before the worker writes anything (a multi-node launch whose mpirun
     // cannot reach a host) still leaves a run folder that Run history lists as failed.
     void aLaunchThatFailsEarlyIsRecordedAsFailed() {

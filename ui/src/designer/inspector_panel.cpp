@@ -189,8 +189,9 @@ void InspectorPanel::refreshInfo() {
     const ShapeReport& report = document_->report();
     const QColor bad = problemColor(palette());
     if (node_.isEmpty()) {
-        QString text = tr("<b>%1</b> nodes<br>%2 parameters<br>%3 per image<br>%4 of activations per image")
-                           .arg(document_->spec().nodes.size())
+        const qsizetype nodeCount = document_->spec().nodes.size();
+        QString text = (nodeCount == 1 ? tr("<b>%1</b> node") : tr("<b>%1</b> nodes")).arg(nodeCount) +
+                       tr("<br>%1 parameters<br>%2 per image<br>%3 of activations per image")
                            .arg(formatCount(report.totalParameters), formatFlops(report.totalForwardFlops),
                                 formatBytes(report.activationBytesPerImage));
         if (!report.ok())

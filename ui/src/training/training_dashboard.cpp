@@ -444,9 +444,13 @@ void TrainingDashboard::refreshStatus() {
     case TrainingRun::State::Finished: {
         const FinishedEvent& finished = *run.finishedEvent();
         const QString reason = QString::fromStdString(finished.reason);
-        if (reason == "stopped")
-            status_->setText(tr("Stopped %1 after %n epoch(s); Resume continues from its checkpoint.", nullptr, finished.epochsRun)
-                                 .arg(what));
+        if (reason == "stopped" && finished.epochsRun == 0)
+            status_->setText(tr("Stopped %1 at step %2, in its first epoch; Resume continues from its checkpoint.")
+                                 .arg(what)
+                                 .arg(run.currentStep()));
+        else if (reason == "stopped")
+            status_->setText(tr("Stopped %1 after %2; Resume continues from its checkpoint.")
+                                 .arg(what, countOf(finished.epochsRun, tr("epoch"), tr("epochs"))));
         else
             status_->setText(tr("Finished %1 (%2)").arg(what, reason == "early_stopped" ? tr("stopped early: no better validation accuracy")
                                                                                        : tr("all epochs done")));

@@ -63,9 +63,10 @@ std::optional<TrainingSession::Refusal> TrainingSession::start(const RunSettings
                                                                const QString& runsRoot) {
     if (const QStringList problems = settings.problems(); !problems.isEmpty())
         return Refusal{Refusal::Page::Train, tr("Cannot train yet"), problems.join('\n')};
+    // The refusal brings up the Design page itself, so the message sends the user to no page.
     if (!report.ok())
         return Refusal{Refusal::Page::Design, tr("The network has problems"),
-                       tr("Fix these on the Design page first:\n%1").arg(problemLines(report))};
+                       tr("Fix these problems in the network first:\n%1").arg(problemLines(report))};
     if (!fit.canTrain()) return Refusal{Refusal::Page::Design, tr("The network does not fit the data set"), fit.refusal};
     if (!fit.memoryRefusal.isEmpty())
         return Refusal{Refusal::Page::Train, tr("The batch does not fit in memory"), fit.memoryRefusal};
