@@ -50,8 +50,11 @@ void drawProbabilityBars(cv::Mat& frame, const FaceAnnotation& face, const std::
 
 void drawTimings(cv::Mat& frame, double framesPerSecond, const StageTimings& t) {
     char text[160];
-    std::snprintf(text, sizeof text, "%.1f FPS  capture %.1f  detect %.1f  infer %.1f  draw %.1f ms", framesPerSecond,
-                  t.captureMs, t.detectMs, t.inferMs, t.drawMs);
+    // The rate needs two frames: the first shows none rather than 0.0 FPS.
+    char rate[32] = "";
+    if (framesPerSecond > 0) std::snprintf(rate, sizeof rate, "%.1f FPS  ", framesPerSecond);
+    std::snprintf(text, sizeof text, "%scapture %.1f  detect %.1f  infer %.1f  draw %.1f ms", rate, t.captureMs,
+                  t.detectMs, t.inferMs, t.drawMs);
     int baseline = 0;
     const cv::Size size = cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, 0.45, 1, &baseline);
     cv::Mat band = frame(cv::Rect(0, 0, std::min(frame.cols, size.width + 14), std::min(frame.rows, size.height + 14)));

@@ -114,6 +114,40 @@ private slots:
         page.stop();
     }
 
+    // Audit item 25: one image gives no "0.0 FPS" and is frame 1; the panel's draw time is the one
+    // drawn on the frame (the previous frame's), so the two agree.
+    void statusCountsFramesFromOneAndAgreesWithTheFrameOnDrawTime() {
+        LiveDemoArea page;
+        LiveFrameStats first;
+        first.frame = 0;
+        first.drawMs = 1.3;
+        emit page.session()->frameReady(QImage(), first);
+        QVERIFY2(page.statusText().startsWith("Frame 1, 0 faces") && !page.statusText().contains("FPS"),
+                 qPrintable(page.statusText()));
+        QVERIFY2(page.statusText().contains("draw 0.0 ms"), qPrintable(page.statusText()));
+        LiveFrameStats second;
+        second.frame = 1;
+        second.faces = 1;
+        second.framesPerSecond = 25;
+        second.drawMs = 2.0;
+        emit page.session()->frameReady(QImage(), second);
+        QVERIFY2(page.statusText().startsWith("25.0 FPS, frame 2, 1 face"), qPrintable(page.statusText()));
+        QVERIFY2(page.statusText().contains("draw 1.3 ms"), qPrintable(page.statusText()));
+    }
+
+    // Audit item 25: an error replaces the last frame instead of sitting on top of it.
+    void anErrorReplacesTheFrameOnShow() {
+        cnnstudio::ui::LiveFrameView view;
+        QImage frame(64, 48, QImage::Format_RGB32);
+        frame.fill(Qt::red);
+        view.showFrame(frame);
+        view.showMessage("The model could not be read");
+        QVERIFY(view.frame().isNull());
+        view.resize(320, 240);
+        const QImage drawn = view.grab().toImage();
+        QVERIFY(drawn.pixelColor(5, 5) != QColor(Qt::red) && drawn.pixelColor(160, 20) != QColor(Qt::red));
+    }
+
     void withoutACameraThePageSaysSo() {
         if (!LiveSession::cameras().isEmpty()) QSKIP("this machine has a camera; the message needs one without");
         LiveDemoArea page;

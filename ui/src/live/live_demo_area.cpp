@@ -19,6 +19,7 @@
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/live/emotion_classifier.h"
 #include "cnnstudio/run_folder.h"
+#include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/live/live_frame_view.h"
 
 namespace cnnstudio::ui {
@@ -221,6 +222,7 @@ void LiveDemoArea::start() {
     settings.gradCam = gradCam_->isChecked();
     settings.paceToSourceRate = paceToSourceRate_;
     pause_->setChecked(false);
+    previousDrawMs_ = 0;  // a new pipeline has drawn nothing yet
     session_->start(settings);
 }
 
@@ -240,16 +242,21 @@ void LiveDemoArea::toggleRecording() {
 QString LiveDemoArea::statusText() const { return status_->text(); }
 
 void LiveDemoArea::showStats(const LiveFrameStats& stats) {
-    QString text = tr("%1 FPS, frame %2, %n face(s)", nullptr, stats.faces)
-                       .arg(stats.framesPerSecond, 0, 'f', 1)
-                       .arg(stats.frame);
+    // Frames count from 1 here; the rate needs two frames, so the first has none rather than 0.0.
+    const QString faces = countOf(stats.faces, tr("face"), tr("faces"));
+    QString text = stats.framesPerSecond > 0
+                       ? tr("%1 FPS, frame %2, %3").arg(stats.framesPerSecond, 0, 'f', 1).arg(stats.frame + 1).arg(faces)
+                       : tr("Frame %1, %2").arg(stats.frame + 1).arg(faces);
     if (!stats.mainEmotion.isEmpty())
         text += tr("\nMain face: %1 (%2%)").arg(stats.mainEmotion).arg(100.0 * stats.mainConfidence, 0, 'f', 0);
-    text += tr("\nLatency: capture %1, detect %2, infer %3, draw %4 ms")
+    // A frame's drawing time is known only once it is drawn, so the frame itself shows the previous
+    // frame's; the panel shows the same figure, so the two never disagree.
+    text += tr("\nLatency: capture %1, detect %2, infer %3, draw %4 ms (previous frame)")
                 .arg(stats.captureMs, 0, 'f', 1)
                 .arg(stats.detectMs, 0, 'f', 1)
                 .arg(stats.inferMs, 0, 'f', 1)
-                .arg(stats.drawMs, 0, 'f', 1);
+                .arg(previousDrawMs_, 0, 'f', 1);
+    previousDrawMs_ = stats.drawMs;
     status_->setText(text);
 }
 

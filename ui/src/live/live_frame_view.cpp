@@ -17,6 +17,8 @@ void LiveFrameView::showFrame(const QImage& frame) {
 
 void LiveFrameView::showMessage(const QString& text) {
     message_ = text;
+    // The message replaces the frame: a stale frame behind an error reads as if it still ran.
+    frame_ = QImage();
     update();
 }
 

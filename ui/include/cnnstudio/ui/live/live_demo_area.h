@@ -68,6 +68,7 @@ private:
     QLabel* status_;
     QString runsRoot_;
     bool paceToSourceRate_ = true;
+    double previousDrawMs_ = 0;  // what the frame on show says it took to draw: the previous frame's
 };
 
 }  // namespace cnnstudio::ui
