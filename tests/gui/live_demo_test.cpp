@@ -4,6 +4,7 @@
 // no-camera message; a bad model reported on the page, not a crash.
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QPushButton>
@@ -112,6 +113,28 @@ private slots:
         page.pauseButton()->setChecked(false);
         QTRY_VERIFY_WITH_TIMEOUT(frames.count() > held, 60000);
         page.stop();
+    }
+
+    // Audit item 17: a folder holding no model is reported in the page's words, not the command
+    // line's (RUN_DIR, --resume).
+    void aFolderWithoutAModelIsReportedInThePagesWords() {
+        QTemporaryDir notAModel;
+        LiveDemoArea page;
+        page.chooseSource("video:" + video_);
+        page.chooseModel(notAModel.path());
+        QSignalSpy failed(page.session(), &LiveSession::failed);
+        page.start();
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, 60000);
+        const QString text = page.view()->messageText();
+        QVERIFY2(text.contains("Model list") && !text.contains("RUN_DIR"), qPrintable(text));
+
+        QFile config(notAModel.filePath("config.json"));  // a run that has not finished
+        QVERIFY(config.open(QIODevice::WriteOnly) && config.write("{}") == 2);
+        config.close();
+        page.start();
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 2, 60000);
+        const QString unfinished = page.view()->messageText();
+        QVERIFY2(unfinished.contains("Run history") && !unfinished.contains("--resume"), qPrintable(unfinished));
     }
 
     // Audit item 25: one image gives no "0.0 FPS" and is frame 1; the panel's draw time is the one

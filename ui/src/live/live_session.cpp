@@ -4,16 +4,35 @@
 #include <optional>
 #include <thread>
 
+#include <QDir>
+#include <QFileInfo>
+
 #include "cnnstudio/backend_registry.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/live/emotion_classifier.h"
 #include "cnnstudio/live/frame_source.h"
 #include "cnnstudio/live/live_output.h"
 #include "cnnstudio/live/live_pipeline.h"
+#include "cnnstudio/run_folder.h"
 
 namespace cnnstudio::ui {
 
 namespace {
+
+// The model to load, resolved as cnnstudio-live does; its hints name command-line arguments
+// (RUN_DIR, --resume), so the page gives its own, in terms of its Model list and Run history.
+std::filesystem::path resolveModelForPage(const QString& model) {
+    try {
+        return live::resolveModel(model.toStdString());
+    } catch (const Error& error) {
+        const bool unfinishedRun = QFileInfo::exists(QDir(model).filePath(RunFolder::kConfigFileName));
+        const QString hint =
+            unfinishedRun ? QObject::tr("the run gets its model when it finishes: resume it from Run history")
+                          : QObject::tr("choose a shipped model, a finished run's folder or a model folder (one "
+                                        "holding model.json) in the Model list");
+        throw Error(error.reason(), error.where(), hint.toStdString());
+    }
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -111,7 +130,7 @@ void LiveSession::runPipeline(LiveSettings settings) {
         BackendOptions backendOptions;
         backendOptions.threads = 1;
         std::unique_ptr<Backend> backend = createBackend(settings.backend.toStdString(), backendOptions);
-        live::EmotionClassifier classifier(live::resolveModel(settings.model.toStdString()), *backend);
+        live::EmotionClassifier classifier(resolveModelForPage(settings.model), *backend);
         live::PipelineOptions options;
         options.tracker.smoothingFrames = settings.smoothingFrames;
         options.gradCam = settings.gradCam;
