@@ -302,7 +302,35 @@ private slots:
         QCOMPARE(area.comparison()->reports().front().source, keptCopy);
         const QString header = area.findChild<QLabel*>("reportSummary")->text();
         QVERIFY2(!header.contains("not saved") && header.contains("2026-12-04T22-10-15Z-vm.json"), qPrintable(header));
-        QVERIFY2(messages.last().first().toString().contains("A copy is kept as"), qPrintable(messages.last().first().toString()));
+        QVERIFY2(messages.last().first().toString().contains("A copy is kept as " + keptCopy),
+                 qPrintable(messages.last().first().toString()));
+    }
+
+    // Audit item 18: after a sweep in a 1024x700 window, the summary under the Run button is
+    // scrolled into view whole, and names the kept copy by its file name, not its long path.
+    void theSweepSummaryIsInViewWholeInASmallWindow() {
+        QTemporaryDir folder;
+        const QString bench = folder.filePath("fake-bench");
+        QVERIFY(QFile::copy(testDataPath("fake-workers/bench-keeps-a-copy.sh"), bench));
+        QFile(bench).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const QString keptCopy = folder.filePath("2026-12-04T22-10-15Z-vm.json");
+        qputenv("FAKE_BENCH_REPORT", laptopReport().toUtf8());
+        qputenv("FAKE_BENCH_KEPT_COPY", keptCopy.toUtf8());
+        HardwareArea area;
+        area.resize(1024, 640);
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        area.runner()->setBenchProgram(bench);
+        SweepPlan plan;
+        plan.backends = {"cpu-ref"};
+        plan.cpuThreads = {1};
+        QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
+        area.runner()->start(plan, machineWith(4, 0));
+        QVERIFY(finished.wait(20000));
+        QLabel* summary = area.planner()->statusLabel();
+        QVERIFY2(summary->text().contains("2026-12-04T22-10-15Z-vm.json") && !summary->text().contains(folder.path()),
+                 qPrintable(summary->text()));
+        QTRY_COMPARE(summary->visibleRegion().boundingRect().size(), summary->size());
     }
 
     // Rename machine… is for a report on show, renames the one chosen even when two share a

@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
@@ -63,6 +64,28 @@ private slots:
         if (window.liveArea()) expected << "Live demo";  // in builds with OpenCV (libcnnlive)
         QCOMPARE(titles, expected);
         QCOMPARE(window.historyArea()->panel()->runsRoot(), options.runsRoot);
+    }
+
+    // Audit item 18: a status message too long for the room left of the permanent totals is
+    // elided there, whole in the tooltip, instead of running under the totals.
+    void aLongStatusMessageStopsShortOfTheTotals() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        MainWindow window(options);
+        window.resize(1024, 700);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const QString longMessage =
+            "/tmp/specs: neither a model folder (model.json), a finished run folder nor a shipped model (choose a "
+            "shipped model, a finished run's folder or a model folder (one holding model.json) in the Model list)";
+        emit window.designArea()->message(longMessage);
+        QStatusBar* bar = window.statusBar();
+        auto* totals = bar->findChild<QLabel*>("totals");
+        QVERIFY(totals && totals->isVisible());
+        const QString shown = bar->currentMessage();
+        QVERIFY2(shown.endsWith(QChar(0x2026)), qPrintable(shown));
+        QVERIFY(bar->fontMetrics().horizontalAdvance(shown) < totals->geometry().left());
+        QCOMPARE(bar->toolTip(), longMessage);
     }
 
     // Ctrl+Z and Ctrl+Shift+Z typed in the inspector undo and redo the design (audit item 10:

@@ -408,6 +408,22 @@ private slots:
 
     // Scrolling the Training page with the wheel scrolls the page: a field passing under the
     // pointer keeps its value (audit item 1) unless the user has clicked into it first.
+    // Audit item 18: the augmentation error quotes the whole recipe, a comma list without spaces;
+    // it wraps inside a narrow panel instead of running off its right edge.
+    void aLongAugmentationErrorWrapsInsideThePanel() {
+        cnnstudio::ui::RunSettingsPanel panel;
+        RunSettings settings;
+        settings.augmentation = "crop=4,flip,rotate=abc,scale=0.9-1.1,shift=0.1,erase=0.25,erase-fill=noise,"
+                                "border=replicate,mixup=0.2,cutmix=1,brightness=0.2,contrast=0.2";
+        panel.setSettings(settings);
+        auto* problems = panel.findChild<QLabel*>("settingsProblems");
+        QVERIFY(problems && problems->text().contains("abc"));
+        constexpr int panelTextWidth = 300;
+        const QRect wrapped = QFontMetrics(problems->font())
+                                  .boundingRect(QRect(0, 0, panelTextWidth, 10000), Qt::TextWordWrap, problems->text());
+        QVERIFY2(wrapped.width() <= panelTextWidth, qPrintable(QString::number(wrapped.width())));
+    }
+
     // Audit item 20: the cpu backend's label does not promise "every core" while CPU threads says 1.
     void cpuBackendLabelDefersToTheThreadCount() {
         cnnstudio::ui::RunSettingsPanel panel;

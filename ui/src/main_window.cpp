@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -54,6 +56,8 @@ namespace {
 constexpr int maximumRecentFiles = 8;
 constexpr const char* startingPreset = "fer-cnn";
 constexpr int statusMessageMs = 6000;
+// QStatusBar draws its message 6 pixels in from the left and stops short of the permanent widgets.
+constexpr int statusMessageMarginPx = 12;
 
 QIcon themedIcon(const char* themeName, QStyle::StandardPixmap fallback, const QStyle* style) {
     return QIcon::fromTheme(QString::fromLatin1(themeName), style->standardIcon(fallback));
@@ -89,6 +93,9 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     totals_ = new QLabel(this);
     totals_->setObjectName("totals");
     statusBar()->addPermanentWidget(totals_);
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
+        if (message.isEmpty()) statusBar()->setToolTip(QString());
+    });
 
     createActions();
     createThemeClassifyAndHelpActions();
@@ -720,7 +727,15 @@ void MainWindow::showError(const QString& title, const QString& message) {
     QMessageBox::warning(this, title, message);
 }
 
-void MainWindow::showStatus(const QString& text) { statusBar()->showMessage(text, statusMessageMs); }
+void MainWindow::showStatus(const QString& text) {
+    // QStatusBar cuts a long message off under the permanent totals; elided, it ends in "…",
+    // and the whole message is the status bar's tooltip while it shows.
+    QStatusBar* bar = statusBar();
+    const int room = (totals_->isVisible() ? totals_->geometry().left() : bar->width()) - statusMessageMarginPx;
+    const QString shown = bar->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room, 0));
+    bar->setToolTip(shown == text ? QString() : text);
+    bar->showMessage(shown, statusMessageMs);
+}
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (!closeAfterStop_ && !maybeSave()) {

@@ -50,4 +50,9 @@ QString countOf(std::int64_t count, const QString& singular, const QString& plur
     return QString::number(count) + ' ' + (count == 1 ? singular : plural);
 }
 
+QString breakableAfterCommas(const QString& text) {
+    QString breakable = text;
+    return breakable.replace(QLatin1Char(','), QStringLiteral(",\u200B"));
+}
+
 }  // namespace cnnstudio::ui

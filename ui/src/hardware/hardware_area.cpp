@@ -73,13 +73,13 @@ HardwareArea::HardwareArea(QWidget* parent)
     table_ = new BenchResultsTable(comparison_, this);
     runs_ = new RunThroughputChart(this);
 
-    auto* plannerScroll = new QScrollArea(this);
-    plannerScroll->setWidget(planner_);
-    plannerScroll->setWidgetResizable(true);
-    plannerScroll->setFrameShape(QFrame::NoFrame);
-    plannerScroll->setMinimumWidth(plannerWidth);
-    plannerScroll->setMaximumWidth(plannerWidth + 80);
-    plannerScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    plannerScroll_ = new QScrollArea(this);
+    plannerScroll_->setWidget(planner_);
+    plannerScroll_->setWidgetResizable(true);
+    plannerScroll_->setFrameShape(QFrame::NoFrame);
+    plannerScroll_->setMinimumWidth(plannerWidth);
+    plannerScroll_->setMaximumWidth(plannerWidth + 80);
+    plannerScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
     summary_ = new QLabel(this);
     summary_->setObjectName("reportSummary");
@@ -120,7 +120,7 @@ HardwareArea::HardwareArea(QWidget* parent)
     rightLayout->addWidget(views_, 1);
 
     auto* layout = new QHBoxLayout(this);
-    layout->addWidget(plannerScroll);
+    layout->addWidget(plannerScroll_);
     layout->addWidget(right, 1);
 
     connect(comparison_, &HardwareComparison::changed, this, &HardwareArea::refreshViews);
@@ -382,9 +382,14 @@ void HardwareArea::sweepEnded(const BenchReport& report, bool cancelled) {
     refreshViews();
     // cnnstudio-bench keeps a copy of a finished sweep in the hardware folder itself, where the
     // Train page's predicted run time finds this machine's latest report.
-    if (!runner_->savedCopy().isEmpty()) summary += ' ' + tr("A copy is kept as %1.").arg(runner_->savedCopy());
-    planner_->showSweepEnded(summary);
-    emit message(summary);
+    // The planner's narrow column names the file; the status bar (and its tooltip) the whole path.
+    const QString keptCopy = runner_->savedCopy();
+    planner_->showSweepEnded(keptCopy.isEmpty() ? summary
+                                                : summary + ' ' + tr("A copy is kept in the hardware folder as %1.")
+                                                                      .arg(QFileInfo(keptCopy).fileName()));
+    // The summary sits under the Run button, below the fold of a small window: bring it into view.
+    plannerScroll_->ensureWidgetVisible(planner_->statusLabel());
+    emit message(keptCopy.isEmpty() ? summary : summary + ' ' + tr("A copy is kept as %1.").arg(keptCopy));
 }
 
 void HardwareArea::setRunsRoot(const QString& runsRoot) {

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "cnnstudio/model_library.h"
+#include "cnnstudio/ui/common/formatting.h"
 #include "cnnstudio/ui/training/augmentation_editor.h"
 #include "cnnstudio/ui/training/dataset_picker.h"
 #include "cnnstudio/ui/training/hardware_picker.h"
@@ -303,7 +304,7 @@ void RunSettingsPanel::refreshProblems() {
     QPalette palette = this->palette();
     palette.setColor(QPalette::WindowText, problemColor(palette));
     problems_->setPalette(palette);
-    problems_->setText(found.join('\n'));
+    problems_->setText(breakableAfterCommas(found.join('\n')));
     problems_->setVisible(!found.isEmpty());
 }
 

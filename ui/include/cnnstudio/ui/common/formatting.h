@@ -16,5 +16,8 @@ QString formatShape(const TensorShape& shape);  // per image: "64×48×48", a de
 QString formatDuration(double seconds);         // 125 -> "2 min 05 s"
 // "1 thread", "4 threads": the count and the noun that goes with it.
 QString countOf(std::int64_t count, const QString& singular, const QString& plural);
+// The text with a line-break opportunity (a zero-width space) after each comma, for a word-wrapped
+// label: a comma list without spaces, such as an augmentation recipe, otherwise runs off the edge.
+QString breakableAfterCommas(const QString& text);
 
 }  // namespace cnnstudio::ui

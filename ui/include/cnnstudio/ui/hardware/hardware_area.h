@@ -15,6 +15,7 @@
 
 class QComboBox;
 class QLabel;
+class QScrollArea;
 class QTabWidget;
 class QToolButton;
 
@@ -83,6 +84,7 @@ private:
     HardwareComparison* comparison_;
     BenchSweepRunner* runner_;
     SweepPlanner* planner_;
+    QScrollArea* plannerScroll_;
     SpeedupChart* speedup_;
     ScalingChart* scaling_;
     TimeBreakdownChart* breakdown_;

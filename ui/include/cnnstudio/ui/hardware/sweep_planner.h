@@ -52,6 +52,7 @@ public slots:
     void setRunning(bool running);
     void showProgress(int index, int count, const QString& label);
     void showSweepEnded(const QString& summary);
+    QLabel* statusLabel() const { return status_; }  // progress, then the summary of the sweep
 
 signals:
     void planChanged();
