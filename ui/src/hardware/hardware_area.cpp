@@ -17,6 +17,7 @@
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -387,8 +388,10 @@ void HardwareArea::sweepEnded(const BenchReport& report, bool cancelled) {
     planner_->showSweepEnded(keptCopy.isEmpty() ? summary
                                                 : summary + ' ' + tr("A copy is kept in the hardware folder as %1.")
                                                                       .arg(QFileInfo(keptCopy).fileName()));
-    // The summary sits under the Run button, below the fold of a small window: bring it into view.
-    plannerScroll_->ensureWidgetVisible(planner_->statusLabel());
+    // The summary sits under the Run button, below the fold of a small window: bring it into view
+    // once the planner is laid out again for the summary's new height (a queued call runs after
+    // that layout request).
+    QTimer::singleShot(0, this, [this] { plannerScroll_->ensureWidgetVisible(planner_->statusLabel()); });
     emit message(keptCopy.isEmpty() ? summary : summary + ' ' + tr("A copy is kept as %1.").arg(keptCopy));
 }
 
