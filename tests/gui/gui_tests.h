@@ -21,6 +21,9 @@ struct RegisterTestClass {
 // Where tests/gui/data is (the recorded runs).
 QString testDataPath(const QString& relative);
 
+// A checkpoint folder the run catalogue can verify: a progress record and checksummed weights.
+bool writeCheckpoint(const QString& folder);
+
 // One notch of the mouse wheel down, sent to `field` itself: a field that takes the wheel steps
 // its value, one that lets it pass (common/wheel_guard.h) does not.
 void wheelOneNotchDownOn(QWidget* field);

@@ -5,12 +5,14 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
 #include <QWidget>
 
+#include "cnnstudio/safetensors.h"
 #include "gui_tests.h"
 
 namespace cnnstudio::ui::tests {
@@ -21,6 +23,14 @@ std::map<std::string, std::function<QObject*()>>& testClasses() {
 }
 
 QString testDataPath(const QString& relative) { return QDir(CNNSTUDIO_GUI_TEST_DATA).filePath(relative); }
+
+bool writeCheckpoint(const QString& folder) {
+    if (!QDir().mkpath(folder)) return false;
+    QFile progress(folder + "/progress.json");
+    if (!progress.open(QIODevice::WriteOnly) || progress.write("{}") != 2) return false;
+    cnnstudio::writeSafetensors((folder + "/weights.safetensors").toStdString(), {{"conv.weight", {2}, {1.0f, 2.0f}}});
+    return true;
+}
 
 void wheelOneNotchDownOn(QWidget* field) {
     const QPointF centre = QRectF(field->rect()).center();

@@ -47,6 +47,20 @@ using cnnstudio::ui::tests::testDataPath;
 namespace {
 
 QString laptopReport() { return testDataPath("hardware/laptop-fer-cnn.json"); }
+
+// A fake cnnstudio-bench in `folder` that reports the laptop's report and says it kept a copy
+// of it as keptCopy; program is empty when it could not be made.
+struct FakeBench {
+    QString program, keptCopy;
+};
+FakeBench fakeBenchKeepingACopy(const QTemporaryDir& folder) {
+    FakeBench bench{folder.filePath("fake-bench"), folder.filePath("2026-12-04T22-10-15Z-vm.json")};
+    if (!QFile::copy(testDataPath("fake-workers/bench-keeps-a-copy.sh"), bench.program)) return {};
+    QFile(bench.program).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    qputenv("FAKE_BENCH_REPORT", laptopReport().toUtf8());
+    qputenv("FAKE_BENCH_KEPT_COPY", bench.keptCopy.toUtf8());
+    return bench;
+}
 QString serverReport() { return testDataPath("hardware/gpu-server-fer-cnn.json"); }
 
 cnnstudio::HardwareInfo machineWith(int cores, int gpus) {
@@ -284,14 +298,11 @@ private slots:
     // saying "(not saved)" beside a status that says a copy is kept.
     void aFinishedSweepIsNamedByItsKeptCopy() {
         QTemporaryDir folder;
-        const QString bench = folder.filePath("fake-bench");
-        QVERIFY(QFile::copy(testDataPath("fake-workers/bench-keeps-a-copy.sh"), bench));
-        QFile(bench).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        const QString keptCopy = folder.filePath("2026-12-04T22-10-15Z-vm.json");
-        qputenv("FAKE_BENCH_REPORT", laptopReport().toUtf8());
-        qputenv("FAKE_BENCH_KEPT_COPY", keptCopy.toUtf8());
+        const FakeBench bench = fakeBenchKeepingACopy(folder);
+        QVERIFY(!bench.program.isEmpty());
+        const QString& keptCopy = bench.keptCopy;
         HardwareArea area;
-        area.runner()->setBenchProgram(bench);
+        area.runner()->setBenchProgram(bench.program);
         QSignalSpy messages(&area, &HardwareArea::message);
         SweepPlan plan;
         plan.backends = {"cpu-ref"};
@@ -310,17 +321,14 @@ private slots:
     // scrolled into view whole, and names the kept copy by its file name, not its long path.
     void theSweepSummaryIsInViewWholeInASmallWindow() {
         QTemporaryDir folder;
-        const QString bench = folder.filePath("fake-bench");
-        QVERIFY(QFile::copy(testDataPath("fake-workers/bench-keeps-a-copy.sh"), bench));
-        QFile(bench).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        const QString keptCopy = folder.filePath("2026-12-04T22-10-15Z-vm.json");
-        qputenv("FAKE_BENCH_REPORT", laptopReport().toUtf8());
-        qputenv("FAKE_BENCH_KEPT_COPY", keptCopy.toUtf8());
+        const FakeBench bench = fakeBenchKeepingACopy(folder);
+        QVERIFY(!bench.program.isEmpty());
+        const QString& keptCopy = bench.keptCopy;
         HardwareArea area;
         area.resize(1024, 640);
         area.show();
         QVERIFY(QTest::qWaitForWindowExposed(&area));
-        area.runner()->setBenchProgram(bench);
+        area.runner()->setBenchProgram(bench.program);
         SweepPlan plan;
         plan.backends = {"cpu-ref"};
         plan.cpuThreads = {1};

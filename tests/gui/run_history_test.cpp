@@ -40,15 +40,6 @@ QString copyRun(const QTemporaryDir& root, const QString& recorded, const QStrin
     return run;
 }
 
-// A checkpoint folder the catalogue can verify: a progress record and checksummed weights.
-bool writeCheckpoint(const QString& folder) {
-    if (!QDir().mkpath(folder)) return false;
-    QFile progress(folder + "/progress.json");
-    if (!progress.open(QIODevice::WriteOnly) || progress.write("{}") != 2) return false;
-    cnnstudio::writeSafetensors((folder + "/weights.safetensors").toStdString(), {{"conv.weight", {2}, {1.0f, 2.0f}}});
-    return true;
-}
-
 }  // namespace
 
 class RunHistoryTest : public QObject {
@@ -85,7 +76,7 @@ private slots:
     void aStoppedRunWithACheckpointCanBeResumed() {
         QTemporaryDir root;
         const QString run = root.filePath("20261130-014251-lenet5-sgd");
-        QVERIFY(writeCheckpoint(run + "/checkpoints/latest"));
+        QVERIFY(cnnstudio::ui::tests::writeCheckpoint(run + "/checkpoints/latest"));
         for (const char* file : {"events.jsonl", "config.json"})
             QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath(QString("runs/20261130-014251-lenet5-sgd/") + file),
                                 run + "/" + file));
@@ -108,7 +99,7 @@ private slots:
 
         const QString corrupt = copyRun(root, recorded, "corrupt-checkpoint");
         const QString weights = corrupt + "/checkpoints/latest/weights.safetensors";
-        QVERIFY(writeCheckpoint(corrupt + "/checkpoints/latest"));
+        QVERIFY(cnnstudio::ui::tests::writeCheckpoint(corrupt + "/checkpoints/latest"));
         QFile file(weights);
         QVERIFY(file.open(QIODevice::ReadWrite));
         QByteArray bytes = file.readAll();
@@ -249,7 +240,7 @@ private slots:
     void aResumedRunIsShownAsItIsNow() {
         QTemporaryDir root;
         const QString run = copyRun(root, "20261130-014251-lenet5-sgd");
-        QVERIFY(writeCheckpoint(run + "/checkpoints/latest"));
+        QVERIFY(cnnstudio::ui::tests::writeCheckpoint(run + "/checkpoints/latest"));
         QTemporaryDir workerFolder;
         const QString worker = workerFolder.filePath("fake-worker");
         QVERIFY(QFile::copy(cnnstudio::ui::tests::testDataPath("fake-workers/resume-completes.sh"), worker));

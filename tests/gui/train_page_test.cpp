@@ -67,15 +67,6 @@ QString copyWorker(const QTemporaryDir& folder, const QString& name) {
     return path;
 }
 
-// A checkpoint folder the run catalogue can verify: a progress record and checksummed weights.
-bool writeCheckpoint(const QString& folder) {
-    if (!QDir().mkpath(folder)) return false;
-    QFile progress(folder + "/progress.json");
-    if (!progress.open(QIODevice::WriteOnly) || progress.write("{}") != 2) return false;
-    cnnstudio::writeSafetensors((folder + "/weights.safetensors").toStdString(), {{"conv.weight", {2}, {1.0f, 2.0f}}});
-    return true;
-}
-
 std::optional<TrainingSession::Refusal> startLenet(TrainingSession& session, const QString& runsRoot) {
     const cnnstudio::NetworkSpec spec = cnnstudio::loadPreset("lenet5");
     return session.start(RunSettings{}, spec, cnnstudio::analyseSpec(spec), NetworkFit{}, runsRoot);
@@ -248,7 +239,7 @@ private slots:
         QVERIFY(!startLenet(session, folder.filePath("runs")));
         QTRY_COMPARE_WITH_TIMEOUT(session.liveRun()->steps().size(), qsizetype(1), workerWaitMs);
         const QString runDirectory = session.controller()->runDirectory();
-        QVERIFY(writeCheckpoint(runDirectory + "/checkpoints/latest"));
+        QVERIFY(cnnstudio::ui::tests::writeCheckpoint(runDirectory + "/checkpoints/latest"));
         QVERIFY(!resume->isVisible());
 
         session.stop();
