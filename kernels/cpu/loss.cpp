@@ -60,6 +60,9 @@ void CpuBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float
     OmpThreadScope threads(threads_);
     const bool parallel = std::int64_t(g.batch) * classes >= parallelThreshold;
     const double weightedLoss = withStorage(storesBf16(), [&]<class T>(T*) {
+        // Copies of the targets local to this lambda: clang 14 refuses the nested lambda below a
+        // reference to the enclosing function's own (the fuzz build compiles this file with it).
+        const float onLabel = onTarget, offLabel = offTarget;
         double total = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : total) if (parallel)
         for (int i = 0; i < g.batch; ++i) {
@@ -82,7 +85,7 @@ void CpuBackend::doSoftmaxCrossEntropyForward(const LossGeometry& g, const float
             auto labelLoss = [&](std::int32_t label) {
                 double sum = 0.0;
                 for (int k = 0; k < classes; ++k)
-                    sum += double(k == label ? onTarget : offTarget) * negativeLogP(k);
+                    sum += double(k == label ? onLabel : offLabel) * negativeLogP(k);
                 return sum;
             };
             for (int k = 0; k < classes; ++k) p[k] *= inverseSum;
