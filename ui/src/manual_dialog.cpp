@@ -39,7 +39,9 @@ QString manualHtml() {
         "data-parallel ranks, and for several machines the node count and a hostfile.</p>"
         "<p>Press <b>Train</b> (F5). The dashboard shows the loss and accuracy curves, the validation "
         "confusion matrix, the speed and the time left. <b>Stop</b> (Shift+F5) finishes the step and "
-        "writes a checkpoint, so the run can be resumed; <b>Kill</b> ends the worker at once.</p>"
+        "writes a checkpoint, so the run can be resumed (<b>Resume</b> appears beside it, or from Run "
+        "history); <b>Kill</b> ends the worker at once. A batch too large for the memory the run trains "
+        "in is refused before it starts, with a batch size that fits.</p>"
 
         "<h3>Run history</h3>"
         "<p>Every run is a folder under the runs folder. Double-click a run to replay its curves. Select "
