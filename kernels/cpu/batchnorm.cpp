@@ -216,50 +216,50 @@ void batchNormBackwardChannels(const BatchNormGeometry& g, const float* x, const
     }
 }
 
+// fp32 NCHW training forward: each channel's batch statistics, then its slices normalised
+// (and rectified with Relu). Threads split the channels.
+template <bool Relu>
+void forwardTrainingSlices(const BatchNormGeometry& g, const float* x, const float* gamma,
+                           const float* beta, float* y, float* runningMean, float* runningVar,
+                           float* savedMean, float* savedInvStd) {
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < g.channels; ++c) {
+        const auto [mean, invStd] =
+            channelStatistics(g, x, c, runningMean, runningVar, savedMean, savedInvStd);
+        for (int n = 0; n < g.batch; ++n)
+            normaliseSlice<Relu>(x + sliceOffset(g, n, c), mean, gamma[c] * invStd, beta[c],
+                                 y + sliceOffset(g, n, c), g.spatial);
+    }
+}
+
 }  // namespace
 
 void CpuBackend::doBatchNormForwardTraining(const BatchNormGeometry& g, const float* x,
                                             const float* gamma, const float* beta, float* y,
                                             float* runningMean, float* runningVar, float* savedMean,
                                             float* savedInvStd) {
-    if (storesBf16()) {
-        OmpThreadScope threads(threads_);
+    OmpThreadScope threads(threads_);
+    if (storesBf16())
         batchNormForwardTrainingChannelsLast(g, stored<Bf16>(x), gamma, beta, stored<Bf16>(y),
                                              runningMean, runningVar, savedMean, savedInvStd,
                                              false);
-        return;
-    }
-    OmpThreadScope threads(threads_);
-#pragma omp parallel for schedule(static)
-    for (int c = 0; c < g.channels; ++c) {
-        const auto [mean, invStd] =
-            channelStatistics(g, x, c, runningMean, runningVar, savedMean, savedInvStd);
-        for (int n = 0; n < g.batch; ++n)
-            normaliseSlice(x + sliceOffset(g, n, c), mean, gamma[c] * invStd, beta[c],
-                           y + sliceOffset(g, n, c), g.spatial);
-    }
+    else
+        forwardTrainingSlices<false>(g, x, gamma, beta, y, runningMean, runningVar, savedMean,
+                                     savedInvStd);
 }
 
 void CpuBackend::doBatchNormReluForwardTraining(const BatchNormGeometry& g, const float* x,
                                                 const float* gamma, const float* beta, float*,
                                                 float* y, float* runningMean, float* runningVar,
                                                 float* savedMean, float* savedInvStd) {
-    if (storesBf16()) {
-        OmpThreadScope threads(threads_);
+    OmpThreadScope threads(threads_);
+    if (storesBf16())
         batchNormForwardTrainingChannelsLast(g, stored<Bf16>(x), gamma, beta, stored<Bf16>(y),
                                              runningMean, runningVar, savedMean, savedInvStd,
                                              true);
-        return;
-    }
-    OmpThreadScope threads(threads_);
-#pragma omp parallel for schedule(static)
-    for (int c = 0; c < g.channels; ++c) {
-        const auto [mean, invStd] =
-            channelStatistics(g, x, c, runningMean, runningVar, savedMean, savedInvStd);
-        for (int n = 0; n < g.batch; ++n)
-            normaliseSlice<true>(x + sliceOffset(g, n, c), mean, gamma[c] * invStd, beta[c],
-                                 y + sliceOffset(g, n, c), g.spatial);
-    }
+    else
+        forwardTrainingSlices<true>(g, x, gamma, beta, y, runningMean, runningVar, savedMean,
+                                    savedInvStd);
 }
 
 void CpuBackend::doBatchNormReluMaxPoolForwardTraining(const BatchNormGeometry& g,

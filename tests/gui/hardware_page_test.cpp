@@ -61,6 +61,7 @@ FakeBench fakeBenchKeepingACopy(const QTemporaryDir& folder) {
     qputenv("FAKE_BENCH_KEPT_COPY", bench.keptCopy.toUtf8());
     return bench;
 }
+
 QString serverReport() { return testDataPath("hardware/gpu-server-fer-cnn.json"); }
 
 cnnstudio::HardwareInfo machineWith(int cores, int gpus) {
@@ -75,6 +76,16 @@ cnnstudio::HardwareInfo machineWith(int cores, int gpus) {
     }
     if (gpus == 0) hardware.gpuProblem = "no GPU in this test";
     return hardware;
+}
+
+// Runs a sweep of cpu-ref on one thread on `area`'s runner; false when it did not finish.
+bool sweepOneCpuRefConfiguration(HardwareArea& area) {
+    SweepPlan plan;
+    plan.backends = {"cpu-ref"};
+    plan.cpuThreads = {1};
+    QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
+    area.runner()->start(plan, machineWith(4, 0));
+    return finished.wait(20000);
 }
 
 // The text of the speedup chart's bar with this label.
@@ -304,12 +315,7 @@ private slots:
         HardwareArea area;
         area.runner()->setBenchProgram(bench.program);
         QSignalSpy messages(&area, &HardwareArea::message);
-        SweepPlan plan;
-        plan.backends = {"cpu-ref"};
-        plan.cpuThreads = {1};
-        QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
-        area.runner()->start(plan, machineWith(4, 0));
-        QVERIFY(finished.wait(20000));
+        QVERIFY(sweepOneCpuRefConfiguration(area));
         QCOMPARE(area.comparison()->reports().front().source, keptCopy);
         const QString header = area.findChild<QLabel*>("reportSummary")->text();
         QVERIFY2(!header.contains("not saved") && header.contains("2026-12-04T22-10-15Z-vm.json"), qPrintable(header));
@@ -323,18 +329,12 @@ private slots:
         QTemporaryDir folder;
         const FakeBench bench = fakeBenchKeepingACopy(folder);
         QVERIFY(!bench.program.isEmpty());
-        const QString& keptCopy = bench.keptCopy;
         HardwareArea area;
         area.resize(1024, 640);
         area.show();
         QVERIFY(QTest::qWaitForWindowExposed(&area));
         area.runner()->setBenchProgram(bench.program);
-        SweepPlan plan;
-        plan.backends = {"cpu-ref"};
-        plan.cpuThreads = {1};
-        QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
-        area.runner()->start(plan, machineWith(4, 0));
-        QVERIFY(finished.wait(20000));
+        QVERIFY(sweepOneCpuRefConfiguration(area));
         QLabel* summary = area.planner()->statusLabel();
         QVERIFY2(summary->text().contains("2026-12-04T22-10-15Z-vm.json") && !summary->text().contains(folder.path()),
                  qPrintable(summary->text()));
