@@ -244,6 +244,9 @@ protected:
     void enqueueWeightGradient(const std::function<void()>& enqueue);
     // Called with the stream ops go to whenever it changes, for library handles bound to it.
     virtual void bindStream(cudaStream_t /*stream*/) {}
+    // The stream work enqueued beside the step runs on, for a subclass's library handles that
+    // keep one per stream.
+    cudaStream_t sideStream() const { return sideStream_; }
 
     // Scratch device memory of at least `bytes`, for use by work enqueued on stream() until
     // the next workspace() call; an op that needs several scratch regions asks once for their

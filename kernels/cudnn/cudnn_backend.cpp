@@ -71,26 +71,42 @@ CudnnBackend::CudnnBackend(const BackendOptions& options)
     try {
         CNNSTUDIO_CUDNN_CHECK(cudnnCreate(&cudnn_));
         CNNSTUDIO_CUDNN_CHECK(cudnnSetStream(cudnn_, stream()));
-        CNNSTUDIO_CUBLAS_CHECK(cublasCreate(&cublas_));
-        // cublasSetStream resets the workspace, so the workspace is set after it.
-        CNNSTUDIO_CUBLAS_CHECK(cublasSetStream(cublas_, stream()));
-        cublasWorkspace_ = allocateBytes(kCublasWorkspaceBytes);
-        CNNSTUDIO_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublasWorkspace_, kCublasWorkspaceBytes));
-        // fp32 and bf16 name their compute type per GEMM; the handle's mode only matters for
-        // tf32, where it lets the tensor cores take TF32 inputs.
-        CNNSTUDIO_CUBLAS_CHECK(cublasSetMathMode(
-            cublas_, precision() == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+        createCublas(stepCublas_, stream());
+        createCublas(sideCublas_, sideStream());
     } catch (...) {
-        if (cublas_) cublasDestroy(cublas_);
-        if (cublasWorkspace_) freeBytes(cublasWorkspace_);
+        releaseCublas(sideCublas_);
+        releaseCublas(stepCublas_);
         if (cudnn_) cudnnDestroy(cudnn_);
         throw;
     }
 }
 
+void CudnnBackend::createCublas(CublasOnStream& cublas, cudaStream_t stream) {
+    CNNSTUDIO_CUBLAS_CHECK(cublasCreate(&cublas.handle));
+    // cublasSetStream resets the workspace, so the workspace is set after it.
+    CNNSTUDIO_CUBLAS_CHECK(cublasSetStream(cublas.handle, stream));
+    cublas.workspace = allocateBytes(kCublasWorkspaceBytes);
+    CNNSTUDIO_CUBLAS_CHECK(cublasSetWorkspace(cublas.handle, cublas.workspace, kCublasWorkspaceBytes));
+    // fp32 and bf16 name their compute type per GEMM; the handle's mode only matters for tf32,
+    // where it lets the tensor cores take TF32 inputs.
+    CNNSTUDIO_CUBLAS_CHECK(cublasSetMathMode(
+        cublas.handle, precision() == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+}
+
+void CudnnBackend::releaseCublas(CublasOnStream& cublas) noexcept {
+    if (cublas.handle) cublasDestroy(cublas.handle);
+    if (cublas.workspace) freeBytes(cublas.workspace);
+    cublas = {};
+}
+
+cublasHandle_t CudnnBackend::cublas() const {
+    return stream() == sideStream() ? sideCublas_.handle : stepCublas_.handle;
+}
+
 CudnnBackend::~CudnnBackend() {
-    // Nothing here may throw. Work still queued may use cuBLAS's workspace.
+    // Nothing here may throw. Work still queued on either stream may use a cuBLAS workspace.
     cudaSetDevice(device());
+    cudaStreamSynchronize(sideStream());
     cudaStreamSynchronize(stream());
     convPlans_.clear();
     poolPlans_.clear();
@@ -99,8 +115,8 @@ CudnnBackend::~CudnnBackend() {
     densePlans_.clear();
     reluDescriptor_.reset();
     flatDescriptors_.clear();
-    cublasDestroy(cublas_);
-    freeBytes(cublasWorkspace_);
+    releaseCublas(sideCublas_);
+    releaseCublas(stepCublas_);
     cudnnDestroy(cudnn_);
 }
 

@@ -177,8 +177,7 @@ public:
 
 protected:
     // Points the cuDNN handle at the stream ops go to (CudaBackend::enqueueWeightGradient).
-    // cuBLAS stays on the step's stream: no weight gradient calls it, and its one workspace
-    // could not serve two streams at once.
+    // cuBLAS has a handle per stream instead (cublas()).
     void bindStream(cudaStream_t stream) override;
 
     // ---- convolution (conv.cpp) -----------------------------------------------------------
@@ -320,10 +319,22 @@ private:
     // Makes the step's stream wait for the copies staged ahead in this hold, the first time.
     void awaitStagedAhead() noexcept;
 
+    // A cuBLAS handle bound to one stream, with a workspace of its own: dense weight gradients
+    // run beside the step's GEMMs, and one workspace cannot serve two streams at once.
+    struct CublasOnStream {
+        cublasHandle_t handle = nullptr;
+        void* workspace = nullptr;
+    };
+    // Makes `cublas` a handle on `stream` with the math mode of the precision; on a throw, what
+    // it made so far is in `cublas` for releaseCublas.
+    void createCublas(CublasOnStream& cublas, cudaStream_t stream);
+    void releaseCublas(CublasOnStream& cublas) noexcept;
+    // The handle bound to stream(): the step's, or the side stream's while work is enqueued beside.
+    cublasHandle_t cublas() const;
+
     bool deterministic_ = false;  // BackendOptions::deterministic
     cudnnHandle_t cudnn_ = nullptr;
-    cublasHandle_t cublas_ = nullptr;
-    void* cublasWorkspace_ = nullptr;
+    CublasOnStream stepCublas_, sideCublas_;
 
     std::unordered_map<ConvKey, ConvPlan, ConvKeyHash> convPlans_;
     std::unordered_map<PoolGeometry, PoolPlan, PoolGeometryHash> poolPlans_;

@@ -1,7 +1,8 @@
 // Dense layers on cuBLAS: x (N,F), w (O,F) as PyTorch's Linear, bias (O) -> y (N,O).
 //   forward          y  = x w^T + bias
 //   backward data    dx = dy w
-//   backward weights dw = dy^T x,  dbias = sum over N of dy
+//   backward weights dw = dy^T x,  dbias = sum over N of dy; inside a weight-gradient overlap
+//                    beside the ops after it (CudaBackend::enqueueWeightGradient)
 // cuBLAS is column-major, so a row-major (rows, cols) matrix is read as its (cols, rows)
 // transpose; every GEMM below is written for those transposes (comments give the column-major
 // product). The bias is added and reduced by cuDNN in fp32 ((N,O,1,1) against (1,O,1,1)).
@@ -63,7 +64,7 @@ void CudnnBackend::doDenseForward(const DenseGeometry& g, const float* x, const 
     const cudaDataType_t type = activationDataType();
     // y^T (O x N) = W^T (O x F) * X (F x N), with W = w read column-major as (F x O).
     const float one = 1.0f, zero = 0.0f;
-    CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, g.outFeatures, g.batch,
+    CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, g.outFeatures, g.batch,
                                         g.inFeatures, &one, weights, type, g.inFeatures, x, type,
                                         g.inFeatures, &zero, y, type, g.outFeatures,
                                         gemmComputeType(), CUBLAS_GEMM_DEFAULT));
@@ -84,7 +85,7 @@ void CudnnBackend::doDenseBackwardData(const DenseGeometry& g, const float* dy, 
     const cudaDataType_t type = activationDataType();
     // dx^T (F x N) = W (F x O) * dY (O x N), with dY = dy read column-major.
     const float one = 1.0f, zero = 0.0f;
-    CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, g.inFeatures, g.batch,
+    CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.inFeatures, g.batch,
                                         g.outFeatures, &one, weights, type, g.inFeatures, dy,
                                         type, g.outFeatures, &zero, dx, type, g.inFeatures,
                                         gemmComputeType(), CUBLAS_GEMM_DEFAULT));
@@ -95,22 +96,26 @@ void CudnnBackend::doDenseBackwardWeights(const DenseGeometry& g, const float* x
     activateDevice();
     const DensePlan& plan = densePlan(g, opLabel("denseBackwardWeights"));
     const cudaDataType_t type = activationDataType();
-    // dw^T (F x O) = X (F x N) * dY^T (N x O), with X = x and dY = dy read column-major; dw is
-    // fp32 whatever the activations are.
-    const float one = 1.0f, zero = 0.0f;
-    CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_T, g.inFeatures,
-                                        g.outFeatures, g.batch, &one, x, type, g.inFeatures, dy,
-                                        type, g.outFeatures, &zero, dw, CUDA_R_32F, g.inFeatures,
-                                        gemmComputeType(), CUBLAS_GEMM_DEFAULT));
-    if (dbias == nullptr) return;
-    if (storesBf16()) {
-        const std::size_t sumsBytes = channelSumsChannelsLastWorkspaceBytes(g.batch, g.outFeatures);
-        channelSumsChannelsLast(asBf16(dy), dbias, g.batch,
-                                g.outFeatures, workspace(sumsBytes), stream());
-    } else {
-        CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.output.get(), dy,
-                                                           &zero, plan.bias.get(), dbias));
-    }
+    const bool sumsOurs = dbias != nullptr && storesBf16();
+    const std::size_t sumsBytes = sumsOurs ? channelSumsChannelsLastWorkspaceBytes(g.batch, g.outFeatures) : 0;
+    // Beside the backward pass's next ops, as the convolutions' weight gradients (conv.cpp), on
+    // the side stream's cuBLAS handle and workspace.
+    enqueueWeightGradient([&] {
+        void* sums = sumsOurs ? workspace(sumsBytes) : nullptr;  // before anything is enqueued
+        // dw^T (F x O) = X (F x N) * dY^T (N x O), with X = x and dY = dy read column-major; dw
+        // is fp32 whatever the activations are.
+        const float one = 1.0f, zero = 0.0f;
+        CNNSTUDIO_CUBLAS_CHECK(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_T, g.inFeatures,
+                                            g.outFeatures, g.batch, &one, x, type, g.inFeatures,
+                                            dy, type, g.outFeatures, &zero, dw, CUDA_R_32F,
+                                            g.inFeatures, gemmComputeType(), CUBLAS_GEMM_DEFAULT));
+        if (dbias == nullptr) return;
+        if (sumsOurs)
+            channelSumsChannelsLast(asBf16(dy), dbias, g.batch, g.outFeatures, sums, stream());
+        else
+            CNNSTUDIO_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_, &one, plan.output.get(), dy,
+                                                               &zero, plan.bias.get(), dbias));
+    });
 }
 
 }  // namespace cnnstudio::kernels

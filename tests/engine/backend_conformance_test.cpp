@@ -855,6 +855,45 @@ TEST_P(BackendConformance, DenseForwardAndBackwardMatchReference) {
     }
 }
 
+// Dense weight gradients in an overlap, as the convolution's above, with backward data called
+// between them and the await: a backend that runs dw beside it runs two GEMMs at once (the cudnn
+// backend on two cuBLAS handles, each with its own workspace).
+TEST_P(BackendConformance, DenseBackwardWeightsInAnOverlapIsWholeAfterTheAwait) {
+    SeededRandom random;
+    std::vector<DenseGeometry> geometries = denseGeometriesToTest();
+    geometries.push_back({32, 9216, 256});  // fer-cnn's fc1 at batch 32
+    for (const DenseGeometry& g : geometries) {
+        SCOPED_TRACE(describe(g));
+        const std::size_t inputs = std::size_t(g.batch) * g.inFeatures;
+        const std::size_t outputs = std::size_t(g.batch) * g.outFeatures;
+        const std::int64_t weights = std::int64_t(g.outFeatures) * g.inFeatures;
+        TwinTensor x = activationInput(denseInputShape(g), random.uniforms(inputs));
+        TwinTensor dy = activationInput(denseOutputShape(g), random.uniforms(outputs));
+        TwinTensor w = input(random.uniforms(std::size_t(weights)));
+        TwinTensor dx = poisonedActivations(denseInputShape(g));
+        TwinTensor dw = poisoned(weights), dwSeen = poisoned(weights);
+        TwinTensor dbias = poisoned(g.outFeatures), dbiasSeen = poisoned(g.outFeatures);
+        runOnBoth([&](Backend& backend, Side side) {
+            WeightGradientOverlap overlap(backend);
+            backend.denseBackwardWeights(g, x.at(side), dy.at(side), dw.at(side), dbias.at(side));
+            backend.denseBackwardData(g, dy.at(side), w.at(side), dx.at(side));
+            backend.awaitWeightGradients();
+            backend.copy(dwSeen.at(side), dw.at(side), std::size_t(weights) * sizeof(float));
+            backend.copy(dbiasSeen.at(side), dbias.at(side), std::size_t(g.outFeatures) * sizeof(float));
+            backend.fill(x.at(side), 0.0f, inputs);
+            backend.fill(dy.at(side), 0.0f, outputs);
+        });
+        expectClose(dx, "dx");
+        const double sumScale = std::sqrt(double(g.batch)) / 3.0;  // as in the test above
+        expectClose(dw, "dw", sumScale);
+        expectClose(dbias, "dbias", std::sqrt(double(g.batch) / 3.0));
+        EXPECT_TRUE(identical(dwSeen.tested.toHost(), dw.tested.toHost(),
+                              "dw as the copy after the await read it"));
+        EXPECT_TRUE(identical(dbiasSeen.tested.toHost(), dbias.tested.toHost(),
+                              "dbias as the copy after the await read it"));
+    }
+}
+
 // The dense layer's weights in a hold, as the convolution's above.
 TEST_P(BackendConformance, DenseWeightsHeldFromForwardToBackwardAndNoLonger) {
     SeededRandom random;

@@ -482,16 +482,16 @@ public:
     }
 
     // ---- weight gradients beside the backward pass (nothing to check) ---------------------
-    // While an overlap is open, a backend may compute convBackwardFilter's dw and dbias
-    // concurrently with the ops called after it (GPU backends: on a second stream, beside the
-    // chain of data gradients and batch norms that the step waits on). Until
+    // While an overlap is open, a backend may compute the dw and dbias of convBackwardFilter and
+    // denseBackwardWeights concurrently with the ops called after it (GPU backends: on a second
+    // stream, beside the chain of data gradients and batch norms that the step waits on). Until
     // awaitWeightGradients() or the end of the overlap, the caller must not read those dw and
     // dbias nor overwrite the x and dy they were computed from. The network's backward pass is
     // one overlap (WeightGradientOverlap). Default: nothing overlaps, every call is in order.
     virtual void beginWeightGradientOverlap() {}
     // Whatever is called after this sees every weight gradient enqueued before it.
     virtual void awaitWeightGradients() {}
-    // awaitWeightGradients(), and later convBackwardFilter calls run in order again. Does not
+    // awaitWeightGradients(), and later weight gradients run in order again. Does not
     // throw: a device error it meets surfaces at the next op that checks.
     virtual void endWeightGradientOverlap() noexcept {}
 
