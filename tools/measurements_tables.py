@@ -195,7 +195,8 @@ def threads_side_by_side_table(path, options):
             label = "PyTorch " + PYTORCH_MODE_NAMES.get(row["mode"], row["mode"]).replace(", eager", "")
         else:
             build = row.get("build", "current")
-            label = f"ours `{row['backend']}` {row['mode']}, " + labels.get(build, build).replace("_", " ")
+            build_label = labels.get(build, build).replace("_", " ")
+            label = f"ours `{row['backend']}` {row['mode']}" + (f", {build_label}" if build_label else "")
         runs.setdefault((row.get("impl") == "pytorch", label), {}).setdefault(row["threads"], []).append(
             row["images_per_s"])
     threads = sorted({count for counts in runs.values() for count in counts})

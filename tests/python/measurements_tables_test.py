@@ -201,6 +201,8 @@ class MeasurementsTables(unittest.TestCase):
         self.assertEqual(rows[3], "| ours `cpu` bf16, this build | 202 | 1.98× | 362 | 1.99× |")
         self.assertEqual(rows[4], "| PyTorch fp32 | 40 | 0.39× | 72 | 0.40× |")
         self.assertEqual(rows[5], "| PyTorch bf16 channels-last | 102 | 1.00× | 182 | 1.00× |")
+        unlabelled = measurements_tables.threads_side_by_side_table(log, {"labels": "before:start,current:"})
+        self.assertEqual(unlabelled[3], "| ours `cpu` bf16 | 202 | 1.98× | 362 | 1.99× |")
         no_pytorch = self.write("ours_only.jsonl", "\n".join(json.dumps(line) for line in lines
                                                               if line["impl"] == "cnnstudio") + "\n")
         with self.assertRaisesRegex(measurements_tables.TableError, "no PyTorch line at 1 threads"):

@@ -8,7 +8,7 @@
 # Set-up here: tools/pack-device.sh for this build (Fashion-MNIST left out: no step here reads
 # it); main's bench, libraries and plugin in .device/before-main (bin/cnnstudio-bench,
 # lib/libcnn*.so, lib/cnnstudio/plugins/libcnngpu.so.xz).
-# Usage: OUT=DIR bash docs/logs/pending-dense-beside/driver.sh
+# Usage: OUT=DIR bash docs/logs/2026-12-05-dense-beside/driver.sh
 set -uo pipefail
 mkdir -p "$OUT/tests" "$OUT/sbs"
 SECONDS=0
