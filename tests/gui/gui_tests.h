@@ -7,6 +7,8 @@
 
 #include <QObject>
 
+#include "cnnstudio/ui/training/dataset_preview.h"
+
 class QWidget;
 
 namespace cnnstudio::ui::tests {
@@ -20,6 +22,9 @@ struct RegisterTestClass {
 
 // Where tests/gui/data is (the recorded runs).
 QString testDataPath(const QString& relative);
+
+// What Fashion-MNIST's preview reports: 28×28 grey images in ten classes.
+cnnstudio::ui::DatasetSummary fashionMnistShape();
 
 // A checkpoint folder the run catalogue can verify: a progress record and checksummed weights.
 bool writeCheckpoint(const QString& folder);

@@ -24,6 +24,15 @@ std::map<std::string, std::function<QObject*()>>& testClasses() {
 
 QString testDataPath(const QString& relative) { return QDir(CNNSTUDIO_GUI_TEST_DATA).filePath(relative); }
 
+cnnstudio::ui::DatasetSummary fashionMnistShape() {
+    cnnstudio::ui::DatasetSummary summary;
+    summary.description = "Fashion-MNIST";
+    summary.channels = 1;
+    summary.height = summary.width = 28;
+    for (int i = 0; i < 10; ++i) summary.classNames << QString("class %1").arg(i);
+    return summary;
+}
+
 bool writeCheckpoint(const QString& folder) {
     if (!QDir().mkpath(folder)) return false;
     QFile progress(folder + "/progress.json");

@@ -26,6 +26,8 @@
 #include "cnnstudio/bench_report.h"
 #include "cnnstudio/error.h"
 #include "cnnstudio/event_reader.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/ui/hardware/bench_chart.h"
 #include "cnnstudio/ui/hardware/bench_results_table.h"
 #include "cnnstudio/ui/hardware/bench_sweep_runner.h"
@@ -39,9 +41,12 @@
 #include "cnnstudio/ui/hardware/sweep_planner.h"
 #include "cnnstudio/ui/hardware/time_breakdown_chart.h"
 #include "cnnstudio/ui/main_window.h"
+#include "cnnstudio/ui/training/network_fit.h"
+#include "cnnstudio/ui/training/train_area.h"
 #include "gui_tests.h"
 
 using namespace cnnstudio::ui;
+using cnnstudio::ui::tests::fashionMnistShape;
 using cnnstudio::ui::tests::testDataPath;
 
 namespace {
@@ -246,6 +251,103 @@ private slots:
         QCOMPARE(plan.benchArguments("/tmp/r.json", "/tmp/hosts"),
                  QStringList({"--model", "lenet5", "--config", "cudnn bf16 gpus=4 nodes=2 batch=8", "--hostfile",
                               "/tmp/hosts", "--report", "/tmp/r.json", "--progress-events"}));
+    }
+
+    // Audit item 23: the Design page's network is in the network list, measured as the Train
+    // page's run trains it (fer-cnn on Fashion-MNIST: 28×28 grey in, ten classes out), and the
+    // benchmark is handed that network's spec file instead of a preset's name.
+    void theDesignedNetworkIsSweptAsTheRunTrainsIt() {
+        const cnnstudio::NetworkSpec drawn = cnnstudio::loadPreset("fer-cnn");
+        const NetworkFit fit = fitNetworkToData(drawn, "fashion-mnist", fashionMnistShape());
+        const DesignedNetwork designed = designedNetworkToSweep(drawn, cnnstudio::analyseSpec(drawn), fit);
+        QVERIFY2(designed.problems.isEmpty(), qPrintable(designed.problems.join('\n')));
+        QCOMPARE(designed.title(), QString("fer-cnn fitted to Fashion-MNIST"));
+        const cnnstudio::ShapeReport shapes = cnnstudio::analyseSpec(designed.spec);
+        QCOMPARE(shapes.inputShape.height, 28);
+        QCOMPARE(shapes.outputShape.countPerImage(), 10);
+        QCOMPARE(shapes.totalParameters, std::int64_t(1737802));  // as the worker's log says of the run
+
+        SweepPlanner planner;
+        planner.setHardware(machineWith(4, 0));
+        planner.setDesignedNetwork(designed);
+        QCOMPARE(planner.plan().designed, std::nullopt);  // a preset until the user picks it
+        planner.chooseDesignedNetwork();
+        QCOMPARE(planner.networkChooser()->currentText(), QString("Design page: fer-cnn fitted to Fashion-MNIST"));
+        const SweepPlan plan = planner.plan();
+        QVERIFY(plan.designed);
+        QCOMPARE(*plan.designed, designed);
+        QCOMPARE(plan.networkName(), QString("fer-cnn"));
+        QVERIFY2(planner.problems().isEmpty(), qPrintable(planner.problems().join('\n')));
+        QVERIFY(planner.runButton()->isEnabled());
+        QCOMPARE(plan.benchArguments("/tmp/r.json", {}, "/tmp/designed.json").mid(0, 2),
+                 QStringList({"--model", "/tmp/designed.json"}));
+        auto* note = planner.findChild<QLabel*>("sweepNetworkNote");
+        QVERIFY2(note->text().contains("fitted to Fashion-MNIST"), qPrintable(note->text()));
+
+        SweepPlan preset;
+        preset.model = "lenet5";
+        planner.setPlan(preset);  // back to a preset: the plan names it
+        QCOMPARE(planner.plan().designed, std::nullopt);
+        QCOMPARE(planner.plan().networkName(), QString("lenet5"));
+    }
+
+    // A designed network that cannot be measured is refused in words, with Run off: one with
+    // problems of its own, and one the data set's fit refuses.
+    void aDesignedNetworkWithProblemsIsRefused() {
+        cnnstudio::NetworkSpec broken = cnnstudio::loadPreset("lenet5");
+        for (cnnstudio::NodeSpec& node : broken.nodes)
+            if (node.type == "Conv2D") node.params.erase("filters");
+        const DesignedNetwork withProblems = designedNetworkToSweep(broken, cnnstudio::analyseSpec(broken), {});
+        QCOMPARE(withProblems.problems.size(), qsizetype(1));
+        QVERIFY2(withProblems.problems[0].startsWith("The Design page's network has 2 problems (layer '") &&
+                     withProblems.problems[0].contains("Fix it there, or pick a preset."),
+                 qPrintable(withProblems.problems[0]));
+
+        SweepPlanner planner;
+        planner.setHardware(machineWith(4, 0));
+        planner.setDesignedNetwork(withProblems);
+        planner.chooseDesignedNetwork();
+        QVERIFY(planner.problems().contains(withProblems.problems[0]));
+        QVERIFY(!planner.runButton()->isEnabled());
+        QVERIFY(planner.findChild<QLabel*>("sweepProblems")->text().contains("Fix it there"));
+        BenchSweepRunner runner;
+        QVERIFY_THROWS_EXCEPTION(cnnstudio::Error, runner.start(planner.plan(), machineWith(4, 0)));
+
+        cnnstudio::NetworkSpec headless;
+        headless.name = "headless";
+        headless.nodes.push_back({"input", "Input", {{"channels", 1}, {"height", 28}, {"width", 28}}, {}});
+        headless.nodes.push_back({"conv", "Conv2D", {{"filters", 8}, {"kernel", 3}, {"padding", 1}}, {"input"}});
+        const DesignedNetwork unfit = designedNetworkToSweep(
+            headless, cnnstudio::analyseSpec(headless), fitNetworkToData(headless, "fashion-mnist", fashionMnistShape()));
+        QCOMPARE(unfit.problems.size(), qsizetype(1));
+        QVERIFY2(unfit.problems[0].contains("classifier head"), qPrintable(unfit.problems[0]));
+
+        const DesignedNetwork none = designedNetworkToSweep({}, {}, {});
+        QVERIFY2(none.problems.join(' ').contains("no network"), qPrintable(none.problems.join(' ')));
+    }
+
+    // The report's header names the network with its input and classes, which tell a preset from
+    // the Design page's copy of it fitted to another data set.
+    void theReportHeaderNamesTheNetworkWithItsInputAndClasses() {
+        HardwareArea area;
+        QVERIFY(area.openReport(laptopReport(), true));
+        const QString header = area.findChild<QLabel*>("reportSummary")->text();
+        QVERIFY2(header.contains("fer-cnn (48×48 grey, 7 classes)"), qPrintable(header));
+    }
+
+    // The window hands the Hardware page the Design page's network as the Train page fits it.
+    void theWindowOffersTheDesignedNetworkToTheSweep() {
+        MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = testDataPath("runs");
+        MainWindow window(options);
+        QTRY_VERIFY_WITH_TIMEOUT(window.trainArea()->networkFit().known, 120000);
+        SweepPlanner* planner = window.hardwareArea()->planner();
+        planner->chooseDesignedNetwork();
+        const SweepPlan plan = planner->plan();
+        QVERIFY(plan.designed);
+        QVERIFY(plan.designed->spec == window.trainArea()->networkFit().trainedSpec);
+        QCOMPARE(plan.designed->fittedTo, QString("Fashion-MNIST"));
     }
 
     void openingAndOverlayingTwoReports() {

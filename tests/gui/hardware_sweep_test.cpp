@@ -8,6 +8,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QLabel>
 #include <QListWidget>
 #include <QProcess>
 #include <QPushButton>
@@ -17,11 +18,14 @@
 #include <QTimer>
 
 #include "cnnstudio/bench_report.h"
+#include "cnnstudio/presets.h"
+#include "cnnstudio/shape_inference.h"
 #include "cnnstudio/ui/hardware/bench_sweep_runner.h"
 #include "cnnstudio/ui/hardware/hardware_area.h"
 #include "cnnstudio/ui/hardware/hardware_comparison.h"
 #include "cnnstudio/ui/hardware/speedup_chart.h"
 #include "cnnstudio/ui/hardware/sweep_planner.h"
+#include "cnnstudio/ui/training/network_fit.h"
 #include "gui_tests.h"
 
 using namespace cnnstudio::ui;
@@ -156,6 +160,45 @@ private slots:
         QCOMPARE(area.speedupChart()->drawnBars().size(), 1);
         QVERIFY(!area.runner()->isRunning());
         QVERIFY(area.planner()->runButton()->isEnabled());
+    }
+
+    // Audit item 23: the Design page's network, fitted to the data set as a run would fit it,
+    // is measured by the real benchmark from the spec file the page writes, and the report names it.
+    void theDesignedNetworkIsMeasuredAndNamedInTheReport() {
+        if (const QString why = benchUnusableReason(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir folder;
+        keepReportsIn(folder);
+        HardwareArea area;
+        prepare(area);
+        cnnstudio::NetworkSpec drawn = cnnstudio::loadPreset("lenet5");
+        drawn.name = "my-lenet";
+        cnnstudio::ui::DatasetSummary colour;  // 32×32 colour images in three classes
+        colour.channels = 3;
+        colour.height = colour.width = 32;
+        colour.classNames = {"a", "b", "c"};
+        const NetworkFit fit = fitNetworkToData(drawn, "folder:/data/colour", colour);
+        QVERIFY2(fit.canTrain(), qPrintable(fit.refusal));
+        area.planner()->setDesignedNetwork(designedNetworkToSweep(drawn, cnnstudio::analyseSpec(drawn), fit));
+        SweepPlan plan = tinyPlan();
+        plan.backends = {"cpu"};
+        plan.cpuThreads = {1};
+        area.planner()->setPlan(plan);
+        area.planner()->chooseDesignedNetwork();
+        QVERIFY2(area.planner()->problems().isEmpty(), qPrintable(area.planner()->problems().join(' ')));
+        QSignalSpy finished(area.runner(), &BenchSweepRunner::finished);
+        area.planner()->runButton()->click();
+        QVERIFY(finished.wait(sweepWaitMs) || finished.size() == 1);
+
+        const cnnstudio::BenchReport& report = area.comparison()->reports().front().report;
+        QCOMPARE(int(report.configurations.size()), 1);
+        QVERIFY2(report.configurations[0].ok(), report.configurations[0].error.c_str());
+        QCOMPARE(QString::fromStdString(report.network.name), QString("my-lenet"));
+        // Lenet5's input is 28×28 grey and it ends in ten units: the folder's images are resized to
+        // the input, and its three classes make the classifier three units.
+        QCOMPARE(report.network.input, std::vector<int>({1, 28, 28}));
+        QCOMPARE(report.network.classes, 3);
+        const QString header = area.findChild<QLabel*>("reportSummary")->text();
+        QVERIFY2(header.contains("my-lenet (28×28 grey, 3 classes)"), qPrintable(header));
     }
 
     void missingBenchmarkFailsEveryConfigurationWithTheReason() {

@@ -34,21 +34,12 @@ using cnnstudio::ui::NetworkFit;
 using cnnstudio::ui::RunSettings;
 using cnnstudio::ui::TrainArea;
 using cnnstudio::ui::TrainingSession;
+using cnnstudio::ui::tests::fashionMnistShape;
 
 namespace {
 
 constexpr int workerWaitMs = 20000;
 constexpr int datasetLoadMs = 120000;
-
-// What Fashion-MNIST's preview reports: 28×28 grey images in ten classes.
-DatasetSummary fashionMnistShape() {
-    DatasetSummary summary;
-    summary.description = "Fashion-MNIST";
-    summary.channels = 1;
-    summary.height = summary.width = 28;
-    for (int i = 0; i < 10; ++i) summary.classNames << QString("class %1").arg(i);
-    return summary;
-}
 
 // Input -> Conv2D -> ReLU: no Flatten and no Dense, so no class scores.
 cnnstudio::NetworkSpec networkWithoutClassifierHead() {

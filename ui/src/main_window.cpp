@@ -36,6 +36,8 @@
 #include "cnnstudio/ui/designer/designer_canvas.h"
 #include "cnnstudio/ui/designer/designer_view.h"
 #include "cnnstudio/ui/hardware/hardware_area.h"
+#include "cnnstudio/ui/hardware/sweep_plan.h"
+#include "cnnstudio/ui/hardware/sweep_planner.h"
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
@@ -108,6 +110,11 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent)
     connect(hardware_, &HardwareArea::message, this, &MainWindow::showStatus);
     connect(document_, &DesignDocument::analysisChanged, this, &MainWindow::refreshTotals);
     connect(document_, &DesignDocument::analysisChanged, this, [this] { train_->setNetwork(document_->spec()); });
+    // The Hardware page may sweep the Design page's network, as the Train page's run would train it.
+    connect(train_, &TrainArea::networkFitChanged, this, [this] {
+        hardware_->planner()->setDesignedNetwork(
+            designedNetworkToSweep(document_->spec(), document_->report(), train_->networkFit()));
+    });
     connect(document_, &DesignDocument::documentReset, this, &MainWindow::refreshTitle);
     connect(document_, &DesignDocument::filePathChanged, this, &MainWindow::refreshTitle);
     connect(document_, &DesignDocument::modifiedChanged, this, &MainWindow::refreshTitle);

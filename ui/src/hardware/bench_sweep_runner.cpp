@@ -59,12 +59,17 @@ void BenchSweepRunner::start(const SweepPlan& plan, const HardwareInfo& hardware
         if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(plan.hostfileText.toUtf8()) < 0)
             throw Error("cannot write the hostfile: " + file.errorString().toStdString(), hostfile.toStdString());
     }
+    QString designedSpecFile;
+    if (plan.designed) {
+        designedSpecFile = scratch->filePath("designed-network.json");
+        plan.designed->spec.save(designedSpecFile.toStdString());
+    }
     scratch_ = std::move(scratch);
     plan_ = plan;
     hardware_ = hardware;
     queue_ = plan.configurations();
     reportFile_ = scratch_->filePath("report.json");
-    lastArguments_ = plan.benchArguments(reportFile_, hostfile);
+    lastArguments_ = plan.benchArguments(reportFile_, hostfile, designedSpecFile);
     cancelRequested_ = false;
     savedCopy_.clear();
     running_ = true;
@@ -147,7 +152,7 @@ void BenchSweepRunner::finish(const QString& unreachedReason) {
     if (report.created.empty()) {
         report.created = utcSecondsTimestamp();
         report.machine = describeMachine(hardware_);
-        report.network.name = plan_.model.toStdString();
+        report.network.name = plan_.networkName().toStdString();
         report.tool.program = "cnnstudio-bench";
     }
     report.tool.command = (QFileInfo(benchProgram_).fileName() + ' ' + lastArguments_.join(' ')).toStdString();

@@ -31,6 +31,7 @@
 #include "cnnstudio/ui/hardware/sweep_planner.h"
 #include "cnnstudio/ui/hardware/time_breakdown_chart.h"
 #include "cnnstudio/ui/common/formatting.h"
+#include "cnnstudio/ui/training/network_fit.h"
 
 namespace cnnstudio::ui {
 namespace {
@@ -47,12 +48,23 @@ QToolButton* toolButton(const QString& text, const QString& name, QWidget* paren
     return button;
 }
 
+// "fer-cnn (28×28 grey, 10 classes)": the name alone does not tell a preset from the Design
+// page's copy of it fitted to another data set.
+QString networkText(const BenchNetwork& network) {
+    QString text = QString::fromStdString(network.name);
+    if (network.input.size() == 3 && network.classes > 0)
+        text += QStringLiteral(" (%1, %2)")
+                    .arg(imageSizeText(network.input[0], network.input[1], network.input[2]),
+                         countOf(network.classes, QObject::tr("class"), QObject::tr("classes")));
+    return text;
+}
+
 QString describe(const ShownReport& shown) {
     const BenchReport& report = shown.report;
     QString text = QObject::tr("<b>%1</b> — %2, %3")
                        .arg(QString::fromStdString(report.machine.label).toHtmlEscaped(),
                             QString::fromStdString(report.machine.cpuModel).toHtmlEscaped(),
-                            QString::fromStdString(report.network.name).toHtmlEscaped());
+                            networkText(report.network).toHtmlEscaped());
     if (!report.machine.gpus.empty())
         text += QObject::tr(", %1 × %2").arg(report.machine.gpus.size()).arg(QString::fromStdString(report.machine.gpus[0].name).toHtmlEscaped());
     text += QObject::tr(", measured %1").arg(QString::fromStdString(report.created).toHtmlEscaped());

@@ -31,6 +31,43 @@ bool precisionsOffered(const QStringList& backends) {
 QList<int> offeredThreadCounts(int cores) { return powersOfTwoUpTo(std::max(1, cores)); }
 QList<int> offeredGpuCounts(int gpus) { return powersOfTwoUpTo(gpus); }
 
+QString DesignedNetwork::title() const {
+    const QString name = QString::fromStdString(spec.name);
+    return fittedTo.isEmpty() ? name : QObject::tr("%1 fitted to %2").arg(name, fittedTo);
+}
+
+DesignedNetwork designedNetworkToSweep(const NetworkSpec& drawn, const ShapeReport& drawnShapes, const NetworkFit& fit) {
+    DesignedNetwork designed;
+    designed.spec = drawn;
+    if (drawn.nodes.empty()) {
+        designed.problems << QObject::tr("The Design page has no network: draw one or open a preset there.");
+        return designed;
+    }
+    if (!drawnShapes.ok()) {
+        const auto& [node, message] = drawnShapes.problems.front();
+        const QString first = node.empty() ? QString::fromStdString(message)
+                                           : QObject::tr("layer '%1': %2").arg(QString::fromStdString(node),
+                                                                              QString::fromStdString(message));
+        designed.problems << QObject::tr("The Design page's network has %1 (%2). Fix it there, or pick a preset.")
+                                 .arg(countOf(int(drawnShapes.problems.size()), QObject::tr("problem"),
+                                              QObject::tr("problems")),
+                                      first);
+        return designed;
+    }
+    // Measured as the run would train it: a benchmark of the drawn 48×48, 7-class network says
+    // little about the 28×28, 10-class copy trained on Fashion-MNIST.
+    if (!fit.known) return designed;
+    if (!fit.canTrain()) {
+        designed.problems << fit.refusal;
+        return designed;
+    }
+    designed.spec = fit.trainedSpec;
+    if (fit.adapted()) designed.fittedTo = fit.datasetName;
+    return designed;
+}
+
+QString SweepPlan::networkName() const { return designed ? QString::fromStdString(designed->spec.name) : model; }
+
 QString SweepConfiguration::label() const {
     QString text = backend;
     if (isGpu() || precision != "fp32") text += ' ' + precision;
@@ -76,6 +113,7 @@ QList<SweepConfiguration> SweepPlan::configurations() const {
 
 QStringList SweepPlan::problems(const HardwareInfo& hardware) const {
     QStringList found;
+    if (designed) found << designed->problems;
     if (backends.isEmpty()) found << QObject::tr("Tick at least one backend.");
     if (batch < 1) found << QObject::tr("The batch must be at least 1.");
     const bool cpuOneDnn = backends.contains("cpu");
@@ -108,8 +146,9 @@ QStringList SweepPlan::problems(const HardwareInfo& hardware) const {
     return found;
 }
 
-QStringList SweepPlan::benchArguments(const QString& reportFile, const QString& hostfile) const {
-    QStringList arguments{"--model", model};
+QStringList SweepPlan::benchArguments(const QString& reportFile, const QString& hostfile,
+                                      const QString& designedSpecFile) const {
+    QStringList arguments{"--model", designed ? designedSpecFile : model};
     for (const SweepConfiguration& configuration : configurations())
         arguments << "--config" << configuration.configText(batch);
     if (nodes > 1) arguments << "--hostfile" << hostfile;

@@ -31,6 +31,8 @@ namespace cnnstudio::ui {
 namespace {
 
 constexpr int boxesPerRow = 4;
+// The network list's first entry, the Design page's network; the presets follow, by name.
+const QString designedEntry = QStringLiteral("designed");
 
 QCheckBox* findBox(const QList<QCheckBox*>& boxes, const QVariant& value) {
     for (QCheckBox* box : boxes)
@@ -50,7 +52,22 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
     setObjectName("sweepPlanner");
     model_ = new QComboBox(this);
     model_->setObjectName("sweepModel");
-    for (const std::string& name : presetNames()) model_->addItem(QString::fromStdString(name));
+    model_->addItem(QString(), designedEntry);
+    model_->insertSeparator(1);
+    for (const std::string& name : presetNames()) {
+        const QString preset = QString::fromStdString(name);
+        model_->addItem(preset, preset);
+    }
+    // The Design page's entry can be long ("Design page: fer-cnn fitted to Fashion-MNIST"): the
+    // column keeps its width, the list shows it whole.
+    model_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    model_->setMinimumContentsLength(12);
+    model_->setToolTip(tr("The network to measure: the one on the Design page, or a preset"));
+    networkNote_ = new QLabel(this);
+    networkNote_->setObjectName("sweepNetworkNote");
+    networkNote_->setWordWrap(true);
+    networkNote_->setForegroundRole(QPalette::PlaceholderText);
+    designed_ = designedNetworkToSweep({}, {}, {});
     batch_ = new QSpinBox(this);
     batch_->setObjectName("sweepBatch");
     batch_->setRange(1, 65536);
@@ -64,7 +81,8 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
                           "run fewer and say so"));
     auto* networkBox = group(tr("Network"), this);
     auto* networkForm = new QFormLayout(networkBox);
-    networkForm->addRow(tr("Preset"), model_);
+    networkForm->addRow(tr("Network"), model_);
+    networkForm->addRow(networkNote_);
     networkForm->addRow(tr("Batch per rank"), batch_);
     networkForm->addRow(tr("Timed steps"), steps_);
 
@@ -183,6 +201,13 @@ QCheckBox* SweepPlanner::threadBox(int threads) const { return findBox(threads_,
 QCheckBox* SweepPlanner::precisionBox(const QString& precision) const { return findBox(precisions_, precision); }
 QCheckBox* SweepPlanner::gpuCountBox(int gpus) const { return findBox(gpuCounts_, gpus); }
 
+void SweepPlanner::setDesignedNetwork(const DesignedNetwork& network) {
+    designed_ = network;
+    refresh();
+}
+
+void SweepPlanner::chooseDesignedNetwork() { model_->setCurrentIndex(model_->findData(designedEntry)); }
+
 void SweepPlanner::setHardware(const HardwareInfo& hardware) {
     hardware_ = hardware;
     haveHardware_ = true;
@@ -230,7 +255,8 @@ void SweepPlanner::rebuildCountBoxes() {
 
 SweepPlan SweepPlanner::plan() const {
     SweepPlan plan;
-    plan.model = model_->currentText();
+    if (model_->currentData() == designedEntry) plan.designed = designed_;
+    else plan.model = model_->currentData().toString();
     plan.batch = batch_->value();
     plan.steps = steps_->value();
     plan.backends.clear();
@@ -258,7 +284,9 @@ void SweepPlanner::setPlan(const SweepPlan& plan) {
         for (QCheckBox* box : backends_ + precisions_) blocked << box;
         std::vector<std::unique_ptr<QSignalBlocker>> blockers;
         for (QObject* object : blocked) blockers.push_back(std::make_unique<QSignalBlocker>(object));
-        if (const int row = model_->findText(plan.model); row >= 0) model_->setCurrentIndex(row);
+        if (plan.designed) designed_ = *plan.designed;
+        if (const int row = model_->findData(plan.designed ? designedEntry : plan.model); row >= 0)
+            model_->setCurrentIndex(row);
         batch_->setValue(plan.batch);
         steps_->setValue(plan.steps);
         nodes_->setValue(plan.nodes);
@@ -281,6 +309,17 @@ void SweepPlanner::setPlan(const SweepPlan& plan) {
 
 void SweepPlanner::refresh() {
     const SweepPlan current = plan();
+    const int designedRow = model_->findData(designedEntry);
+    model_->setItemText(designedRow, designed_.spec.nodes.empty()
+                                         ? tr("Design page's network (none)")
+                                         : tr("Design page: %1").arg(designed_.title()));
+    model_->setItemData(designedRow, designed_.problems.join('\n'), Qt::ToolTipRole);
+    if (current.designed && current.designed->problems.isEmpty())
+        networkNote_->setText(current.designed->fittedTo.isEmpty()
+                                  ? tr("Measured as drawn on the Design page.")
+                                  : tr("Measured as the Train page's run trains it: its input and classifier fitted "
+                                       "to %1.").arg(current.designed->fittedTo));
+    networkNote_->setVisible(current.designed && current.designed->problems.isEmpty());
     const bool gpuBackend = std::ranges::any_of(current.backends, isGpuBackend);
     const bool cpuBackend = current.backends.contains("cpu");
     for (QCheckBox* box : threads_) box->setEnabled(cpuBackend && !running_);

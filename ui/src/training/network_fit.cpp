@@ -104,6 +104,7 @@ NetworkFit fitNetworkToData(const NetworkSpec& spec, const QString& datasetSpec,
     }
     for (const QString& change : {inputChange(spec, fitted.spec), classifierChange(spec, fitted.spec)})
         if (!change.isEmpty()) fit.changes << change;
+    fit.trainedSpec = std::move(fitted.spec);
     fit.fitted = report;
     return fit;
 }

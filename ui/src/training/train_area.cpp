@@ -146,6 +146,7 @@ void TrainArea::refreshFit() {
                                             availableHostMemoryBytes());
     fitNotice_->showFit(fit_, QString::fromStdString(network_.name));
     refreshPrediction();
+    emit networkFitChanged();
 }
 
 void TrainArea::killAfterAsking() {

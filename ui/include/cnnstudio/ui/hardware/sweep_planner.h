@@ -1,5 +1,5 @@
 // SweepPlanner: the Hardware page's left column — what to measure, from what this machine
-// offers: the network and batch, the backends of this build (unavailable ones disabled, with
+// offers: the network (a preset or the Design page's, which MainWindow hands in) and batch, the backends of this build (unavailable ones disabled, with
 // the reason), CPU thread counts up to the cores, precisions and GPU counts for the GPU
 // backends, nodes with their hostfile; the configurations this makes, listed; Run and Cancel with
 // the sweep's progress. Hardware discovery runs off the GUI thread. It edits a SweepPlan and
@@ -38,6 +38,11 @@ public:
     void setHardware(const HardwareInfo& hardware);
     const HardwareInfo& hardware() const { return hardware_; }
     bool hasHardware() const { return haveHardware_; }
+    // The Design page's network, offered first in the network list; the plan takes it when chosen.
+    void setDesignedNetwork(const DesignedNetwork& network);
+    QComboBox* networkChooser() const { return model_; }
+    // Chooses the Design page's network in the list (the user's pick, for tests and the app).
+    void chooseDesignedNetwork();
 
     QStringList problems() const { return problems_; }
     QListWidget* configurationList() const { return configurations_; }
@@ -67,6 +72,8 @@ private:
     bool haveHardware_ = false, running_ = false;
     QFutureWatcher<HardwareInfo> discovery_;
     QComboBox* model_;
+    QLabel* networkNote_;   // what the Design page's network is measured as, when it is chosen
+    DesignedNetwork designed_;
     QSpinBox* batch_;
     QSpinBox* steps_;
     QList<QCheckBox*> backends_, threads_, precisions_, gpuCounts_;

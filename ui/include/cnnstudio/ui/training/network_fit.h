@@ -19,7 +19,8 @@ struct NetworkFit {
     QStringList changes;   // one line per change ("input: 28×28 grey instead of 48×48 grey")
     QString refusal;       // why this network cannot train on this data set; empty when it can
     bool known = false;    // false while the data set has not been read yet
-    ShapeReport fitted;    // the shapes of the network the run trains, when known and it can
+    NetworkSpec trainedSpec;  // the network the run trains, when known and it can
+    ShapeReport fitted;    // its shapes
     // Why the run's batch does not fit the memory it trains in (batchMemoryRefusal,
     // memory_fit.h); empty when it fits or nothing is known to check.
     QString memoryRefusal;

@@ -55,6 +55,7 @@ public slots:
 
 signals:
     void trainRequested();
+    void networkFitChanged();  // the network or the data set changed: networkFit() is new
     void resumeRequested(const QString& runDirectory);  // the run last trained here, from its checkpoint
 
 private:
