@@ -13,6 +13,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -261,7 +263,7 @@ private slots:
         const NetworkFit fit = fitNetworkToData(drawn, "fashion-mnist", fashionMnistShape());
         const DesignedNetwork designed = designedNetworkToSweep(drawn, cnnstudio::analyseSpec(drawn), fit);
         QVERIFY2(designed.problems.isEmpty(), qPrintable(designed.problems.join('\n')));
-        QCOMPARE(designed.title(), QString("fer-cnn fitted to Fashion-MNIST"));
+        QCOMPARE(designed.fittedTo, QString("Fashion-MNIST"));
         const cnnstudio::ShapeReport shapes = cnnstudio::analyseSpec(designed.spec);
         QCOMPARE(shapes.inputShape.height, 28);
         QCOMPARE(shapes.outputShape.countPerImage(), 10);
@@ -272,7 +274,7 @@ private slots:
         planner.setDesignedNetwork(designed);
         QCOMPARE(planner.plan().designed, std::nullopt);  // a preset until the user picks it
         planner.chooseDesignedNetwork();
-        QCOMPARE(planner.networkChooser()->currentText(), QString("Design page: fer-cnn fitted to Fashion-MNIST"));
+        QCOMPARE(planner.networkChooser()->currentText(), QString("Design page: fer-cnn"));
         const SweepPlan plan = planner.plan();
         QVERIFY(plan.designed);
         QCOMPARE(*plan.designed, designed);
@@ -282,7 +284,7 @@ private slots:
         QCOMPARE(plan.benchArguments("/tmp/r.json", {}, "/tmp/designed.json").mid(0, 2),
                  QStringList({"--model", "/tmp/designed.json"}));
         auto* note = planner.findChild<QLabel*>("sweepNetworkNote");
-        QVERIFY2(note->text().contains("fitted to Fashion-MNIST"), qPrintable(note->text()));
+        QVERIFY2(note->text().contains("fer-cnn's input and classifier fitted to Fashion-MNIST"), qPrintable(note->text()));
 
         SweepPlan preset;
         preset.model = "lenet5";
@@ -427,6 +429,22 @@ private slots:
 
     // Audit item 18: after a sweep in a 1024x700 window, the summary under the Run button is
     // scrolled into view whole, and names the kept copy by its file name, not its long path.
+    // Audit item 19: in a small window the choices scroll, with a scroll bar saying there is more,
+    // and Run and Cancel stay in view below them.
+    void runAndCancelAreInViewInASmallWindow() {
+        HardwareArea area;
+        area.resize(1024, 600);  // the page's room in a 1024x700 window
+        area.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&area));
+        area.planner()->setHardware(machineWith(16, 0));
+        for (QPushButton* button : {area.planner()->runButton(), area.planner()->cancelButton()})
+            QTRY_COMPARE_WITH_TIMEOUT(button->visibleRegion().boundingRect().size(), button->size(), 2000);
+        auto* choices = area.findChild<QScrollArea*>("sweepChoices");
+        QVERIFY(choices);
+        QVERIFY(choices->verticalScrollBar()->isVisible());
+        QVERIFY(choices->verticalScrollBar()->maximum() > 0);
+    }
+
     void theSweepSummaryIsInViewWholeInASmallWindow() {
         QTemporaryDir folder;
         const FakeBench bench = fakeBenchKeepingACopy(folder);

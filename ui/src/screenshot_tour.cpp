@@ -25,6 +25,7 @@
 #include "cnnstudio/ui/designer/designer_view.h"
 #include "cnnstudio/ui/hardware/hardware_area.h"
 #include "cnnstudio/ui/hardware/hardware_comparison.h"
+#include "cnnstudio/ui/hardware/sweep_planner.h"
 #include "cnnstudio/ui/history/classify_image_dialog.h"
 #include "cnnstudio/ui/history/run_history_area.h"
 #include "cnnstudio/ui/history/run_history_panel.h"
@@ -199,6 +200,7 @@ QList<TourShot> tourShots(MainWindow& window, const QList<RunRecord>& records, c
         if (hardware->comparison()->isEmpty()) return false;
         window.showArea(MainWindow::Area::Hardware);
         hardware->views()->setCurrentIndex(0);
+        hardware->planner()->chooseDesignedNetwork();  // the network on the Design page, as trained
         return true;
     }};
 #if CNNSTUDIO_HAVE_LIVE

@@ -17,7 +17,6 @@
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -86,13 +85,8 @@ HardwareArea::HardwareArea(QWidget* parent)
     table_ = new BenchResultsTable(comparison_, this);
     runs_ = new RunThroughputChart(this);
 
-    plannerScroll_ = new QScrollArea(this);
-    plannerScroll_->setWidget(planner_);
-    plannerScroll_->setWidgetResizable(true);
-    plannerScroll_->setFrameShape(QFrame::NoFrame);
-    plannerScroll_->setMinimumWidth(plannerWidth);
-    plannerScroll_->setMaximumWidth(plannerWidth + 80);
-    plannerScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    planner_->setMinimumWidth(plannerWidth);
+    planner_->setMaximumWidth(plannerWidth + 80);
 
     summary_ = new QLabel(this);
     summary_->setObjectName("reportSummary");
@@ -133,7 +127,7 @@ HardwareArea::HardwareArea(QWidget* parent)
     rightLayout->addWidget(views_, 1);
 
     auto* layout = new QHBoxLayout(this);
-    layout->addWidget(plannerScroll_);
+    layout->addWidget(planner_);
     layout->addWidget(right, 1);
 
     connect(comparison_, &HardwareComparison::changed, this, &HardwareArea::refreshViews);
@@ -400,10 +394,6 @@ void HardwareArea::sweepEnded(const BenchReport& report, bool cancelled) {
     planner_->showSweepEnded(keptCopy.isEmpty() ? summary
                                                 : summary + ' ' + tr("A copy is kept in the hardware folder as %1.")
                                                                       .arg(QFileInfo(keptCopy).fileName()));
-    // The summary sits under the Run button, below the fold of a small window: bring it into view
-    // once the planner is laid out again for the summary's new height (a queued call runs after
-    // that layout request).
-    QTimer::singleShot(0, this, [this] { plannerScroll_->ensureWidgetVisible(planner_->statusLabel()); });
     emit message(keptCopy.isEmpty() ? summary : summary + ' ' + tr("A copy is kept as %1.").arg(keptCopy));
 }
 

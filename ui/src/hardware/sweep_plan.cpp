@@ -31,11 +31,6 @@ bool precisionsOffered(const QStringList& backends) {
 QList<int> offeredThreadCounts(int cores) { return powersOfTwoUpTo(std::max(1, cores)); }
 QList<int> offeredGpuCounts(int gpus) { return powersOfTwoUpTo(gpus); }
 
-QString DesignedNetwork::title() const {
-    const QString name = QString::fromStdString(spec.name);
-    return fittedTo.isEmpty() ? name : QObject::tr("%1 fitted to %2").arg(name, fittedTo);
-}
-
 DesignedNetwork designedNetworkToSweep(const NetworkSpec& drawn, const ShapeReport& drawnShapes, const NetworkFit& fit) {
     DesignedNetwork designed;
     designed.spec = drawn;

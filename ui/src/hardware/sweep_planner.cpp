@@ -15,6 +15,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QThread>
 #include <QVBoxLayout>
@@ -58,8 +59,7 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
         const QString preset = QString::fromStdString(name);
         model_->addItem(preset, preset);
     }
-    // The Design page's entry can be long ("Design page: fer-cnn fitted to Fashion-MNIST"): the
-    // column keeps its width, the list shows it whole.
+    // A designed network's name can be long: the column keeps its width, the list shows it whole.
     model_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     model_->setMinimumContentsLength(12);
     model_->setToolTip(tr("The network to measure: the one on the Design page, or a preset"));
@@ -165,14 +165,26 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(run_);
     buttons->addWidget(cancel_);
+    // The choices scroll; what stops a sweep, Run, Cancel and the progress stay in view below them,
+    // in a window of any height (at 1024x700 the choices are taller than the page).
+    auto* choices = new QWidget(this);
+    auto* choicesLayout = new QVBoxLayout(choices);
+    choicesLayout->setContentsMargins(0, 0, 0, 0);
+    choicesLayout->addWidget(networkBox);
+    choicesLayout->addWidget(backendBox);
+    choicesLayout->addWidget(threadBox);
+    choicesLayout->addWidget(precisionBox);
+    choicesLayout->addWidget(new QLabel(tr("Configurations to measure"), choices));
+    choicesLayout->addWidget(configurations_, 1);
+    choicesScroll_ = new QScrollArea(this);
+    choicesScroll_->setObjectName("sweepChoices");
+    choicesScroll_->setWidget(choices);
+    choicesScroll_->setWidgetResizable(true);
+    choicesScroll_->setFrameShape(QFrame::NoFrame);
+    choicesScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(networkBox);
-    layout->addWidget(backendBox);
-    layout->addWidget(threadBox);
-    layout->addWidget(precisionBox);
-    layout->addWidget(new QLabel(tr("Configurations to measure"), this));
-    layout->addWidget(configurations_, 1);
+    layout->addWidget(choicesScroll_, 1);
     layout->addWidget(problemsLabel_);
     layout->addLayout(buttons);
     layout->addWidget(progress_);
@@ -192,7 +204,7 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
 
     setPlan(SweepPlan{});
     setRunning(false);
-    letWheelScrollPastUnfocusedFields(this);  // the Hardware page scrolls the planner
+    letWheelScrollPastUnfocusedFields(this);  // the wheel scrolls the choices
     status_->setText(tr("Tick what to measure, then Run sweep."));
 }
 
@@ -312,13 +324,15 @@ void SweepPlanner::refresh() {
     const int designedRow = model_->findData(designedEntry);
     model_->setItemText(designedRow, designed_.spec.nodes.empty()
                                          ? tr("Design page's network (none)")
-                                         : tr("Design page: %1").arg(designed_.title()));
+                                         : tr("Design page: %1").arg(QString::fromStdString(designed_.spec.name)));
     model_->setItemData(designedRow, designed_.problems.join('\n'), Qt::ToolTipRole);
     if (current.designed && current.designed->problems.isEmpty())
         networkNote_->setText(current.designed->fittedTo.isEmpty()
                                   ? tr("Measured as drawn on the Design page.")
-                                  : tr("Measured as the Train page's run trains it: its input and classifier fitted "
-                                       "to %1.").arg(current.designed->fittedTo));
+                                  : tr("Measured as the Train page's run trains it: %1's input and classifier "
+                                       "fitted to %2.")
+                                        .arg(QString::fromStdString(current.designed->spec.name),
+                                             current.designed->fittedTo));
     networkNote_->setVisible(current.designed && current.designed->problems.isEmpty());
     const bool gpuBackend = std::ranges::any_of(current.backends, isGpuBackend);
     const bool cpuBackend = current.backends.contains("cpu");

@@ -15,7 +15,6 @@
 
 class QComboBox;
 class QLabel;
-class QScrollArea;
 class QTabWidget;
 class QToolButton;
 
@@ -84,7 +83,6 @@ private:
     HardwareComparison* comparison_;
     BenchSweepRunner* runner_;
     SweepPlanner* planner_;
-    QScrollArea* plannerScroll_;
     SpeedupChart* speedup_;
     ScalingChart* scaling_;
     TimeBreakdownChart* breakdown_;

@@ -45,8 +45,6 @@ struct DesignedNetwork {
     QString fittedTo;      // the data set it was fitted to ("Fashion-MNIST"); empty: measured as drawn
     QStringList problems;  // why it cannot be measured, in words; empty when it can
 
-    // "my-net", "fer-cnn fitted to Fashion-MNIST": how the planner lists it.
-    QString title() const;
     bool operator==(const DesignedNetwork&) const = default;
 };
 

@@ -1,8 +1,8 @@
 // SweepPlanner: the Hardware page's left column — what to measure, from what this machine
 // offers: the network (a preset or the Design page's, which MainWindow hands in) and batch, the backends of this build (unavailable ones disabled, with
 // the reason), CPU thread counts up to the cores, precisions and GPU counts for the GPU
-// backends, nodes with their hostfile; the configurations this makes, listed; Run and Cancel with
-// the sweep's progress. Hardware discovery runs off the GUI thread. It edits a SweepPlan and
+// backends, nodes with their hostfile; the configurations this makes, listed (these scroll); Run
+// and Cancel with the sweep's progress, always in view below them. Hardware discovery runs off the GUI thread. It edits a SweepPlan and
 // asks for runs; BenchSweepRunner runs them.
 #pragma once
 
@@ -20,6 +20,7 @@ class QLabel;
 class QListWidget;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 
 namespace cnnstudio::ui {
@@ -83,6 +84,7 @@ private:
     QSpinBox* nodes_;
     HostfileEditor* hostfile_;
     QListWidget* configurations_;
+    QScrollArea* choicesScroll_;  // everything above the problems and the Run button
     QLabel* problemsLabel_;
     QLabel* machine_;
     QPushButton* run_;
