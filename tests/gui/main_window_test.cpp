@@ -66,6 +66,25 @@ private slots:
         QCOMPARE(window.historyArea()->panel()->runsRoot(), options.runsRoot);
     }
 
+    // Audit item 8: on the Train page the totals are those of the network the run trains (fer-cnn
+    // fitted to Fashion-MNIST, as the worker's log gives them), said so; elsewhere the drawn one's.
+    void theTrainPageTotalsDescribeTheNetworkTheRunTrains() {
+        cnnstudio::ui::MainWindowOptions options;
+        options.persistSettings = false;
+        options.runsRoot = cnnstudio::ui::tests::testDataPath("runs");
+        MainWindow window(options);
+        QTRY_VERIFY_WITH_TIMEOUT(window.trainArea()->networkFit().known, 120000);
+        QVERIFY2(window.totalsText().startsWith("3.51 M parameters · 689 MFLOPs"), qPrintable(window.totalsText()));
+        window.showArea(MainWindow::Area::Train);
+        QVERIFY2(window.totalsText().startsWith("As trained on Fashion-MNIST: 1.74 M parameters · 234 MFLOPs"),
+                 qPrintable(window.totalsText()));
+        auto* totals = window.findChild<QLabel*>("totals");
+        QVERIFY2(totals->toolTip().contains("As drawn on the Design page: 3.51 M parameters"),
+                 qPrintable(totals->toolTip()));
+        window.showArea(MainWindow::Area::Design);
+        QVERIFY2(window.totalsText().startsWith("3.51 M parameters"), qPrintable(window.totalsText()));
+    }
+
     // Audit item 18: a status message too long for the room left of the permanent totals is
     // elided there, whole in the tooltip, instead of running under the totals.
     void aLongStatusMessageStopsShortOfTheTotals() {

@@ -52,6 +52,8 @@ public:
     LiveDemoArea* liveArea() const { return live_; }
     TrainingSession* trainingSession() const { return session_; }
     void showArea(Area area);
+    // The status bar's totals: of the Design page's network, or on the Train page of the copy
+    // the run trains when the data set changes it (its tooltip then gives the drawn one's).
     QString totalsText() const;
 
     // Opens a recorded run in Run history (replaying its events) and shows that page. False,
