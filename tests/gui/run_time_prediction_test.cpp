@@ -1,6 +1,7 @@
 // The Train page's predicted run time: from the latest benchmark report of this machine before
 // Train is pressed (and into the worker's arguments), the probe offered when no report predicts
 // it and run through a worker program, and predicted beside actual once the run has finished.
+#include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QPushButton>
@@ -9,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "cnnstudio/bench_measure.h"
 #include "cnnstudio/bench_report.h"
 #include "cnnstudio/presets.h"
 #include "cnnstudio/ui/training/run_settings_panel.h"
@@ -50,6 +52,38 @@ BenchReport reportOfThisMachine(const std::string& backend, const std::string& p
     return report;
 }
 
+// A stand-in for cnnstudio-bench in `folder` that writes `report` wherever --report asks.
+QString fakeBenchWriting(const BenchReport& report, const QTemporaryDir& folder) {
+    const QString canned = folder.filePath("canned.json");
+    cnnstudio::saveBenchReport(report, canned.toStdString());
+    const QString worker = folder.filePath("fake-bench");
+    QFile script(worker);
+    if (!script.open(QIODevice::WriteOnly)) return {};
+    script.write(QStringLiteral("#!/bin/sh\n"
+                                "while [ $# -gt 0 ]; do [ \"$1\" = --report ] && cp '%1' \"$2\"; shift; done\n")
+                     .arg(canned)
+                     .toUtf8());
+    script.close();
+    script.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    return worker;
+}
+
+// A Train page reading reports and kept probes from `folder`, showing lenet5 trained on cpu fp32
+// with `batch`, once the data set has been read.
+void showLenetOnCpu(TrainArea& area, const QTemporaryDir& folder, int batch) {
+    area.setHardwareReportFolder(folder.path().toStdString());
+    RunSettings settings = area.settingsPanel()->settings();
+    settings.backend = "cpu";
+    settings.precision = "fp32";
+    settings.threads = 1;
+    settings.batchSize = batch;
+    area.settingsPanel()->setSettings(settings);
+    area.show();
+    area.setNetwork(cnnstudio::loadPreset("lenet5"));
+    QTRY_VERIFY_WITH_TIMEOUT(area.networkFit().known, datasetLoadMs);
+    area.refreshPrediction();
+}
+
 }  // namespace
 
 class RunTimePredictionTest : public QObject {
@@ -79,12 +113,14 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(area.networkFit().known, datasetLoadMs);
         area.refreshPrediction();
 
+        // Another network's speed scaled by FLOPs: said to be rough, and the probe offered (audit item 7).
         const QString text = area.predictionLabel()->text();
-        QVERIFY2(text.startsWith("Predicted: epoch ~"), qPrintable(text));
+        QVERIFY2(text.startsWith("Rough prediction: epoch ~"), qPrintable(text));
         QVERIFY2(text.contains(", total ~"), qPrintable(text));
         QVERIFY2(text.contains("'cpu measured'") && !text.contains("elsewhere"), qPrintable(text));
-        QVERIFY2(text.contains("scaled by FLOPs from other-net"), qPrintable(text));
-        QVERIFY(!area.measureButton()->isVisible());
+        QVERIFY2(text.contains("scaled by FLOPs from other-net") && text.contains("several times off"),
+                 qPrintable(text));
+        QVERIFY(area.measureButton()->isVisible());
         const auto& prediction = area.runTimeEstimate().prediction;
         QVERIFY(prediction.has_value());
         QCOMPARE(prediction->totalSeconds, 5 * prediction->epochSeconds);
@@ -123,17 +159,8 @@ private slots:
     // report it was asked for, so the test needs no build of the bench.
     void theProbeReadsTheReportItsWorkerWrote() {
         QTemporaryDir folder;
-        const QString canned = folder.filePath("canned.json");
-        cnnstudio::saveBenchReport(reportOfThisMachine("cpu", "fp32"), canned.toStdString());
-        const QString worker = folder.filePath("fake-bench");
-        QFile script(worker);
-        QVERIFY(script.open(QIODevice::WriteOnly));
-        script.write(QStringLiteral("#!/bin/sh\n"
-                                    "while [ $# -gt 0 ]; do [ \"$1\" = --report ] && cp '%1' \"$2\"; shift; done\n")
-                         .arg(canned)
-                         .toUtf8());
-        script.close();
-        script.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const QString worker = fakeBenchWriting(reportOfThisMachine("cpu", "fp32"), folder);
+        QVERIFY(!worker.isEmpty());
 
         cnnstudio::ui::RunTimeProbe probe(nullptr, worker);
         QSignalSpy measured(&probe, &cnnstudio::ui::RunTimeProbe::measured);
@@ -148,6 +175,51 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(brokenFailed.size(), qsizetype(1), 10000);
         QVERIFY2(brokenFailed.first().first().toString().contains("cannot start"),
                  qPrintable(brokenFailed.first().first().toString()));
+    }
+
+    // Audit item 7: the probe measures the network the run trains; its report is kept in the
+    // hardware folder and predicts, unscaled, before another network's report scaled by FLOPs,
+    // in this session and the next, for the settings it measured.
+    void aProbeOfThisNetworkIsKeptAndPreferredInTheNextSession() {
+        QTemporaryDir folder;
+        cnnstudio::saveToHardwareFolder(reportOfThisMachine("cpu", "fp32"), folder.path().toStdString());
+        BenchReport probed = reportOfThisMachine("cpu", "fp32");
+        probed.network = cnnstudio::describeNetwork(cnnstudio::loadPreset("lenet5"));
+        probed.configurations[0].label = "cpu probed";
+        const QString worker = fakeBenchWriting(probed, folder);
+        QVERIFY(!worker.isEmpty());
+        {
+            TrainingSession session;
+            TrainArea area(&session);
+            showLenetOnCpu(area, folder, 32);
+            QVERIFY2(area.predictionLabel()->text().startsWith("Rough prediction"),
+                     qPrintable(area.predictionLabel()->text()));
+            area.runTimeProbe()->setBenchProgram(worker);
+            QVERIFY(area.measureButton()->isVisible());
+            area.measureButton()->click();
+            QTRY_VERIFY_WITH_TIMEOUT(area.predictionLabel()->text().startsWith("Predicted: epoch"), 10000);
+            QVERIFY2(area.predictionLabel()->text().contains("'cpu probed' in a probe of this network"),
+                     qPrintable(area.predictionLabel()->text()));
+            QVERIFY(!area.measureButton()->isVisible());
+        }
+        QCOMPARE(QDir(folder.filePath("probes")).entryList({"*.json"}, QDir::Files).size(), qsizetype(1));
+        {
+            TrainingSession session;
+            TrainArea area(&session);  // the next session
+            showLenetOnCpu(area, folder, 32);
+            const QString text = area.predictionLabel()->text();
+            QVERIFY2(text.startsWith("Predicted: epoch") && text.contains("'cpu probed' in a probe of this network"),
+                     qPrintable(text));
+            QVERIFY(!area.runTimeEstimate().prediction->scaledByFlops);
+            QVERIFY(!area.measureButton()->isVisible());
+        }
+        {
+            TrainingSession session;
+            TrainArea area(&session);  // a batch the probe did not measure: the rough prediction again
+            showLenetOnCpu(area, folder, 128);
+            QVERIFY2(area.predictionLabel()->text().startsWith("Rough prediction"),
+                     qPrintable(area.predictionLabel()->text()));
+        }
     }
 
     void theFinishedRunShowsPredictedBesideActual() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <QCoreApplication>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
 #include <QProcess>
@@ -72,10 +73,18 @@ RunTimeEstimate estimateRunTime(const NetworkSpec& spec, const RunSettings& sett
                             .arg(reportName, settings.backend, qt(query.precision));
         return estimate;
     }
-    estimate.text = QObject::tr("Predicted: epoch %1, total %2 (from %3)")
-                        .arg(qt(formatApproximateDuration(estimate.prediction->epochSeconds)),
-                             qt(formatApproximateDuration(estimate.prediction->totalSeconds)),
-                             qt(estimate.prediction->basis));
+    const QString epoch = qt(formatApproximateDuration(estimate.prediction->epochSeconds));
+    const QString total = qt(formatApproximateDuration(estimate.prediction->totalSeconds));
+    if (estimate.prediction->scaledByFlops) {
+        // FLOPs leave out what differs between networks (memory traffic, layer shapes, batch
+        // norm): fer-cnn predicted from lenet5 was 3x too slow (audit, 2026-12-04).
+        estimate.needsProbe = true;
+        estimate.text = QObject::tr("Rough prediction: epoch %1, total %2 (from %3; scaling another network's "
+                                    "speed by FLOPs can be several times off: measure this one)")
+                            .arg(epoch, total, qt(estimate.prediction->basis));
+    } else {
+        estimate.text = QObject::tr("Predicted: epoch %1, total %2 (from %3)").arg(epoch, total, qt(estimate.prediction->basis));
+    }
     return estimate;
 }
 
@@ -90,6 +99,36 @@ RunTimeEstimate estimateRunTimeFromFolder(const NetworkSpec& spec, const RunSett
         return estimate;
     }
     return estimateRunTime(spec, settings, data, latest->second, qt(latest->first.filename().string()));
+}
+
+QString probeKey(const NetworkSpec& trainedSpec, const RunSettings& settings) {
+    QCryptographicHash layers(QCryptographicHash::Sha1);
+    // The name too: the prediction takes a report for this network by its name and FLOPs.
+    layers.addData(QByteArray::fromStdString(trainedSpec.name + '\n' + trainedSpec.toJson().at("nodes").dump()));
+    return QStringLiteral("%1-%2-%3threads-batch%4-%5")
+        .arg(settings.backend, settings.precision)
+        .arg(threadsOf(settings))
+        .arg(settings.batchSize)
+        .arg(QString::fromLatin1(layers.result().toHex().left(16)));
+}
+
+void keepProbeReport(const std::filesystem::path& folder, const QString& key, const BenchReport& report) {
+    std::error_code error;
+    std::filesystem::create_directories(folder, error);
+    if (error)
+        throw Error("cannot make the folder for kept probes: " + error.message(), folder.string(),
+                    "check that the hardware folder is writable");
+    saveBenchReport(report, folder / (key.toStdString() + ".json"));
+}
+
+std::optional<BenchReport> keptProbeReport(const std::filesystem::path& folder, const QString& key) {
+    const std::filesystem::path file = folder / (key.toStdString() + ".json");
+    if (!std::filesystem::exists(file)) return std::nullopt;
+    try {
+        return loadBenchReport(file);
+    } catch (const Error&) {
+        return std::nullopt;  // a broken copy is as good as none: the next probe writes it again
+    }
 }
 
 QString predictedBesideActual(double predictedTotalSeconds, double actualSeconds) {

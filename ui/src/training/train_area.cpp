@@ -92,10 +92,7 @@ TrainArea::TrainArea(TrainingSession* session, QWidget* parent) : QWidget(parent
     connect(settings_->datasetPicker(), &DatasetPicker::previewUpdated, this, &TrainArea::refreshFit);
     connect(settings_, &RunSettingsPanel::settingsChanged, this, &TrainArea::refreshFit);
     connect(measure_, &QPushButton::clicked, this, &TrainArea::startProbe);
-    connect(probe_, &RunTimeProbe::measured, this, [this](const BenchReport& report) {
-        probeReport_ = report;
-        refreshPrediction();
-    });
+    connect(probe_, &RunTimeProbe::measured, this, &TrainArea::keepProbe);
     connect(probe_, &RunTimeProbe::failed, this, [this](const QString& reason) {
         measure_->setEnabled(true);
         prediction_->setText(tr("Predicted run time: the probe failed: %1").arg(reason));
@@ -119,8 +116,10 @@ void TrainArea::refreshPrediction() {
     const RunSettings settings = settings_->settings();
     const DatasetSummary& data = settings_->datasetPicker()->preview()->summary();
     estimate_ = {};
-    if (probeReport_)
-        estimate_ = estimateRunTime(network_, settings, data, *probeReport_, tr("a probe of this session"));
+    // A probe of this very network first: another network's benchmark is only scaled by FLOPs.
+    if (const auto probe = probeOf(probeKey(trainedNetwork(), settings)))
+        estimate_ = estimateRunTime(network_, settings, data, *probe,
+                                    tr("a probe of this network, %1").arg(QString::fromStdString(probe->created)));
     if (!estimate_.prediction && !reportFolder_.empty())
         estimate_ = estimateRunTimeFromFolder(network_, settings, data, reportFolder_);
     prediction_->setText(estimate_.text);
@@ -128,10 +127,35 @@ void TrainArea::refreshPrediction() {
     measure_->setEnabled(!probe_->isRunning());
 }
 
+NetworkSpec TrainArea::trainedNetwork() const { return fit_.known && fit_.canTrain() ? fit_.trainedSpec : network_; }
+
+std::optional<BenchReport> TrainArea::probeOf(const QString& key) const {
+    if (const auto it = sessionProbes_.find(key); it != sessionProbes_.end()) return it->second;
+    if (reportFolder_.empty()) return std::nullopt;
+    return keptProbeReport(reportFolder_ / "probes", key);
+}
+
+void TrainArea::keepProbe(const BenchReport& report) {
+    sessionProbes_[runningProbeKey_] = report;
+    if (!reportFolder_.empty()) {
+        try {
+            keepProbeReport(reportFolder_ / "probes", runningProbeKey_, report);
+        } catch (const Error& error) {
+            // This session still uses it; the next one measures again.
+            prediction_->setToolTip(tr("The probe could not be kept for later sessions: %1")
+                                        .arg(QString::fromStdString(error.what())));
+        }
+    }
+    refreshPrediction();
+}
+
 void TrainArea::startProbe() {
     measure_->setEnabled(false);
-    prediction_->setText(tr("Measuring %1 for a few seconds…").arg(settings_->settings().backend));
-    probe_->start(network_, settings_->settings());
+    const RunSettings settings = settings_->settings();
+    prediction_->setText(tr("Measuring %1 for a few seconds…").arg(settings.backend));
+    // The network the run trains, so that the probe's report is of this network and unscaled.
+    runningProbeKey_ = probeKey(trainedNetwork(), settings);
+    probe_->start(trainedNetwork(), settings);
 }
 
 void TrainArea::setNetwork(const NetworkSpec& spec) {

@@ -1,8 +1,10 @@
 // RunTimeEstimate: the Train page's predicted run time of the next run — epoch and total — from
-// the latest benchmark report of this machine (cnnstudio/bench_report.h: the sweeps of the
-// Hardware page and of cnnstudio-bench are saved to hardwareReportFolder()), or from a probe
-// (RunTimeProbe: `cnnstudio-bench --probe`, a few seconds in the worker) when no report has the
-// run's backend and precision. No widgets: TrainArea shows it, the tests drive it directly.
+// a probe of this very network (RunTimeProbe: `cnnstudio-bench --probe`, a few seconds in the
+// worker; kept across sessions, see keptProbeReport) or else the latest benchmark report of this
+// machine (cnnstudio/bench_report.h: the sweeps of the Hardware page and of cnnstudio-bench are
+// saved to hardwareReportFolder()). A report of another network is scaled by FLOPs, which can be
+// several times off: the text says the prediction is rough and the probe is offered. No widgets:
+// TrainArea shows it, the tests drive it directly.
 #pragma once
 
 #include <filesystem>
@@ -26,7 +28,9 @@ namespace cnnstudio::ui {
 struct RunTimeEstimate {
     std::optional<RunTimePrediction> prediction;
     QString text;      // "Predicted: epoch ~12 s, total ~2 min (from 'cudnn bf16' in …)" or why not
-    bool needsProbe = false;  // no report of this machine measured this backend and precision
+    // Nothing measured this network with this backend and precision: a probe would predict, or
+    // predict better than another network's speed scaled by FLOPs.
+    bool needsProbe = false;
 
     // For RunSettings::prediction: what the worker records in config.json.
     std::optional<RunSettings::Prediction> forWorker() const;
@@ -40,6 +44,14 @@ RunTimeEstimate estimateRunTime(const NetworkSpec& spec, const RunSettings& sett
 // there is none.
 RunTimeEstimate estimateRunTimeFromFolder(const NetworkSpec& spec, const RunSettings& settings,
                                           const DatasetSummary& data, const std::filesystem::path& folder);
+// Probes kept across sessions: one report per network as the run trains it (its name and layers,
+// not its layout), backend, precision, CPU threads and batch, each a file in `folder` (the
+// hardware folder's probes/). probeKey names the file; keepProbeReport throws Error naming it;
+// keptProbeReport is none when there is no such file or it cannot be read (the probe measures again).
+QString probeKey(const NetworkSpec& trainedSpec, const RunSettings& settings);
+void keepProbeReport(const std::filesystem::path& folder, const QString& key, const BenchReport& report);
+std::optional<BenchReport> keptProbeReport(const std::filesystem::path& folder, const QString& key);
+
 // "Predicted ~2 min, took 1 min 50 s" for a finished run; empty without a prediction.
 QString predictedBesideActual(double predictedTotalSeconds, double actualSeconds);
 
@@ -54,6 +66,7 @@ public:
     ~RunTimeProbe() override;
 
     bool isRunning() const;
+    void setBenchProgram(const QString& program) { program_ = program; }
     // Refuses (returns false, with failed() not emitted) while one runs.
     bool start(const NetworkSpec& spec, const RunSettings& settings);
 

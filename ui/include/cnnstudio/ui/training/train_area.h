@@ -5,6 +5,9 @@
 // trains, the dashboard's Stop and Kill act on the session's run.
 #pragma once
 
+#include <map>
+#include <optional>
+
 #include <QWidget>
 
 #include "cnnstudio/spec.h"
@@ -44,7 +47,9 @@ public:
     RunSettings settingsForRun() const;
     QLabel* predictionLabel() const { return prediction_; }
     QPushButton* measureButton() const { return measure_; }
-    // Where this machine's benchmark reports are read from (hardwareReportFolder() by default).
+    RunTimeProbe* runTimeProbe() const { return probe_; }
+    // Where this machine's benchmark reports are read from (hardwareReportFolder() by default);
+    // its probes/ keeps the probes of this page across sessions.
     void setHardwareReportFolder(const std::filesystem::path& folder);
 
 public slots:
@@ -61,6 +66,10 @@ signals:
 private:
     void refreshRunControls();
     void refreshFit();
+    // The network the run trains: the drawn one fitted to the data set, once that fit is known.
+    NetworkSpec trainedNetwork() const;
+    std::optional<BenchReport> probeOf(const QString& key) const;  // this session's, else one kept
+    void keepProbe(const BenchReport& report);
 
     TrainingSession* session_;
     RunSettingsPanel* settings_;
@@ -76,7 +85,8 @@ private:
     RunTimeProbe* probe_;
     std::filesystem::path reportFolder_;
     QString resumableRun_;  // the folder of the run last trained here, when it can be resumed
-    std::optional<BenchReport> probeReport_;  // this session's probe, used before the folder's reports
+    QString runningProbeKey_;  // probeKey() of the settings the running probe measures
+    std::map<QString, BenchReport> sessionProbes_;  // by probeKey(), also kept on disk where there is a folder
     RunTimeEstimate estimate_;
 };
 
