@@ -372,6 +372,33 @@ private slots:
         }
     }
 
+    // Audit item 19: a fitted network is fitted again when the window shrinks, until the user
+    // zooms (then the zoom is the user's).
+    void aFittedNetworkIsFittedAgainWhenTheViewShrinks() {
+        DesignDocument document;
+        document.loadPreset("fer-cnn");
+        DesignerCanvas canvas(&document);
+        cnnstudio::ui::DesignerView view(&canvas);
+        view.resize(1400, 800);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.fitToContents();
+        view.resize(600, 380);
+        QTRY_COMPARE_WITH_TIMEOUT(view.viewport()->height() < 400, true, 2000);
+        QVERIFY(view.isFitted());
+        const QRectF visible = view.mapToScene(view.viewport()->rect()).boundingRect();
+        for (const cnnstudio::NodeSpec& node : document.spec().nodes) {
+            const QRectF card = canvas.nodeItem(QString::fromStdString(node.name))->sceneBoundingRect();
+            QVERIFY2(visible.contains(card), qPrintable(QString::fromStdString(node.name) + " is cut off"));
+        }
+        view.zoomIn();
+        const double zoomed = view.zoom();
+        QVERIFY(!view.isFitted());
+        view.resize(500, 300);
+        QTRY_COMPARE_WITH_TIMEOUT(view.viewport()->height() < 320, true, 2000);
+        QCOMPARE(view.zoom(), zoomed);
+    }
+
     void zoomedFarOutTheCardsCarryReadableLabels() {
         DesignDocument document;
         document.loadPreset("fer-cnn");

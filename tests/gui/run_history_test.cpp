@@ -3,8 +3,10 @@
 // number of runs compare in distinct colours; a resumed run is shown as it is now, not as it was.
 #include <QDir>
 #include <QFile>
+#include <QHeaderView>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
@@ -163,6 +165,29 @@ private slots:
         compare->click();
         QCOMPARE(compared.count(), 1);
         QCOMPARE(compared.at(0).at(0).toStringList().size(), qsizetype(2));
+    }
+
+    // Audit item 19: in a narrow list (Run history at 1024x700) the columns that say how each run
+    // went show without scrolling; the Run column gives way.
+    void aNarrowListShowsHowEachRunWentWithoutScrolling() {
+        cnnstudio::ui::RunHistoryPanel panel;
+        QSignalSpy scanned(&panel, &cnnstudio::ui::RunHistoryPanel::scanned);
+        panel.resize(365, 500);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.setRunsRoot(cnnstudio::ui::tests::testDataPath("runs"));
+        QTRY_VERIFY_WITH_TIMEOUT(!scanned.isEmpty(), 20000);
+        auto* list = panel.findChild<QTreeWidget*>("runList");
+        const int epochsColumn = 4;
+        QCOMPARE(list->headerItem()->text(epochsColumn), QString("Epochs"));
+        QTRY_VERIFY_WITH_TIMEOUT(list->header()->sectionViewportPosition(epochsColumn) +
+                                         list->header()->sectionSize(epochsColumn) <=
+                                     list->viewport()->width(),
+                                 2000);
+        QVERIFY(list->header()->sectionSize(0) >= 110);
+        panel.resize(1000, 500);  // room enough: the run's folder name whole
+        QTRY_COMPARE_WITH_TIMEOUT(list->header()->sectionSize(0), 200, 2000);
+        QCOMPARE(panel.findChild<QLineEdit*>("runsRoot")->toolTip(), cnnstudio::ui::tests::testDataPath("runs"));
     }
 
     void compareOfThreeRunsShowsThreeDistinctSeries() {

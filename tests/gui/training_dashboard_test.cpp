@@ -2,6 +2,7 @@
 // the recorded points, the confusion matrix the recorded cells; replots are throttled; a second run
 // overlays in its own colour, legends stay outside the plots; plots and metrics export.
 #include <QCheckBox>
+#include <QFontInfo>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -114,6 +115,37 @@ private slots:
         QVERIFY(matrix->isNormalised());
         QCOMPARE(matrix->value(6, 6), 166.0 / 565.0);
         QCOMPARE(matrix->cellText(6, 6), QString("29%"));
+    }
+
+    // Audit item 19: the cell figures are never drawn below a legible size; cells too small for
+    // one show colour only, and a cell's tooltip gives its figure.
+    void cellFiguresAreLegibleOrInTheTooltip() {
+        TrainingRun run;
+        run.loadEventsFile(cnnstudio::ui::tests::testDataPath(adamRun));
+        TrainingDashboard dashboard;
+        dashboard.setRun(&run);
+        cnnstudio::ui::ConfusionMatrixPlot* matrix = dashboard.confusionMatrix();
+        matrix->setParent(nullptr);
+        matrix->resize(700, 650);  // roomy: figures at the page's own size
+        const auto roomy = matrix->cellFigureFont();
+        QVERIFY(roomy);
+        QCOMPARE(roomy->pointSizeF(), QFontInfo(matrix->font()).pointSizeF());
+        matrix->resize(310, 330);  // as in Run history at 1024x700
+        const auto small = matrix->cellFigureFont();
+        QVERIFY2(!small || small->pointSizeF() >= 7, qPrintable(QString::number(small ? small->pointSizeF() : 0)));
+        matrix->resize(220, 200);  // the smallest it takes: no room for legible figures
+        QVERIFY(!matrix->cellFigureFont());
+        // The cell of true Shirt, predicted T-shirt/top (row 6, column 0), by its tooltip.
+        QRectF cell;
+        for (int y = 0; y < matrix->height() && cell.isNull(); ++y)
+            for (int x = 0; x < matrix->width(); ++x)
+                if (matrix->cellToolTipAt(QPointF(x, y)).startsWith("true Shirt, predicted T-shirt/top")) {
+                    cell = QRectF(x, y, 1, 1);
+                    break;
+                }
+        QVERIFY(!cell.isNull());
+        QCOMPARE(matrix->cellToolTipAt(cell.topLeft()), QString("true Shirt, predicted T-shirt/top: 123"));
+        QVERIFY(matrix->cellToolTipAt(QPointF(1, 1)).isEmpty());  // the axis title, not a cell
     }
 
     void replotsAreThrottledToTenASecond() {

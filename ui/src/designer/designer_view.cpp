@@ -33,6 +33,7 @@ void DesignerView::zoomBy(double factor) {
     if (std::abs(target - zoom()) < 1e-9) return;
     const double applied = target / zoom();
     scale(applied, applied);
+    fitted_ = false;
     emit zoomChanged(zoom());
 }
 
@@ -52,6 +53,7 @@ void DesignerView::zoomOut() {
 
 void DesignerView::resetZoom() {
     resetTransform();
+    fitted_ = false;
     emit zoomChanged(zoom());
 }
 
@@ -66,7 +68,14 @@ void DesignerView::fitToContents() {
     const double applied = std::clamp(fitted, minimumZoom, 1.0);
     scale(applied, applied);
     centerOn(contents.center());
+    fitted_ = true;
     emit zoomChanged(zoom());
+}
+
+void DesignerView::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    // A smaller window would cut the top and bottom nodes off a fitted network (audit item 19).
+    if (fitted_) fitToContents();
 }
 
 void DesignerView::wheelEvent(QWheelEvent* event) {
@@ -82,6 +91,7 @@ void DesignerView::wheelEvent(QWheelEvent* event) {
 void DesignerView::mousePressEvent(QMouseEvent* event) {
     if (event->button() == Qt::MiddleButton || (spaceHeld_ && event->button() == Qt::LeftButton)) {
         panning_ = true;
+        fitted_ = false;
         lastPanPoint_ = event->position().toPoint();
         viewport()->setCursor(Qt::ClosedHandCursor);
         event->accept();

@@ -1,7 +1,10 @@
 #include "cnnstudio/ui/history/run_history_panel.h"
 
+#include <algorithm>
+
 #include <QDesktopServices>
 #include <QDir>
+#include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -23,8 +26,12 @@ namespace cnnstudio::ui {
 namespace {
 
 constexpr int directoryRole = Qt::UserRole + 1;
-// How it ended and how well come first: what a narrow list shows without scrolling.
-enum Column { RunColumn, StartedColumn, StatusColumn, BestColumn, TestColumn, EpochsColumn, ModelColumn,
+// The Run column's width: the folder name whole where there is room, its end (time and model)
+// at the least.
+constexpr int roomyRunColumn = 200, narrowestRunColumn = 110;
+// How it ended and how well come first: what a narrow list shows without scrolling. The start
+// time follows them: the run's folder name begins with it.
+enum Column { RunColumn, StatusColumn, BestColumn, TestColumn, EpochsColumn, StartedColumn, ModelColumn,
               DatasetColumn, BackendColumn };
 
 QString percent(const std::optional<double>& fraction) {
@@ -71,15 +78,17 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
     runs_->setRootIsDecorated(false);
     runs_->setAlternatingRowColors(true);
     runs_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    runs_->setHeaderLabels({tr("Run"), tr("Started"), tr("Status"), tr("Best val."), tr("Test"), tr("Epochs"),
+    runs_->setHeaderLabels({tr("Run"), tr("Status"), tr("Best val."), tr("Test"), tr("Epochs"), tr("Started"),
                             tr("Model"), tr("Data set"), tr("Backend")});
     runs_->headerItem()->setToolTip(BestColumn, tr("Best validation accuracy"));
     runs_->headerItem()->setToolTip(TestColumn, tr("Test accuracy of the final model"));
     runs_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    // The folder's name ends in the time and the model that tell runs apart: a narrow column
-    // drops its start, and the Started column shows the time whatever the width.
+    // The folder's name (start time, then model) is elided at its start in a narrow column: its
+    // end, the model, tells runs apart; the Started column has the time.
     runs_->header()->setSectionResizeMode(RunColumn, QHeaderView::Interactive);
-    runs_->header()->resizeSection(RunColumn, 200);
+    runs_->header()->resizeSection(RunColumn, roomyRunColumn);
+    runsViewport_ = runs_->viewport();
+    runsViewport_->installEventFilter(this);
     runs_->header()->setStretchLastSection(false);
     runs_->setTextElideMode(Qt::ElideLeft);
     runs_->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -122,6 +131,9 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(split, 1);
     layout->addLayout(buttons);
 
+    // A narrow field shows the end of a long path: the whole of it on hover.
+    connect(root_, &QLineEdit::textChanged, root_, &QLineEdit::setToolTip);
+    root_->setToolTip(root_->text());
     connect(browse, &QPushButton::clicked, this, &RunHistoryPanel::browse);
     connect(refreshButton, &QPushButton::clicked, this, &RunHistoryPanel::refresh);
     connect(root_, &QLineEdit::editingFinished, this, [this] {
@@ -153,6 +165,28 @@ RunHistoryPanel::RunHistoryPanel(QWidget* parent) : QWidget(parent) {
         }
     });
     updateSelection();
+}
+
+RunHistoryPanel::~RunHistoryPanel() {
+    // Hiding a shown panel as it goes takes the focus from the runs-folder field, whose
+    // editingFinished would rescan with the scanner already destroyed.
+    root_->disconnect(this);
+}
+
+bool RunHistoryPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == runsViewport_ && event->type() == QEvent::Resize) fitRunColumn();
+    return QWidget::eventFilter(watched, event);
+}
+
+// The columns that say how each run went (status, best, test, epochs) show without scrolling in
+// a narrow list (audit item 19, 1024x700): the Run column takes what they leave, down to its
+// narrowest; the start time, model, data set and backend, which the run's name mostly says, scroll.
+void RunHistoryPanel::fitRunColumn() {
+    QHeaderView* header = runs_->header();
+    int outcome = 0;
+    for (int column = StatusColumn; column <= EpochsColumn; ++column) outcome += header->sectionSize(column);
+    header->resizeSection(RunColumn,
+                          std::clamp(runs_->viewport()->width() - outcome, narrowestRunColumn, roomyRunColumn));
 }
 
 QString RunHistoryPanel::runsRoot() const { return root_->text().trimmed(); }
@@ -203,6 +237,7 @@ void RunHistoryPanel::showRecords() {
         for (int column = 0; column < runs_->columnCount(); ++column) item->setToolTip(column, tip);
         if (selected.contains(record.directory)) item->setSelected(true);
     }
+    fitRunColumn();  // the other columns now fit their contents
     summary_->setText(records_.isEmpty() ? tr("No runs in %1 yet.").arg(runsRoot())
                                          : tr("%n run(s) in %1", nullptr, int(records_.size())).arg(runsRoot()));
     updateSelection();

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QFontInfo>
+#include <QHelpEvent>
 #include <QPainter>
+#include <QToolTip>
 #include <QtMath>
 #include <QPaintEvent>
 
@@ -14,6 +17,8 @@ namespace {
 
 constexpr double labelGap = 6;
 constexpr double labelAngleDegrees = 40;
+// Below this the figures are a grey blur (the audit saw ~6 px at 1024x700): colour alone then.
+constexpr double smallestFigurePoints = 7;
 
 }  // namespace
 
@@ -60,6 +65,58 @@ QString ConfusionMatrixPlot::className(int index) const {
     return index < classNames_.size() ? classNames_[index] : QString::number(index);
 }
 
+ConfusionMatrixPlot::Geometry ConfusionMatrixPlot::geometry() const {
+    const QFontMetricsF metrics(font());
+    const int classes = classCount();
+    Geometry geometry;
+    for (int i = 0; i < classes; ++i)
+        geometry.labelWidth = std::max(geometry.labelWidth, metrics.horizontalAdvance(className(i)));
+    geometry.axisTitle = metrics.height() + labelGap;
+    const double left = geometry.axisTitle + geometry.labelWidth + labelGap;
+    geometry.bottomLabels = geometry.labelWidth * std::sin(qDegreesToRadians(labelAngleDegrees)) + metrics.height() + labelGap;
+    const double available = std::min(width() - left - 8, height() - 8 - geometry.bottomLabels - geometry.axisTitle);
+    geometry.cell = std::max(4.0, available / std::max(1, classes));
+    geometry.grid = QRectF(left, 8, geometry.cell * classes, geometry.cell * classes);
+    return geometry;
+}
+
+std::optional<QFont> ConfusionMatrixPlot::cellFigureFont() const {
+    const int classes = classCount();
+    if (classes == 0) return std::nullopt;
+    QString widest;
+    for (int row = 0; row < classes; ++row)
+        for (int column = 0; column < classes; ++column)
+            if (const QString text = cellText(row, column); text.size() > widest.size()) widest = text;
+    const double cell = geometry().cell;
+    // The largest size up to the page's whose widest figure fits a cell, in half points.
+    QFont figure = font();
+    for (double points = QFontInfo(font()).pointSizeF(); points >= smallestFigurePoints; points -= 0.5) {
+        figure.setPointSizeF(points);
+        const QFontMetricsF metrics(figure);
+        if (metrics.horizontalAdvance(widest) <= cell - 2 && metrics.height() <= cell) return figure;
+    }
+    return std::nullopt;
+}
+
+QString ConfusionMatrixPlot::cellToolTipAt(QPointF position) const {
+    const Geometry shape = geometry();
+    if (classCount() == 0 || !shape.grid.contains(position)) return {};
+    const int row = std::min(classCount() - 1, int((position.y() - shape.grid.top()) / shape.cell));
+    const int column = std::min(classCount() - 1, int((position.x() - shape.grid.left()) / shape.cell));
+    return tr("true %1, predicted %2: %3").arg(className(row), className(column), cellText(row, column));
+}
+
+bool ConfusionMatrixPlot::event(QEvent* event) {
+    if (event->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        const QString text = cellToolTipAt(help->pos());
+        if (text.isEmpty()) QToolTip::hideText();
+        else QToolTip::showText(help->globalPos(), text, this);
+        return true;
+    }
+    return QWidget::event(event);
+}
+
 void ConfusionMatrixPlot::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
@@ -74,15 +131,7 @@ void ConfusionMatrixPlot::paintEvent(QPaintEvent*) {
     }
 
     const QFontMetricsF metrics(font());
-    double labelWidth = 0;
-    for (int i = 0; i < classes; ++i) labelWidth = std::max(labelWidth, metrics.horizontalAdvance(className(i)));
-    const double angle = qDegreesToRadians(labelAngleDegrees);
-    const double axisTitle = metrics.height() + labelGap;
-    const double left = axisTitle + labelWidth + labelGap;
-    const double bottomLabels = labelWidth * std::sin(angle) + metrics.height() + labelGap;
-    const double available = std::min(width() - left - 8, height() - 8 - bottomLabels - axisTitle);
-    const double cell = std::max(4.0, available / classes);
-    const QRectF grid(left, 8, cell * classes, cell * classes);
+    const auto [axisTitle, labelWidth, bottomLabels, cell, grid] = geometry();
 
     double largest = 0;
     for (int row = 0; row < classes; ++row)
@@ -90,16 +139,15 @@ void ConfusionMatrixPlot::paintEvent(QPaintEvent*) {
     const QColor empty = colors.color(QPalette::Base);
     const QColor full = isDarkPalette(colors) ? QColor(90, 160, 255) : QColor(25, 85, 170);
 
-    QFont cellFont = font();
-    cellFont.setPointSizeF(std::clamp(cell / 4.2, 5.0, font().pointSizeF()));
-    painter.setFont(cellFont);
+    const std::optional<QFont> figureFont = cellFigureFont();
+    if (figureFont) painter.setFont(*figureFont);
     for (int row = 0; row < classes; ++row)
         for (int column = 0; column < classes; ++column) {
             const double share = largest > 0 ? value(row, column) / largest : 0.0;
             const QColor fill = blend(empty, full, std::sqrt(share));  // sqrt: small confusions stay visible
             const QRectF box(grid.left() + column * cell, grid.top() + row * cell, cell, cell);
             painter.fillRect(box, fill);
-            if (cell >= 16) {
+            if (figureFont) {
                 painter.setPen(fill.lightnessF() < 0.55 ? QColor(Qt::white) : QColor(Qt::black));
                 painter.drawText(box, Qt::AlignCenter, cellText(row, column));
             }

@@ -24,6 +24,7 @@ class RunHistoryPanel : public QWidget {
 
 public:
     explicit RunHistoryPanel(QWidget* parent = nullptr);
+    ~RunHistoryPanel() override;
 
     QString runsRoot() const;
     void setRunsRoot(const QString& root);  // and rescans
@@ -46,8 +47,12 @@ signals:
     void resumeRequested(const QString& runDirectory);
     void classifyRequested(const QString& runDirectory);  // an image, with this run's model
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;  // the run list's resizes
+
 private:
     void showRecords();
+    void fitRunColumn();
     void updateSelection();
     void browse();
     void showRunMenu(const QPoint& position);
@@ -58,6 +63,7 @@ private:
     QLineEdit* root_;
     QLabel* summary_;
     QTreeWidget* runs_;
+    QObject* runsViewport_;  // whose resizes fit the Run column (compared, never called: it may be going)
     QTreeWidget* details_;
     QPushButton* open_;
     QPushButton* compare_;
