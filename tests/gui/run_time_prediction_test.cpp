@@ -3,6 +3,7 @@
 // it and run through a worker program, and predicted beside actual once the run has finished.
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -220,6 +221,42 @@ private slots:
             QVERIFY2(area.predictionLabel()->text().startsWith("Rough prediction"),
                      qPrintable(area.predictionLabel()->text()));
         }
+    }
+
+    // The prediction is of the network the run trains, as the Train page fits it: from an image
+    // folder (32×32 colour, three classes) lenet5 trains its own 28×28 grey input, resized to, and
+    // three outputs; a report of that network (a Hardware-page sweep of the designed network)
+    // predicts it unscaled.
+    void aReportOfTheFittedNetworkPredictsItUnscaled() {
+        QTemporaryDir folder;
+        for (const QString& label : {"a", "b", "c"}) {
+            QVERIFY(QDir(folder.path()).mkpath("images/" + label));
+            for (int i = 0; i < 4; ++i) {
+                QImage image(32, 32, QImage::Format_RGB888);
+                image.fill(QColor(40 * i, label == "a" ? 200 : 20, label == "c" ? 200 : 20));
+                QVERIFY(image.save(folder.filePath(QString("images/%1/%2.png").arg(label).arg(i))));
+            }
+        }
+        TrainingSession session;
+        TrainArea area(&session);
+        RunSettings settings = area.settingsPanel()->settings();
+        settings.dataset = "folder:" + folder.filePath("images");
+        settings.backend = "cpu";
+        settings.precision = "fp32";
+        area.settingsPanel()->setSettings(settings);
+        area.setNetwork(cnnstudio::loadPreset("lenet5"));
+        QTRY_VERIFY_WITH_TIMEOUT(area.networkFit().known, datasetLoadMs);
+        QVERIFY2(area.networkFit().canTrain(), qPrintable(area.networkFit().refusal));
+        BenchReport sweep = reportOfThisMachine("cpu", "fp32");
+        sweep.network = cnnstudio::describeNetwork(area.networkFit().trainedSpec);
+        QCOMPARE(sweep.network.input, std::vector<int>({1, 28, 28}));
+        QCOMPARE(sweep.network.classes, 3);
+        cnnstudio::saveToHardwareFolder(sweep, folder.path().toStdString());
+        area.setHardwareReportFolder(folder.path().toStdString());
+        const auto& prediction = area.runTimeEstimate().prediction;
+        QVERIFY2(prediction.has_value(), qPrintable(area.predictionLabel()->text()));
+        QVERIFY2(!prediction->scaledByFlops, qPrintable(area.predictionLabel()->text()));
+        QVERIFY2(area.predictionLabel()->text().startsWith("Predicted: epoch"), qPrintable(area.predictionLabel()->text()));
     }
 
     void theFinishedRunShowsPredictedBesideActual() {

@@ -13,22 +13,11 @@
 
 #include "cnnstudio/bench_measure.h"
 #include "cnnstudio/error.h"
-#include "training/spec_adaptation.h"
 
 namespace cnnstudio::ui {
 namespace {
 
 QString qt(const std::string& text) { return QString::fromStdString(text); }
-
-// The network the worker trains: the drawn one fitted to the data set's images and classes.
-NetworkSpec fittedSpec(const NetworkSpec& spec, const DatasetSummary& data) {
-    if (data.channels <= 0 || data.classNames.isEmpty()) return spec;
-    try {
-        return adaptSpecToData(spec, data.channels, data.height, data.width, int(data.classNames.size())).spec;
-    } catch (const Error&) {
-        return spec;  // the fit notice says why it cannot train; the drawn network still has FLOPs
-    }
-}
 
 int threadsOf(const RunSettings& settings) {
     return settings.threads > 0 ? settings.threads : QThread::idealThreadCount();
@@ -41,7 +30,7 @@ std::optional<RunSettings::Prediction> RunTimeEstimate::forWorker() const {
     return RunSettings::Prediction{prediction->epochSeconds, prediction->totalSeconds, qt(prediction->basis)};
 }
 
-RunTimeEstimate estimateRunTime(const NetworkSpec& spec, const RunSettings& settings, const DatasetSummary& data,
+RunTimeEstimate estimateRunTime(const NetworkSpec& trainedSpec, const RunSettings& settings, const DatasetSummary& data,
                                 const BenchReport& report, const QString& reportName) {
     RunTimeEstimate estimate;
     if (data.trainSize <= 0) {
@@ -50,7 +39,7 @@ RunTimeEstimate estimateRunTime(const NetworkSpec& spec, const RunSettings& sett
     }
     BenchNetwork network;
     try {
-        network = describeNetwork(fittedSpec(spec, data));
+        network = describeNetwork(trainedSpec);
     } catch (const Error&) {
         estimate.text = QObject::tr("Predicted run time: none while the network has problems");
         return estimate;
@@ -88,7 +77,7 @@ RunTimeEstimate estimateRunTime(const NetworkSpec& spec, const RunSettings& sett
     return estimate;
 }
 
-RunTimeEstimate estimateRunTimeFromFolder(const NetworkSpec& spec, const RunSettings& settings,
+RunTimeEstimate estimateRunTimeFromFolder(const NetworkSpec& trainedSpec, const RunSettings& settings,
                                           const DatasetSummary& data, const std::filesystem::path& folder) {
     const auto latest = latestReportOfMachine(folder, QSysInfo::machineHostName().toStdString());
     if (!latest) {
@@ -98,7 +87,7 @@ RunTimeEstimate estimateRunTimeFromFolder(const NetworkSpec& spec, const RunSett
                                     "cnnstudio-bench); measure it in a few seconds");
         return estimate;
     }
-    return estimateRunTime(spec, settings, data, latest->second, qt(latest->first.filename().string()));
+    return estimateRunTime(trainedSpec, settings, data, latest->second, qt(latest->first.filename().string()));
 }
 
 QString probeKey(const NetworkSpec& trainedSpec, const RunSettings& settings) {

@@ -116,12 +116,13 @@ void TrainArea::refreshPrediction() {
     const RunSettings settings = settings_->settings();
     const DatasetSummary& data = settings_->datasetPicker()->preview()->summary();
     estimate_ = {};
+    const NetworkSpec trained = trainedNetwork();
     // A probe of this very network first: another network's benchmark is only scaled by FLOPs.
-    if (const auto probe = probeOf(probeKey(trainedNetwork(), settings)))
-        estimate_ = estimateRunTime(network_, settings, data, *probe,
+    if (const auto probe = probeOf(probeKey(trained, settings)))
+        estimate_ = estimateRunTime(trained, settings, data, *probe,
                                     tr("a probe of this network, %1").arg(QString::fromStdString(probe->created)));
     if (!estimate_.prediction && !reportFolder_.empty())
-        estimate_ = estimateRunTimeFromFolder(network_, settings, data, reportFolder_);
+        estimate_ = estimateRunTimeFromFolder(trained, settings, data, reportFolder_);
     prediction_->setText(estimate_.text);
     measure_->setVisible(estimate_.needsProbe);
     measure_->setEnabled(!probe_->isRunning());

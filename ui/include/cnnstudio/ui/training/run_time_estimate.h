@@ -36,13 +36,14 @@ struct RunTimeEstimate {
     std::optional<RunSettings::Prediction> forWorker() const;
 };
 
-// The prediction for `spec` (fitted to the data set as the worker will fit it) trained with
-// `settings` on the data set `data` summarises, from `report` (named `reportName` in the text).
-RunTimeEstimate estimateRunTime(const NetworkSpec& spec, const RunSettings& settings, const DatasetSummary& data,
+// The prediction for `trainedSpec` (the network the run trains: NetworkFit::trainedSpec, or the
+// drawn one while the fit is not known) trained with `settings` on the data set `data`
+// summarises, from `report` (named `reportName` in the text).
+RunTimeEstimate estimateRunTime(const NetworkSpec& trainedSpec, const RunSettings& settings, const DatasetSummary& data,
                                 const BenchReport& report, const QString& reportName);
 // The same from the newest report of this machine (by host name) in `folder`; says so when
 // there is none.
-RunTimeEstimate estimateRunTimeFromFolder(const NetworkSpec& spec, const RunSettings& settings,
+RunTimeEstimate estimateRunTimeFromFolder(const NetworkSpec& trainedSpec, const RunSettings& settings,
                                           const DatasetSummary& data, const std::filesystem::path& folder);
 // Probes kept across sessions: one report per network as the run trains it (its name and layers,
 // not its layout), backend, precision, CPU threads and batch, each a file in `folder` (the
