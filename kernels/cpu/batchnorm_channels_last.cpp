@@ -144,6 +144,18 @@ CNNSTUDIO_BF16_LOOP void normaliseRows(const BatchNormGeometry& g, const Affine&
     }
 }
 
+// Adds one row's dz and dz (x - mean) to the channels' sums. Not inlined: inlined into
+// backwardUnits<4>'s parallel region GCC 12 does not vectorise it ("no vectype" for the row of
+// x), and the pooled chain's backward ran it one channel at a time.
+[[gnu::noinline]] CNNSTUDIO_BF16_LOOP void addGradientSums(const float* dz, const Bf16* xRow, const float* mean,
+                                                         int channels, float* sumDz, float* sumDzCentred) {
+#pragma omp simd
+    for (int c = 0; c < channels; ++c) {
+        sumDz[c] += dz[c];
+        sumDzCentred[c] += dz[c] * (toFloat(xRow[c]) - mean[c]);
+    }
+}
+
 // The rows of x under one unit of the backward pass and the gradient of z there: a unit is one
 // row (batch norm, batch norm -> ReLU) or one 2x2 window (the pooled chain).
 struct UnitRows {
@@ -170,15 +182,9 @@ CNNSTUDIO_BF16_LOOP void backwardUnits(const BatchNormGeometry& g, const Bf16* x
         const Share share = threadShare(units);
         for (std::int64_t unit = share.begin; unit < share.end; ++unit) {
             gradient(unit, room.data(), rows);
-            for (int k = 0; k < RowsPerUnit; ++k) {
-                const Bf16* xRow = x + rows.row[k] * channels;
-                const float* dz = room.data() + std::size_t(k) * channels;
-#pragma omp simd
-                for (int c = 0; c < channels; ++c) {
-                    sumDz[c] += dz[c];
-                    sumDzCentred[c] += dz[c] * (toFloat(xRow[c]) - savedMean[c]);
-                }
-            }
+            for (int k = 0; k < RowsPerUnit; ++k)
+                addGradientSums(room.data() + std::size_t(k) * channels, x + rows.row[k] * channels, savedMean,
+                                channels, sumDz, sumDzCentred);
             tile.rowDone();
         }
         tile.flush();
