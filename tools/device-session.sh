@@ -34,7 +34,8 @@
 #   scaling-ours  cnnstudio-bench on one GPU and on every GPU of this machine (mpirun, NCCL)
 #   reference  bench/pytorch_reference.py at batch 256 (fp32 and bf16 channels-last)
 #   sweep   the hardware comparison of issue #11: one cnnstudio-bench report of fer-cnn on cpu-ref
-#           (1 thread, batch 16: plain loops), cpu 1/4/16 threads, cuda fp32/bf16, cudnn fp32/tf32/bf16
+#           (1 thread, batch 16: plain loops), cpu 1/4/16 threads, cpu bf16 1/16 threads (AMX),
+#           cuda fp32/bf16, cudnn fp32/tf32/bf16
 #           and cudnn fp32/bf16 on 2 GPUs (recorded as failed on a one-GPU machine: use
 #           nvidia-h200-x2); report in $OUT/sweep-fer-cnn.json, progress and table in sweep.log
 #   live    cnnstudio-live --benchmark at 640x480, one face, detecting every frame and every third,
@@ -243,7 +244,7 @@ for step in "$@"; do
   sweep)
     "$bin/cnnstudio-bench" --model fer-cnn --batch 256 --no-save-copy --report "$out/sweep-fer-cnn.json" \
       --config "cpu-ref threads=1 batch=16" --config "cpu threads=1" --config "cpu threads=4" \
-      --config "cpu threads=16" --config "cuda fp32" --config "cuda bf16" --config "cudnn fp32" --config "cudnn tf32" \
+      --config "cpu threads=16" --config "cpu bf16 threads=1" --config "cpu bf16 threads=16" --config "cuda fp32" --config "cuda bf16" --config "cudnn fp32" --config "cudnn tf32" \
       --config "cudnn bf16" --config "cudnn fp32 gpus=2" --config "cudnn bf16 gpus=2" \
       2>&1 | grep -v Warning | tee "$out/sweep.log" ;;
   live)
