@@ -1,5 +1,7 @@
 // The designer's model: building a network through DesignDocument's edits, the live shape
 // analysis, refused edits, undo/redo of every kind of edit, save/load and auto-layout.
+#include <QRectF>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -220,22 +222,61 @@ private slots:
         }
     }
 
-    void autoLayoutPutsEachNodeBelowItsInputs() {
+    void autoLayoutPutsEachNodeBelowItsInputsOrAtTheHeadOfALaterColumn() {
+        using cnnstudio::ui::NodeMetrics;
+        for (const std::string& preset : cnnstudio::presetNames()) {
+            DesignDocument document;
+            document.loadPreset(QString::fromStdString(preset));
+            document.moveNodes({{"input", QPointF(900, 900)}});
+            document.autoLayout();
+            const NetworkSpec& spec = document.spec();
+            for (const cnnstudio::NodeSpec& node : spec.nodes)
+                for (const std::string& input : node.inputs) {
+                    const auto [x, y] = spec.layout.at(node.name);
+                    const auto [inputX, inputY] = spec.layout.at(input);
+                    const bool below = y > inputY;
+                    const bool headOfLaterColumn = y == 0 && x >= inputX + NodeMetrics::width + NodeMetrics::columnGap;
+                    QVERIFY2(below || headOfLaterColumn,
+                             (preset + ": " + node.name + " should sit below " + input + " or head a later column").c_str());
+                }
+            // No two cards overlap, nor touch: the layout's gaps stay between them.
+            for (const auto& [a, pa] : spec.layout)
+                for (const auto& [b, pb] : spec.layout) {
+                    const QRectF cardA(pa.first, pa.second, NodeMetrics::width, NodeMetrics::height);
+                    const QRectF cardB(pb.first, pb.second, NodeMetrics::width, NodeMetrics::height);
+                    QVERIFY2(a >= b || !cardA.adjusted(-1, -1, 1, 1).intersects(cardB),
+                             (preset + ": " + a + " overlaps " + b).c_str());
+                }
+        }
+    }
+
+    void autoLayoutWrapsALongChainToBeReadableWhenFitted() {
+        using cnnstudio::ui::LayoutTarget;
+        using cnnstudio::ui::NodeMetrics;
         DesignDocument document;
-        document.loadPreset("mini-xception");
-        document.moveNodes({{"input", QPointF(900, 900)}});
+        document.loadPreset("fer-cnn");  // 27 layers in one chain
+        QRectF drawing;
+        QSet<double> columns;
+        for (const auto& [name, position] : document.spec().layout) {
+            drawing |= QRectF(position.first, position.second, NodeMetrics::width, NodeMetrics::height);
+            columns.insert(position.first);
+        }
+        QVERIFY2(columns.size() > 1, "a long chain should wrap into several columns");
+        const double zoom = std::min(LayoutTarget::canvasWidth / (drawing.width() + 60),
+                                     LayoutTarget::canvasHeight / (drawing.height() + 60));
+        QVERIFY2(zoom >= 0.55, qPrintable(QString("fitted at %1").arg(zoom)));  // in one column: 0.13
+        // The Auto layout button gives a loaded preset the layout it was loaded with.
+        const auto loaded = document.spec().layout;
         document.autoLayout();
-        const NetworkSpec& spec = document.spec();
-        for (const cnnstudio::NodeSpec& node : spec.nodes)
-            for (const std::string& input : node.inputs)
-                QVERIFY2(spec.layout.at(node.name).second > spec.layout.at(input).second,
-                         (node.name + " should sit below " + input).c_str());
-        // Nodes of one layer share a row and never overlap.
-        for (const auto& [a, pa] : spec.layout)
-            for (const auto& [b, pb] : spec.layout)
-                if (a < b && pa.second == pb.second)
-                    QVERIFY2(std::abs(pa.first - pb.first) >= cnnstudio::ui::NodeMetrics::width,
-                             (a + " overlaps " + b).c_str());
+        QVERIFY(document.spec().layout == loaded);
+    }
+
+    void autoLayoutKeepsAShortChainInOneColumn() {
+        DesignDocument document;
+        const SmallNetwork net = buildSmallNetwork(document);
+        document.autoLayout();
+        for (const QString& node : {net.conv, net.relu, net.flatten, net.dense})
+            QCOMPARE(document.position(node).x(), document.position("input").x());
     }
 
     void copyKeepsOnlyTheEdgesInsideTheSelectionAndNoInput() {

@@ -102,7 +102,7 @@ DesignArea::DesignArea(DesignDocument* document, QWidget* parent) : QWidget(pare
     connect(canvas_, &DesignerCanvas::renameRequested, this, &DesignArea::renameNode);
     connect(canvas_, &DesignerCanvas::fitRequested, view_, &DesignerView::fitToContents);
     connect(view_, &DesignerView::zoomChanged, canvas_, [this](double zoom) {
-        canvas_->setOverview(zoom < NodeItem::overviewBelowScale && NodeItem::overviewLabelsFitAt(zoom));
+        canvas_->setOverview(zoom < NodeItem::overviewBelowScale && canvas_->overviewLabelsFitAt(zoom));
     });
     connect(problems_, &ProblemsPanel::nodeActivated, canvas_, &DesignerCanvas::selectNode);
     connect(analysis_, &AnalysisPanel::nodeActivated, canvas_, &DesignerCanvas::selectNode);

@@ -139,6 +139,14 @@ void DesignerCanvas::setOverview(bool overview) {
     for (NodeItem* node : std::as_const(nodes_)) node->setOverview(overview);
 }
 
+bool DesignerCanvas::overviewLabelsFitAt(double zoom) const {
+    if (!NodeItem::overviewLabelsFitAt(zoom)) return false;
+    for (NodeItem* node : std::as_const(nodes_))
+        for (QGraphicsItem* item : items(node->overviewLabelSceneRect(zoom)))
+            if (item != node && qgraphicsitem_cast<NodeItem*>(item)) return false;
+    return true;
+}
+
 void DesignerCanvas::addNodeWithEdges(const QString& name) {
     addNodeItem(name);
     rebuildInputEdges(name);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QGraphicsItem>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QScrollBar>
@@ -59,7 +60,12 @@ void DesignerView::resetZoom() {
 
 void DesignerView::fitToContents() {
     if (!scene()) return;
-    const QRectF contents = scene()->itemsBoundingRect().adjusted(-fitMargin, -fitMargin, fitMargin, fitMargin);
+    // The drawing, without the overview labels: they keep their size on screen, so their extent
+    // in the scene depends on the zoom being chosen, and would pull a fitted network off centre.
+    QRectF drawing;
+    for (const QGraphicsItem* item : scene()->items())
+        if (!(item->flags() & QGraphicsItem::ItemIgnoresTransformations)) drawing |= item->sceneBoundingRect();
+    const QRectF contents = drawing.adjusted(-fitMargin, -fitMargin, fitMargin, fitMargin);
     if (contents.isEmpty()) return;
     // However big the network, all of it: the nodes switch to a summary drawing when small.
     // A small network is not blown up beyond life size.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <QApplication>
 #include <QPainter>
@@ -9,6 +10,7 @@
 #include <QStyleOptionGraphicsItem>
 #include <QWidget>
 
+#include "cnnstudio/ui/designer/auto_layout.h"
 #include "cnnstudio/ui/designer/node_item.h"
 #include "cnnstudio/ui/designer/port_item.h"
 
@@ -17,6 +19,38 @@ namespace {
 
 constexpr double arrowLength = 10.0;
 constexpr double arrowHalfWidth = 5.0;
+constexpr double cornerRadius = 14.0;
+
+// A path through the points, its corners rounded.
+QPainterPath roundedPolyline(const std::vector<QPointF>& points) {
+    QPainterPath path(points.front());
+    for (std::size_t i = 1; i + 1 < points.size(); ++i) {
+        const QPointF in = points[i] - points[i - 1], out = points[i + 1] - points[i];
+        const double inLength = std::hypot(in.x(), in.y()), outLength = std::hypot(out.x(), out.y());
+        if (inLength < 1e-6 || outLength < 1e-6) continue;
+        const double radius = std::min({cornerRadius, inLength / 2, outLength / 2});
+        path.lineTo(points[i] - in * (radius / inLength));
+        path.quadTo(points[i], points[i] + out * (radius / outLength));
+    }
+    path.lineTo(points.back());
+    return path;
+}
+
+// An edge to a card above its source, as from the foot of one column of a wrapped layout to
+// the head of the next: down into the gap below the source, along to a lane between the cards,
+// up the lane, along the gap above the target and down into it. A curve would cut across both
+// columns' cards.
+QPainterPath climbingPath(QPointF start, QPointF end) {
+    const double belowSource = start.y() + NodeMetrics::verticalGap / 2 - PortItem::radius;
+    const double aboveTarget = end.y() + PortItem::radius + arrowLength - NodeMetrics::verticalGap / 2;
+    // Between the two cards when they stand side by side (the wrapped layout puts the lane in
+    // the middle of the gap between columns), else beside the one further right.
+    const double laneX = std::abs(end.x() - start.x()) >= NodeMetrics::width + NodeMetrics::horizontalGap
+                             ? (start.x() + end.x()) / 2
+                             : std::max(start.x(), end.x()) + (NodeMetrics::width + NodeMetrics::horizontalGap) / 2;
+    return roundedPolyline({start, {start.x(), belowSource}, {laneX, belowSource}, {laneX, aboveTarget},
+                            {end.x(), aboveTarget}, end});
+}
 
 }  // namespace
 
@@ -38,9 +72,13 @@ void EdgeItem::updatePath() {
     // From just below the output dot to the arrow's tip just above the input dot.
     const QPointF start = source_->outputPortScenePos() + QPointF(0, PortItem::radius);
     const QPointF end = target_->inputPortScenePos(slot_, slotCount_) - QPointF(0, PortItem::radius + arrowLength);
-    const double bend = std::max(40.0, std::abs(end.y() - start.y()) / 2);
     QPainterPath path(start);
-    path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end);
+    if (end.y() < start.y()) {
+        path = climbingPath(start, end);
+    } else {
+        const double bend = std::max(40.0, std::abs(end.y() - start.y()) / 2);
+        path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end);
+    }
     prepareGeometryChange();
     setPath(path);
     setToolTip(QObject::tr("%1 → %2 (select and press Delete to disconnect)")

@@ -1,5 +1,7 @@
 #include "cnnstudio/ui/designer/node_item.h"
 
+#include <algorithm>
+
 #include <QApplication>
 #include <QPainter>
 #include <QPalette>
@@ -20,6 +22,10 @@ namespace {
 constexpr double cornerRadius = 8.0;
 constexpr double stripeWidth = 6.0;
 constexpr double overviewLabelGap = 10.0;
+// The card's name is never drawn smaller on screen than this, in pixels (a small label's size);
+// nor, grown to reach it, taller than this in scene units, which leaves room for the shape.
+constexpr double minimumTitlePixels = 10.0;
+constexpr double maximumCompactTitleHeight = 34.0;
 
 QRectF cardRect() { return QRectF(0, 0, NodeMetrics::width, NodeMetrics::height); }
 
@@ -120,6 +126,11 @@ void NodeItem::setOverview(bool overview) { overviewLabel_->setVisible(overview)
 
 bool NodeItem::isOverview() const { return overviewLabel_->isVisible(); }
 
+QRectF NodeItem::overviewLabelSceneRect(double zoom) const {
+    const QRectF pixels = overviewLabel_->boundingRect();
+    return QRectF(mapToScene(overviewLabel_->pos()) + pixels.topLeft() / zoom, pixels.size() / zoom);
+}
+
 void NodeItem::refreshOverviewLabel() {
     overviewLabel_->setText(shapeLine_.isEmpty() ? name_ : name_ + "  " + shapeLine_);
 }
@@ -144,7 +155,6 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const bool broken = !problem_.isEmpty();
     const QColor accent = layerCategoryColor(category_);
     const QColor base = palette.color(QPalette::Base);
-    const QColor text = palette.color(QPalette::Text);
     const QColor errorColor = problemColor(palette);
 
     painter->setRenderHint(QPainter::Antialiasing);
@@ -164,34 +174,56 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->setPen(border);
     painter->drawPath(card);
 
-    const double left = stripeWidth + 8, right = NodeMetrics::width - 8;
     // Zoomed far out the lines would be specks; the overview label beside the card says it all.
-    if (option->levelOfDetailFromTransform(painter->worldTransform()) < overviewBelowScale) return;
+    const double zoom = option->levelOfDetailFromTransform(painter->worldTransform());
+    if (zoom < overviewBelowScale) return;
     QFont titleFont = painter->font();
     titleFont.setBold(true);
+    // Zoomed out, the name and shape grow on the card so that they stay as large on screen as a
+    // small label, and the costs line gives them its room: a fitted long network stays readable.
+    const double grow = std::clamp(minimumTitlePixels / (QFontMetricsF(titleFont).height() * zoom), 1.0,
+                                   maximumCompactTitleHeight / QFontMetricsF(titleFont).height());
+    titleFont.setPointSizeF(titleFont.pointSizeF() * grow);
+    const bool compact = grow > 1.0;
+    paintText(painter, palette, titleFont, compact);
+}
+
+void NodeItem::paintText(QPainter* painter, const QPalette& palette, const QFont& titleFont, bool compact) const {
+    const bool broken = !problem_.isEmpty();
+    const QColor text = palette.color(QPalette::Text);
+    const double left = stripeWidth + 8, right = NodeMetrics::width - 8;
+    // Three rows of 22 scene units, or, compact, two rows that share the card's height.
+    const double rowHeight = compact ? (NodeMetrics::height - 12) / 2 : 22;
+    const double shapeTop = compact ? 6 + rowHeight : 31;
     painter->setFont(titleFont);
     painter->setPen(text);
     const QFontMetricsF titleMetrics(titleFont);
-    QFont typeFont = painter->font();
+    QFont typeFont = titleFont;
     typeFont.setBold(false);
-    typeFont.setPointSizeF(typeFont.pointSizeF() * 0.9);
+    typeFont.setPointSizeF(titleFont.pointSizeF() * 0.9);
     const QFontMetricsF typeMetrics(typeFont);
+    // The type gives way to the name where both do not fit (the stripe's colour still tells the
+    // category, and the tooltip the type).
     const double typeWidth = typeMetrics.horizontalAdvance(layerType_);
-    const QRectF titleRect(left, 6, right - left - typeWidth - 8, 22);
+    const bool typeFits = !compact || titleMetrics.horizontalAdvance(name_) + 8 + typeWidth <= right - left;
+    const QRectF titleRect(left, 6, right - left - (typeFits ? typeWidth + 8 : 0), rowHeight);
     painter->drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
                       titleMetrics.elidedText(name_, Qt::ElideRight, titleRect.width()));
-    painter->setFont(typeFont);
-    painter->setPen(palette.color(QPalette::PlaceholderText));
-    painter->drawText(QRectF(right - typeWidth, 6, typeWidth, 22), Qt::AlignRight | Qt::AlignVCenter, layerType_);
+    if (typeFits) {
+        painter->setFont(typeFont);
+        painter->setPen(palette.color(QPalette::PlaceholderText));
+        painter->drawText(QRectF(right - typeWidth, 6, typeWidth, rowHeight), Qt::AlignRight | Qt::AlignVCenter, layerType_);
+    }
 
     QFont bodyFont = typeFont;
     bodyFont.setPointSizeF(titleFont.pointSizeF() * 0.95);
     painter->setFont(bodyFont);
     const QFontMetricsF bodyMetrics(bodyFont);
-    painter->setPen(broken ? blend(text, errorColor, 0.55) : text);
-    const QRectF shapeRect(left, 31, right - left, 22);
+    painter->setPen(broken ? blend(text, problemColor(palette), 0.55) : text);
+    const QRectF shapeRect(left, shapeTop, right - left, rowHeight);
     painter->drawText(shapeRect, Qt::AlignLeft | Qt::AlignVCenter,
                       bodyMetrics.elidedText(shapeLine_, Qt::ElideRight, shapeRect.width()));
+    if (compact) return;
     painter->setPen(palette.color(QPalette::PlaceholderText));
     const QRectF costRect(left, 54, right - left, 22);
     painter->drawText(costRect, Qt::AlignLeft | Qt::AlignVCenter,

@@ -72,6 +72,9 @@ public slots:
     void duplicateSelection();
     // Zoomed far out: cards drawn plain with their name and shape in a readable label beside them.
     void setOverview(bool overview);
+    // Whether overview labels at this zoom clear each other and every other card: beside a
+    // column of a wrapped layout a label would run into the next column.
+    bool overviewLabelsFitAt(double zoom) const;
     void startInserting(const QString& type);  // the next click on the canvas places a `type` node
     void cancelMode();                          // back to Select
 

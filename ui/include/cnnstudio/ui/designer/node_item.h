@@ -20,8 +20,9 @@ class NodeItem : public QGraphicsItem {
 public:
     enum { Type = UserType + 1 };
     // Below this scale (screen pixels per scene unit) a card is too small to read: it is drawn
-    // plain and, in overview, a label beside it keeps the name and shape readable.
-    static constexpr double overviewBelowScale = 0.45;
+    // plain and, in overview, a label beside it keeps the name and shape readable. Above it and
+    // below life size the card shows its name and shape in larger type, and drops the costs.
+    static constexpr double overviewBelowScale = 0.3;
     // Whether overview labels, one per row of the auto-layout, clear each other at this zoom;
     // further out they would pile up into an unreadable smear, and only the cards are drawn.
     static bool overviewLabelsFitAt(double zoom);
@@ -47,6 +48,8 @@ public:
     QString annotationText() const;  // the shape / parameters / FLOPs lines as drawn
     void setOverview(bool overview);  // shows the label beside the card
     bool isOverview() const;
+    // Where the overview label would be drawn at this zoom, in scene coordinates.
+    QRectF overviewLabelSceneRect(double zoom) const;
 
     QPointF inputPortScenePos(int slot = 0, int slotCount = 1) const;
     QPointF outputPortScenePos() const;
@@ -60,6 +63,7 @@ protected:
 
 private:
     void refreshOverviewLabel();
+    void paintText(QPainter* painter, const QPalette& palette, const QFont& titleFont, bool compact) const;
 
     QString name_, layerType_, category_;
     PortItem* inputPort_ = nullptr;
