@@ -22,7 +22,7 @@ public:
     // Below this scale (screen pixels per scene unit) a card is too small to read: it is drawn
     // plain and, in overview, a label beside it keeps the name and shape readable. Above it and
     // below life size the card shows its name and shape in larger type, and drops the costs.
-    static constexpr double overviewBelowScale = 0.3;
+    static constexpr double overviewBelowScale = 0.25;
     // Whether overview labels, one per row of the auto-layout, clear each other at this zoom;
     // further out they would pile up into an unreadable smear, and only the cards are drawn.
     static bool overviewLabelsFitAt(double zoom);
