@@ -274,7 +274,7 @@ private slots:
         planner.setDesignedNetwork(designed);
         QCOMPARE(planner.plan().designed, std::nullopt);  // a preset until the user picks it
         planner.chooseDesignedNetwork();
-        QCOMPARE(planner.networkChooser()->currentText(), QString("Design page: fer-cnn"));
+        QCOMPARE(planner.networkChooser()->currentText(), QString("fer-cnn (Design page)"));
         const SweepPlan plan = planner.plan();
         QVERIFY(plan.designed);
         QCOMPARE(*plan.designed, designed);
@@ -312,6 +312,12 @@ private slots:
         QVERIFY(planner.problems().contains(withProblems.problems[0]));
         QVERIFY(!planner.runButton()->isEnabled());
         QVERIFY(planner.findChild<QLabel*>("sweepProblems")->text().contains("Fix it there"));
+        // The narrow column cuts the chosen entry; its tooltip names the network whole, and why
+        // it cannot be measured.
+        QVERIFY(planner.networkChooser()->currentText().startsWith("lenet5"));
+        QVERIFY2(planner.networkChooser()->toolTip().contains("lenet5: the network on the Design page") &&
+                     planner.networkChooser()->toolTip().contains("Fix it there"),
+                 qPrintable(planner.networkChooser()->toolTip()));
         BenchSweepRunner runner;
         QVERIFY_THROWS_EXCEPTION(cnnstudio::Error, runner.start(planner.plan(), machineWith(4, 0)));
 

@@ -62,7 +62,6 @@ SweepPlanner::SweepPlanner(QWidget* parent) : QWidget(parent) {
     // A designed network's name can be long: the column keeps its width, the list shows it whole.
     model_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     model_->setMinimumContentsLength(12);
-    model_->setToolTip(tr("The network to measure: the one on the Design page, or a preset"));
     networkNote_ = new QLabel(this);
     networkNote_->setObjectName("sweepNetworkNote");
     networkNote_->setWordWrap(true);
@@ -322,10 +321,19 @@ void SweepPlanner::setPlan(const SweepPlan& plan) {
 void SweepPlanner::refresh() {
     const SweepPlan current = plan();
     const int designedRow = model_->findData(designedEntry);
-    model_->setItemText(designedRow, designed_.spec.nodes.empty()
-                                         ? tr("Design page's network (none)")
-                                         : tr("Design page: %1").arg(QString::fromStdString(designed_.spec.name)));
-    model_->setItemData(designedRow, designed_.problems.join('\n'), Qt::ToolTipRole);
+    // The name first: the narrow column cuts the entry's end, and the name is what tells it.
+    const QString designedName = QString::fromStdString(designed_.spec.name);
+    model_->setItemText(designedRow, designed_.spec.nodes.empty() ? tr("Design page's network (none)")
+                                                                  : tr("%1 (Design page)").arg(designedName));
+    const QString designedToolTip =
+        (QStringList{designed_.spec.nodes.empty() ? tr("The Design page has no network.")
+                                                  : tr("%1: the network on the Design page.").arg(designedName)} +
+         designed_.problems)
+            .join('\n');
+    model_->setItemData(designedRow, designedToolTip, Qt::ToolTipRole);
+    model_->setToolTip(model_->currentIndex() == designedRow
+                           ? designedToolTip
+                           : tr("The network to measure: the one on the Design page, or a preset"));
     if (current.designed && current.designed->problems.isEmpty())
         networkNote_->setText(current.designed->fittedTo.isEmpty()
                                   ? tr("Measured as drawn on the Design page.")
