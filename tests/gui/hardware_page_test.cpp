@@ -376,6 +376,24 @@ private slots:
         // The overlaid machine's speedups are over the first report's baseline: 170000 / 12.5.
         QCOMPARE(barText(area.speedupChart(), "gpu-server: cudnn bf16, 2 GPUs"), QString("170 k images/s · 13600×"));
         QVERIFY(area.speedupChart()->title().contains("cpu-ref fp32, 1 thread (laptop)"));
+        // Audit item 20: a colour means one machine on both charts, and their titles say so.
+        QVERIFY(area.speedupChart()->title().contains("colour: machine"));
+        QVERIFY(area.scalingChart()->title().contains("colour: machine"));
+        QMap<QString, QColor> machineColour;
+        for (int i = 0; i < area.speedupChart()->plot()->plottableCount(); ++i)
+            if (auto* bars = qobject_cast<QCPBars*>(area.speedupChart()->plot()->plottable(i)))
+                machineColour.insert(bars->name(), bars->brush().color());
+        QCOMPARE(machineColour.keys(), QStringList({"gpu-server", "laptop"}));
+        int linesChecked = 0;
+        QCustomPlot* scaling = area.scalingChart()->plot();
+        for (int i = 0; i < scaling->graphCount(); ++i) {
+            const QString name = scaling->graph(i)->name();
+            const QString machine = name.section(':', 0, 0);
+            if (!scaling->graph(i)->visible() || !machineColour.contains(machine)) continue;
+            QCOMPARE(scaling->graph(i)->pen().color(), machineColour.value(machine));
+            ++linesChecked;
+        }
+        QVERIFY(linesChecked > 0);
 
         QVERIFY(!area.openReport(testDataPath("runs/20261130-014119-lenet5-adam/config.json"), true));
         QCOMPARE(int(area.comparison()->reports().size()), 2);  // a file that is no report changes nothing

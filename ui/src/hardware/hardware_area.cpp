@@ -235,7 +235,7 @@ void HardwareArea::refreshViews() {
         speedup_->setData(compared, comparison_->baselineConfiguration(), comparison_->baselineName(), overlaid);
         breakdown_->setData(compared);
         scaling_->setData(comparison_->scalingSeries(ScalingAxis(scalingAxis_->currentData().toInt())),
-                          ScalingAxis(scalingAxis_->currentData().toInt()));
+                          ScalingAxis(scalingAxis_->currentData().toInt()), overlaid);
     }
     table_->refresh();
     saveButton_->setEnabled(!comparison_->isEmpty());

@@ -1,13 +1,23 @@
 #include "cnnstudio/ui/hardware/scaling_chart.h"
 
-#include <set>
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
 
 #include <qcustomplot.h>
 
 #include "common/layer_colors.h"
 
 namespace cnnstudio::ui {
+namespace {
+
+// Tell apart the lines of one machine when colour stands for the machine.
+const QCPScatterStyle::ScatterShape markers[] = {QCPScatterStyle::ssDisc, QCPScatterStyle::ssSquare,
+                                                 QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond,
+                                                 QCPScatterStyle::ssTriangleInverted, QCPScatterStyle::ssCross};
+
+}  // namespace
 
 ScalingChart::ScalingChart(QWidget* parent) : BenchChart(parent) {
     setObjectName("scalingChart");
@@ -16,13 +26,14 @@ ScalingChart::ScalingChart(QWidget* parent) : BenchChart(parent) {
     showEmptyNote(tr("Run a sweep or open a report to see how throughput scales."));
 }
 
-void ScalingChart::setData(const std::vector<ScalingSeries>& series, ScalingAxis axis) {
+void ScalingChart::setData(const std::vector<ScalingSeries>& series, ScalingAxis axis, bool colourByMachine) {
     QCustomPlot* chart = plot();
     chart->clearPlottables();
     chart->clearItems();
     lines_.clear();
     const bool ranks = axis == ScalingAxis::Ranks;
-    setTitle(ranks ? tr("Scaling over GPUs and nodes (dashed: ideal)") : tr("Scaling over CPU threads (dashed: ideal)"));
+    const QString key = colourByMachine ? tr("colour: machine, marker: configuration, dashed: ideal") : tr("dashed: ideal");
+    setTitle(ranks ? tr("Scaling over GPUs and nodes (%1)").arg(key) : tr("Scaling over CPU threads (%1)").arg(key));
     if (series.empty()) {
         showEmptyNote(ranks ? tr("These reports hold no backend measured on one and on several ranks. Sweep 1 and 2 or "
                                  "more GPUs (or nodes) of one backend to see its scaling.")
@@ -35,8 +46,13 @@ void ScalingChart::setData(const std::vector<ScalingSeries>& series, ScalingAxis
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     std::set<int> counts;
     double largest = 0;
+    std::map<int, int> linesOfReport;
     for (const ScalingSeries& line : series) {
-        Line drawn{line.name, chart->addGraph(), chart->addGraph(), {}};
+        Line drawn{line.name, chart->addGraph(), chart->addGraph(), {}, int(lines_.size()), 0};
+        if (colourByMachine) {
+            drawn.colourIndex = line.reportIndex;
+            drawn.markerIndex = linesOfReport[line.reportIndex]++;
+        }
         drawn.measured->setName(line.name);
         drawn.ideal->removeFromLegend();
         for (const ScalingSeries::Point& point : line.points) {
@@ -78,12 +94,13 @@ QList<ScalingChart::DrawnPoint> ScalingChart::drawnPoints() const {
 
 void ScalingChart::restyle() {
     const QPalette colors = palette();
-    for (int i = 0; i < int(lines_.size()); ++i) {
-        const QColor colour = seriesColor(i, colors);
-        lines_[std::size_t(i)].measured->setPen(QPen(colour, 2.2));
-        lines_[std::size_t(i)].measured->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colour, 7));
-        lines_[std::size_t(i)].ideal->setPen(QPen(colour, 1.4, Qt::DashLine));
-        for (QCPItemText* label : lines_[std::size_t(i)].labels) {
+    for (const Line& line : lines_) {
+        const QColor colour = seriesColor(line.colourIndex, colors);
+        line.measured->setPen(QPen(colour, 2.2));
+        const auto marker = markers[std::size_t(line.markerIndex) % std::size(markers)];
+        line.measured->setScatterStyle(QCPScatterStyle(marker, colour, colour, 8));
+        line.ideal->setPen(QPen(colour, 1.4, Qt::DashLine));
+        for (QCPItemText* label : line.labels) {
             label->setColor(colour);
             QFont labelFont = font();
             labelFont.setBold(true);

@@ -48,7 +48,9 @@ void SpeedupChart::setData(const std::vector<ComparedConfiguration>& configurati
     drawn_.clear();
     groups_.clear();
     groupColours_.clear();
-    setTitle(tr("Training throughput and speedup over %1").arg(baselineName));
+    // Overlaid, colour stands for the machine here and on the scaling chart alike.
+    setTitle(colourByMachine ? tr("Training throughput and speedup over %1 (colour: machine)").arg(baselineName)
+                             : tr("Training throughput and speedup over %1").arg(baselineName));
     if (configurations.empty()) {
         showEmptyNote(tr("No configuration of these reports ran successfully."));
         return;

@@ -21,7 +21,9 @@ class ScalingChart : public BenchChart {
 public:
     explicit ScalingChart(QWidget* parent = nullptr);
 
-    void setData(const std::vector<ScalingSeries>& series, ScalingAxis axis);
+    // colourByMachine (reports overlaid): a line's colour is its machine's, as on the speedup
+    // chart, and its marker tells the configurations of one machine apart.
+    void setData(const std::vector<ScalingSeries>& series, ScalingAxis axis, bool colourByMachine = false);
 
     struct DrawnPoint {
         QString series;
@@ -40,6 +42,8 @@ private:
         QCPGraph* measured;
         QCPGraph* ideal;
         QMap<int, QCPItemText*> labels;  // the efficiency at each count but 1
+        int colourIndex = 0;             // into seriesColor
+        int markerIndex = 0;             // into the marker shapes
     };
     std::vector<Line> lines_;
 };
