@@ -20,7 +20,8 @@ QString manualHtml() {
         "<p>Start from a preset (File ▸ New from preset) or an empty network. Drag layers from the "
         "palette onto the canvas and connect an output port to an input port. The inspector edits the "
         "selected layer; the problems list names every layer whose shapes do not fit, and the status "
-        "bar shows the parameters, FLOPs and activation memory per image.</p>"
+        "bar shows the parameters, FLOPs and activation memory per image. <b>Auto layout</b> wraps a "
+        "long network into columns read left to right; <b>Fit network</b> shows all of it.</p>"
 
         "<h3>Train</h3>"
         "<p><b>Data set</b>: the built-in Fashion-MNIST, the FER2013 faces (a CSV file you download from "
@@ -51,11 +52,13 @@ QString manualHtml() {
         "shows the most likely classes.</p>"
 
         "<h3>Hardware</h3>"
-        "<p>Tick the backends, CPU thread counts, precisions, GPU counts and nodes to measure and press "
+        "<p>Pick the network to measure: a preset, or the one on the Design page, measured as the Train "
+        "page's run would train it (fitted to the chosen data set). Tick the backends, CPU thread "
+        "counts, precisions, GPU counts and nodes to measure and press "
         "<b>Run</b>; <b>Cancel</b> stops at once and keeps what was measured. The charts show training "
         "images/s with the speedup over the baseline you pick, how throughput scales with GPUs, nodes or "
         "threads against the ideal line, and where a training step's time goes. <b>Overlay report</b> "
-        "puts another machine's saved report beside this one. <b>Training runs</b> shows the speed your "
+        "puts another machine's saved report beside this one, one colour per machine. <b>Training runs</b> shows the speed your "
         "finished runs really reached.</p>"
 
         "<h3>Exports</h3>"
