@@ -1,6 +1,8 @@
 // Editing on the Design page as a user does it: the clipboard and duplicate, the right-button
 // menus, where palette layers land, the placing hint, the analysis table, the network's name,
-// edges over cards, and a toolbar that keeps still while the undo text changes.
+// edges around and over cards, and a toolbar that keeps still while the undo text changes.
+#include <optional>
+
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
@@ -62,6 +64,22 @@ QTreeWidgetItem* paletteItem(cnnstudio::ui::LayerPalette& palette, const QString
 
 QRectF cardAt(const DesignDocument& document, const QString& node) {
     return QRectF(document.position(node), QSizeF(NodeMetrics::width, NodeMetrics::height));
+}
+
+// The edge from the Input node into the Add, past the layers between them.
+cnnstudio::ui::EdgeItem* skipEdge(const DesignerCanvas& canvas, const QString& add) {
+    for (cnnstudio::ui::EdgeItem* edge : canvas.edgeItems())
+        if (edge->source()->name() == "input" && edge->target()->name() == add) return edge;
+    return nullptr;
+}
+
+// A point of the edge well inside the card, if it has one.
+std::optional<QPointF> crossingPoint(const cnnstudio::ui::EdgeItem* edge, const QRectF& card) {
+    const QPainterPath path = edge->mapToScene(edge->path());
+    for (int step = 0; step <= 200; ++step)
+        if (const QPointF point = path.pointAtPercent(step / 200.0); card.adjusted(10, 10, -10, -10).contains(point))
+            return point;
+    return std::nullopt;
 }
 
 }  // namespace
@@ -245,8 +263,9 @@ private slots:
         }
     }
 
-    void edgesCrossingACardAreDrawnOverIt() {
-        // input -> conv -> relu -> add, and input -> add: the skip edge runs through conv and relu.
+    void aSkipEdgeGoesAroundTheCardsInItsWayUntilTheyMoveAway() {
+        // input -> conv -> relu -> add, and input -> add: a line straight down would cut through
+        // conv and relu.
         DesignDocument document;
         document.newNetwork();
         const QPointF column = document.position("input");
@@ -258,17 +277,38 @@ private slots:
         document.connectNodes(relu, add);
         document.connectNodes("input", add);
         DesignerCanvas canvas(&document);
-        cnnstudio::ui::EdgeItem* skip = nullptr;
-        for (cnnstudio::ui::EdgeItem* edge : canvas.edgeItems())
-            if (edge->source()->name() == "input" && edge->target()->name() == add) skip = edge;
+        cnnstudio::ui::EdgeItem* skip = skipEdge(canvas, add);
         QVERIFY(skip);
-        const QRectF reluCard = canvas.nodeItem(relu)->sceneBoundingRect();
-        const QPainterPath path = skip->mapToScene(skip->path());
-        QPointF crossing;
-        for (double t = 0; t <= 1.0; t += 0.01)
-            if (reluCard.adjusted(10, 10, -10, -10).contains(path.pointAtPercent(t))) crossing = path.pointAtPercent(t);
-        QVERIFY2(!crossing.isNull(), "the skip edge should cross the ReLU card in this layout");
-        const QList<QGraphicsItem*> stack = canvas.items(crossing, Qt::IntersectsItemShape, Qt::DescendingOrder);
+        for (const QString& passed : {conv, relu}) {
+            const QRectF card = canvas.nodeItem(passed)->sceneBoundingRect();
+            QVERIFY2(!crossingPoint(skip, card), qPrintable("the skip edge crosses " + passed));
+        }
+        const double columnRight = canvas.nodeItem(add)->sceneBoundingRect().right();
+        QVERIFY(skip->mapToScene(skip->path()).boundingRect().right() > columnRight);
+
+        // With the cards moved aside, the way down is clear again.
+        document.moveNodes({{conv, column + QPointF(-400, 150)}, {relu, column + QPointF(-400, 300)}});
+        QVERIFY(skip->mapToScene(skip->path()).boundingRect().right() < columnRight);
+    }
+
+    void edgesCrossingACardAreDrawnOverIt() {
+        // input -> conv -> add, input -> add, and relu beside input, across the gap below it
+        // where the skip edge turns towards its lane: no way around it there.
+        DesignDocument document;
+        document.newNetwork();
+        const QPointF column = document.position("input");
+        const QString conv = document.addNode("Conv2D", column + QPointF(0, 150));
+        const QString relu = document.addNode("ReLU", column + QPointF(NodeMetrics::width / 2 + 15, 60));
+        const QString add = document.addNode("Add", column + QPointF(0, 300));
+        document.connectNodes("input", conv);
+        document.connectNodes(conv, add);
+        document.connectNodes("input", add);
+        DesignerCanvas canvas(&document);
+        cnnstudio::ui::EdgeItem* skip = skipEdge(canvas, add);
+        QVERIFY(skip);
+        const std::optional<QPointF> crossing = crossingPoint(skip, canvas.nodeItem(relu)->sceneBoundingRect());
+        QVERIFY2(crossing, "the skip edge should cross the ReLU card in this layout");
+        const QList<QGraphicsItem*> stack = canvas.items(*crossing, Qt::IntersectsItemShape, Qt::DescendingOrder);
         QVERIFY(!stack.isEmpty());
         QCOMPARE(stack.first(), static_cast<QGraphicsItem*>(skip));
     }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <QApplication>
+#include <QGraphicsScene>
 #include <QPainter>
 #include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
@@ -36,28 +37,69 @@ QPainterPath roundedPolyline(const std::vector<QPointF>& points) {
     return path;
 }
 
-// An edge to a card above its source, as from the foot of one column of a wrapped layout to
-// the head of the next: down into the gap below the source, along to a lane between the cards,
-// up the lane, along the gap above the target and down into it. A curve would cut across both
-// columns' cards.
-QPainterPath climbingPath(QPointF start, QPointF end) {
+// Out of the source, along the gap below it to a lane at laneX, down or up the lane, along the
+// gap above the target and into it: the way around cards that a direct curve would cut across.
+QPainterPath lanePath(QPointF start, QPointF end, double laneX) {
     const double belowSource = start.y() + NodeMetrics::verticalGap / 2 - PortItem::radius;
     const double aboveTarget = end.y() + PortItem::radius + arrowLength - NodeMetrics::verticalGap / 2;
+    return roundedPolyline({start, {start.x(), belowSource}, {laneX, belowSource}, {laneX, aboveTarget},
+                            {end.x(), aboveTarget}, end});
+}
+
+// An edge to a card above its source, as from the foot of one column of a wrapped layout to
+// the head of the next. A curve would cut across both columns' cards.
+QPainterPath climbingPath(QPointF start, QPointF end) {
     // Between the two cards when they stand side by side (the wrapped layout puts the lane in
     // the middle of the gap between columns), else beside the one further right.
     const double laneX = std::abs(end.x() - start.x()) >= NodeMetrics::width + NodeMetrics::horizontalGap
                              ? (start.x() + end.x()) / 2
                              : std::max(start.x(), end.x()) + (NodeMetrics::width + NodeMetrics::horizontalGap) / 2;
-    return roundedPolyline({start, {start.x(), belowSource}, {laneX, belowSource}, {laneX, aboveTarget},
-                            {end.x(), aboveTarget}, end});
+    return lanePath(start, end, laneX);
+}
+
+// The lane for an edge down past the cards between its ends, as a residual block's identity skip
+// into its Add: right of those cards, and right of any card beside them (a projection shortcut)
+// too, in the middle of the gap after the last card it would otherwise run through.
+double laneRightOf(const std::vector<QRectF>& cards, QPointF start, QPointF end) {
+    // A lane this close to a card still reads as beside it, not on it.
+    constexpr double clearance = NodeMetrics::horizontalGap / 4;
+    double laneX = std::max(start.x(), end.x());
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (const QRectF& card : cards)
+            if (card.left() - clearance < laneX && laneX < card.right() + clearance) {
+                laneX = card.right() + NodeMetrics::horizontalGap / 2;
+                moved = true;
+            }
+    }
+    return laneX;
+}
+
+// Whether the path runs through any of the cards.
+bool crossesAny(const QPainterPath& path, const std::vector<QRectF>& cards) {
+    const QRectF extent = path.boundingRect().adjusted(-1, -1, 1, 1);
+    // QPainterPath::intersects fills an open path; the outline of a thin stroke of it is filled
+    // only where the line runs. Made only for a card near the path: most are nowhere near.
+    QPainterPath line;
+    for (const QRectF& card : cards) {
+        if (!card.intersects(extent)) continue;
+        if (line.isEmpty()) {
+            QPainterPathStroker stroker;
+            stroker.setWidth(1);
+            line = stroker.createStroke(path);
+        }
+        if (line.intersects(card)) return true;
+    }
+    return false;
 }
 
 }  // namespace
 
 EdgeItem::EdgeItem(NodeItem* source, NodeItem* target) : source_(source), target_(target) {
     setFlag(ItemIsSelectable);
-    // Above the node cards: an edge that skips layers crosses the cards between its ends, and
-    // hidden under them it would look like a missing connection. Its shape leaves the ports free.
+    // Above the node cards: an edge goes around the cards between its ends, but one the user
+    // placed in the gap it turns along is still crossed, and hidden under it the edge would look
+    // like a missing connection. Its shape leaves the ports free.
     setZValue(1);
     updatePath();
 }
@@ -78,11 +120,32 @@ void EdgeItem::updatePath() {
     } else {
         const double bend = std::max(40.0, std::abs(end.y() - start.y()) / 2);
         path.cubicTo(start + QPointF(0, bend), end - QPointF(0, bend), end);
+        if (const std::vector<QRectF> between = cardsBetweenEnds(); crossesAny(path, between))
+            path = lanePath(start, end, laneRightOf(between, start, end));
     }
     prepareGeometryChange();
     setPath(path);
     setToolTip(QObject::tr("%1 → %2 (select and press Delete to disconnect)")
                    .arg(source_->name(), target_->name()));
+}
+
+std::vector<QRectF> EdgeItem::cardsBetweenEnds() const {
+    std::vector<QRectF> cards;
+    if (!scene()) return cards;
+    const double top = source_->outputPortScenePos().y(), bottom = target_->inputPortScenePos().y();
+    for (QGraphicsItem* item : scene()->items()) {
+        auto* card = qgraphicsitem_cast<NodeItem*>(item);
+        if (!card || card == source_ || card == target_) continue;
+        const QRectF rect = card->mapRectToScene(card->shape().boundingRect());
+        if (rect.bottom() > top && rect.top() < bottom) cards.push_back(rect);
+    }
+    return cards;
+}
+
+QVariant EdgeItem::itemChange(GraphicsItemChange change, const QVariant& value) {
+    // The way around other cards can only be found once the edge is among them.
+    if (change == ItemSceneHasChanged) updatePath();
+    return QGraphicsPathItem::itemChange(change, value);
 }
 
 QPainterPath EdgeItem::shape() const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <QApplication>
+#include <QGraphicsScene>
 #include <QPainter>
 #include <QPalette>
 #include <QStyleOptionGraphicsItem>
@@ -231,8 +232,17 @@ void NodeItem::paintText(QPainter* painter, const QPalette& palette, const QFont
 }
 
 QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) {
-    if (change == ItemPositionHasChanged)
-        for (EdgeItem* edge : edges_) edge->updatePath();
+    if (change == ItemPositionChange) rectBeforeMove_ = sceneBoundingRect();
+    // Not only this card's edges: one that went around the card may now go straight, and one
+    // the card now stands on goes around it. Both lie over where the card was or is; the rest
+    // are left alone, or dragging many cards at once would redraw every edge for each of them.
+    if (change == ItemPositionHasChanged && scene()) {
+        const QRectF swept = rectBeforeMove_.united(sceneBoundingRect());
+        for (QGraphicsItem* item : scene()->items())
+            if (auto* edge = qgraphicsitem_cast<EdgeItem*>(item);
+                edge && (edges_.contains(edge) || edge->sceneBoundingRect().intersects(swept)))
+                edge->updatePath();
+    }
     return QGraphicsItem::itemChange(change, value);
 }
 

@@ -1,7 +1,11 @@
 // EdgeItem: one connection on the designer canvas, a curve from the source's output port to one
 // slot of the target's input port (several slots when a node such as Add or Concat takes several
-// inputs, in the order of the spec). Selectable, so it can be deleted (disconnected).
+// inputs, in the order of the spec). Where a curve would cross other cards (a skip connection
+// past a residual block's layers) or climb to a card above, it takes a lane beside them instead.
+// Selectable, so it can be deleted (disconnected).
 #pragma once
+
+#include <vector>
 
 #include <QGraphicsPathItem>
 
@@ -25,7 +29,14 @@ public:
     void setSlot(int slot, int slotCount);
     void updatePath();
 
+protected:
+    QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+
 private:
+    // The other cards level with the span between the source's foot and the target's head, in
+    // scene coordinates: those a direct line could cross.
+    std::vector<QRectF> cardsBetweenEnds() const;
+
     NodeItem* source_;
     NodeItem* target_;
     int slot_ = 0, slotCount_ = 1;

@@ -71,6 +71,7 @@ private:
     OverviewLabel* overviewLabel_;
     QString shapeLine_, costLine_, problem_;
     QList<EdgeItem*> edges_;
+    QRectF rectBeforeMove_;  // in scene coordinates, while a move is under way
 };
 
 }  // namespace cnnstudio::ui
