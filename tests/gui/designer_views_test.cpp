@@ -65,6 +65,18 @@ QString buildMismatchedAdd(DesignDocument& document) {
     return add;
 }
 
+// Moves every node of `document` into one column, in spec order, as a user's saved spec may
+// hold a long network.
+void placeInOneColumn(DesignDocument& document) {
+    QHash<QString, QPointF> oneColumn;
+    double y = 0;
+    for (const cnnstudio::NodeSpec& node : document.spec().nodes) {
+        oneColumn.insert(QString::fromStdString(node.name), QPointF(0, y));
+        y += cnnstudio::ui::NodeMetrics::height + cnnstudio::ui::NodeMetrics::verticalGap;
+    }
+    document.moveNodes(oneColumn);
+}
+
 }  // namespace
 
 class DesignerViewsTest : public QObject {
@@ -406,13 +418,7 @@ private slots:
         // kept, and fitted in a small window the cards are too small to read.
         DesignDocument document;
         document.loadPreset("fer-cnn");
-        QHash<QString, QPointF> oneColumn;
-        double y = 0;
-        for (const cnnstudio::NodeSpec& node : document.spec().nodes) {
-            oneColumn.insert(QString::fromStdString(node.name), QPointF(0, y));
-            y += cnnstudio::ui::NodeMetrics::height + cnnstudio::ui::NodeMetrics::verticalGap;
-        }
-        document.moveNodes(oneColumn);
+        placeInOneColumn(document);
         DesignArea area(&document);
         area.resize(1024, 700);
         area.show();
@@ -430,13 +436,7 @@ private slots:
         document.loadPreset("fer-cnn");  // wrapped into columns 100 scene units apart
         DesignerCanvas canvas(&document);
         QVERIFY(!canvas.overviewLabelsFitAt(0.2));
-        QHash<QString, QPointF> oneColumn;
-        double y = 0;
-        for (const cnnstudio::NodeSpec& node : document.spec().nodes) {
-            oneColumn.insert(QString::fromStdString(node.name), QPointF(0, y));
-            y += cnnstudio::ui::NodeMetrics::height + cnnstudio::ui::NodeMetrics::verticalGap;
-        }
-        document.moveNodes(oneColumn);
+        placeInOneColumn(document);
         QVERIFY(canvas.overviewLabelsFitAt(0.2));
     }
 
