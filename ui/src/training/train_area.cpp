@@ -130,10 +130,13 @@ void TrainArea::refreshPrediction() {
 
 NetworkSpec TrainArea::trainedNetwork() const { return fit_.known && fit_.canTrain() ? fit_.trainedSpec : network_; }
 
-std::optional<BenchReport> TrainArea::probeOf(const QString& key) const {
+std::optional<BenchReport> TrainArea::probeOf(const QString& key) {
     if (const auto it = sessionProbes_.find(key); it != sessionProbes_.end()) return it->second;
     if (reportFolder_.empty()) return std::nullopt;
-    return keptProbeReport(reportFolder_ / "probes", key);
+    // Every settings change asks again: a kept probe is read from disk once.
+    std::optional<BenchReport> kept = keptProbeReport(reportFolder_ / "probes", key);
+    if (kept) sessionProbes_[key] = *kept;
+    return kept;
 }
 
 void TrainArea::keepProbe(const BenchReport& report) {

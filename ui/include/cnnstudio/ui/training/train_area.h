@@ -68,7 +68,8 @@ private:
     void refreshFit();
     // The network the run trains: the drawn one fitted to the data set, once that fit is known.
     NetworkSpec trainedNetwork() const;
-    std::optional<BenchReport> probeOf(const QString& key) const;  // this session's, else one kept
+    // This session's probe, else one kept on disk (read once, then remembered with this session's).
+    std::optional<BenchReport> probeOf(const QString& key);
     void keepProbe(const BenchReport& report);
 
     TrainingSession* session_;
@@ -86,7 +87,7 @@ private:
     std::filesystem::path reportFolder_;
     QString resumableRun_;  // the folder of the run last trained here, when it can be resumed
     QString runningProbeKey_;  // probeKey() of the settings the running probe measures
-    std::map<QString, BenchReport> sessionProbes_;  // by probeKey(), also kept on disk where there is a folder
+    std::map<QString, BenchReport> sessionProbes_;  // by probeKey(): this session's probes and kept ones read
     RunTimeEstimate estimate_;
 };
 
